@@ -1,0 +1,57 @@
+/**
+ * nbody (APPS.md): bodies under mutual gravity; no allocation after the start.
+ * The class and constants follow the original DynaSOAr example (commit a4f956c).
+ */
+import { f32, object } from '../../runtime/index.js';
+
+export const DT = 0.02;
+export const G = 6.673e-11;
+export const MAX_MASS = 1000;
+/** Added to the squared distance (the original's kDampeningFactor). */
+export const DAMPENING = 0.05;
+
+export class Body extends object({
+  posX: f32, // position in [-1, 1]²
+  posY: f32,
+  velX: f32,
+  velY: f32,
+  forceX: f32, // force summed by computeForce
+  forceY: f32,
+  mass: f32,
+}) {
+  /**
+   * Zero the force, then add the pull of every other body (deviceDo over Body).
+   * Sums are kept in float64 locals and stored as f32 once (the original adds into the
+   * f32 field each time; results agree within the tolerance stated in the README).
+   */
+  computeForce(): void {
+    const px = this.posX;
+    const py = this.posY;
+    const m = this.mass;
+    let fx = 0;
+    let fy = 0;
+    const self = this.handle;
+    this.runtime.deviceDo(Body, (other) => {
+      if (other.handle === self) return;
+      // Towards the other body, as the original's apply_force (which runs on `other`).
+      const dx = other.posX - px;
+      const dy = other.posY - py;
+      const dist = Math.sqrt(dx * dx + dy * dy);
+      const f = (G * m * other.mass) / (dist * dist + DAMPENING);
+      fx += (f * dx) / dist;
+      fy += (f * dy) / dist;
+    });
+    this.forceX = fx;
+    this.forceY = fy;
+  }
+
+  /** v += F·dt/m; p += v·dt; bounce off the walls of [-1, 1]². */
+  update(dt: number): void {
+    this.velX += (this.forceX * dt) / this.mass;
+    this.velY += (this.forceY * dt) / this.mass;
+    this.posX += this.velX * dt;
+    this.posY += this.velY * dt;
+    if (this.posX < -1 || this.posX > 1) this.velX = -this.velX;
+    if (this.posY < -1 || this.posY > 1) this.velY = -this.velY;
+  }
+}

@@ -1,0 +1,344 @@
+/**
+ * The heap layout: the single source of truth for every byte offset.
+ * TypeScript reads these constants directly; the Rust kernels and WGSL shaders get the
+ * block-header constants from `layoutConstants()` (generated or checked by tests), and
+ * the per-class field offsets as arguments, computed here.
+ *
+ * Heap (one shared WebAssembly.Memory; paper §3, DESIGN.md "The heap"):
+ *
+ *   0            RESERVED_BYTES   HEADER     bitmaps            BLOCK_LIST     blocksOffset
+ *   ┌────────────┬────────────────┬──────────────────────────┬──────────────┬──────────────────────────┐
+ *   │ WASM static│ heap header    │ free, allocated[t],      │ block list R │ block 0 (reserved: null) │
+ *   │ data, stack│ HEADER_WORDS×u32│ active[t] (hierarchical) │ numBlocks×u32│ block 1 … block M-1      │
+ *   └────────────┴────────────────┴──────────────────────────┴──────────────┴──────────────────────────┘
+ *
+ * Block (blockBytes, a multiple of 16; all blocks the same size):
+ *
+ *   +0   u32 allocation bitmap  bit s set = slot s taken. Bits ≥ N_T are pre-set (§5.2).
+ *                               All ones = free or being invalidated (Alg. 7).
+ *   +4   u32 iteration bitmap   live slots when the running do-all started (⊆ allocation).
+ *   +8   u32 type id            concrete type of the block (meaningful while not free).
+ *   +12  u32 generation         +1 at every initialisation: invalidation checks it, which
+ *                               closes the block-ABA defect of the original (DESIGN.md).
+ *   +16  data segment           for each field, inherited fields first, for each element of
+ *                               an inline array: an array of N_T values, 16-byte aligned
+ *                               (one v128 load = 4 lanes of f32/i32).
+ *
+ * N_T (slots of type T): the smallest type gets 32 slots = one virtual warp; every other
+ * type gets the largest N ≤ 32 whose data segment fits the same block size (≥ the
+ * paper's ⌊32·size(T_min)/size(T)⌋).
+ *
+ * Handles: block index × 32 + slot, a u32; block 0 is never allocated, so handle 0 is
+ * null. The type comes from the block header.
+ */
+import { bitmapWords } from './bitmap.js';
+import { SchemaError, UsageError } from './errors.js';
+import { KIND_BYTES, SmmoObject, ownSchema, type ScalarKind, type SmmoClass } from './schema.js';
+
+// ------------------------------------------------------------------ constants
+
+/** Layout version written to the header; bump on any change below. */
+export const LAYOUT_VERSION = 1;
+export const MAGIC = 0x4f4d4d53; // "SMMO" little-endian
+/** Bytes at the start of memory left to the WebAssembly module (static data and stack). */
+export const RESERVED_BYTES = 1 << 20;
+export const HEADER_OFFSET = RESERVED_BYTES;
+export const HEADER_WORDS = 64;
+
+/** Header word indices (relative to HEADER_OFFSET / 4). */
+export const H_MAGIC = 0;
+export const H_VERSION = 1;
+export const H_HEAP_BYTES = 2;
+export const H_BLOCK_BYTES = 3;
+export const H_NUM_BLOCKS = 4;
+export const H_NUM_TYPES = 5;
+export const H_BLOCKS_OFFSET = 6;
+export const H_BLOCK_LIST_OFFSET = 7;
+/** First of the do-all control words (used by the worker protocol). */
+export const H_CONTROL = 16;
+
+/** Block header, in 32-bit words from the block's start. */
+export const BLOCK_ALLOC_WORD = 0;
+export const BLOCK_ITER_WORD = 1;
+export const BLOCK_TYPE_WORD = 2;
+export const BLOCK_GEN_WORD = 3;
+export const BLOCK_HEADER_BYTES = 16;
+export const BLOCK_DATA_OFFSET = BLOCK_HEADER_BYTES;
+
+/** Slots per block at most: one u32 bitmap, one virtual warp. */
+export const MAX_SLOTS = 32;
+export const SLOT_BITS = 5;
+export const ARRAY_ALIGN = 16;
+export const NULL_HANDLE = 0;
+/** Allocation bitmap of a free (or invalidated) block. */
+export const ALL_ONES = -1;
+
+/** The constants the Rust and WGSL sides need, by name. */
+export function layoutConstants(): Record<string, number> {
+  return {
+    LAYOUT_VERSION,
+    RESERVED_BYTES,
+    BLOCK_ALLOC_WORD,
+    BLOCK_ITER_WORD,
+    BLOCK_TYPE_WORD,
+    BLOCK_GEN_WORD,
+    BLOCK_DATA_OFFSET,
+    MAX_SLOTS,
+    SLOT_BITS,
+    ARRAY_ALIGN,
+    NULL_HANDLE,
+  };
+}
+
+const align = (n: number, a: number): number => Math.ceil(n / a) * a;
+
+// ------------------------------------------------------------------ type layouts
+
+export interface FieldLayout {
+  readonly name: string;
+  readonly kind: ScalarKind;
+  /** 0 for a scalar, else the inline array's length. */
+  readonly length: number;
+  readonly elemBytes: number;
+  /** Byte offset, within a block of this type, of each element's SOA array (1 for scalars). */
+  readonly offsets: readonly number[];
+  /** Reference target class (refs only). */
+  readonly target?: () => SmmoClass;
+  /** Name of the class that declared the field. */
+  readonly declaredIn: string;
+}
+
+export interface TypeLayout {
+  /** Index in the runtime's class table; concrete types' ids are written in block headers. */
+  readonly id: number;
+  readonly name: string;
+  readonly cls: SmmoClass;
+  readonly abstract: boolean;
+  /** Registered superclass (nearest), if any. */
+  readonly parent: TypeLayout | null;
+  /** Slots per block (0 for abstract types). */
+  readonly slots: number;
+  /** Allocation-bitmap bits pre-set for slots that do not exist (bits ≥ slots). */
+  readonly highMask: number;
+  /** Bytes of field data per object. */
+  readonly objectBytes: number;
+  readonly fields: readonly FieldLayout[];
+  /** Concrete type ids of this type and all its registered subclasses. */
+  readonly concrete: readonly number[];
+}
+
+interface RawField {
+  name: string;
+  kind: ScalarKind;
+  length: number;
+  target?: () => SmmoClass;
+  declaredIn: string;
+}
+
+/** Fields of `cls`, inherited first, from the schema classes on its prototype chain. */
+function collectFields(cls: SmmoClass): RawField[] {
+  const chain: object[] = [];
+  for (let p: object | null = cls; p !== null && p !== SmmoObject; p = Object.getPrototypeOf(p) as object | null) {
+    if (p === Function.prototype) {
+      throw new SchemaError(`${cls.name} does not extend an smmo class (declare it with object({...}) or Base.extend({...}))`);
+    }
+    chain.unshift(p);
+  }
+  const out: RawField[] = [];
+  const seen = new Map<string, string>();
+  for (const p of chain) {
+    const info = ownSchema(p);
+    if (!info) continue;
+    const owner = declaringName(chain, p) ?? cls.name;
+    for (const [name, t] of Object.entries(info.fields)) {
+      const prev = seen.get(name);
+      if (prev !== undefined) throw new SchemaError(`${cls.name}: field '${name}' declared again (first declared by ${prev})`);
+      seen.set(name, owner);
+      const f: RawField = { name, kind: t.kind, length: t.length, declaredIn: owner };
+      if (t.target) f.target = t.target;
+      out.push(f);
+    }
+  }
+  return out;
+}
+
+/** The user class that a schema class serves: the next class down the chain. */
+function declaringName(chain: object[], schemaClass: object): string | undefined {
+  const user = chain[chain.indexOf(schemaClass) + 1] as { name?: string } | undefined;
+  return user?.name;
+}
+
+function isAbstract(cls: SmmoClass): boolean {
+  const info = ownSchema(Object.getPrototypeOf(cls) as object);
+  return info?.abstract === true;
+}
+
+/** Data-segment bytes of `n` objects with these fields. */
+function dataBytes(fields: readonly RawField[], n: number): number {
+  let bytes = 0;
+  for (const f of fields) bytes += Math.max(1, f.length) * align(n * KIND_BYTES[f.kind], ARRAY_ALIGN);
+  return bytes;
+}
+
+export interface TypeTable {
+  readonly types: readonly TypeLayout[];
+  readonly blockBytes: number;
+  /** Concrete type ids in table order. */
+  readonly concreteIds: readonly number[];
+  byClass(cls: SmmoClass): TypeLayout | undefined;
+}
+
+/** Compute every class's block layout. `classes` must include every abstract ancestor used. */
+export function planTypes(classes: readonly SmmoClass[]): TypeTable {
+  if (classes.length === 0) throw new UsageError('a runtime needs at least one class');
+  const names = new Set<string>();
+  for (const c of classes) {
+    if (typeof c !== 'function') throw new UsageError(`classes: ${String(c)} is not a class`);
+    if (names.has(c.name)) throw new UsageError(`classes: two classes are named '${c.name}'; class names must be unique`);
+    names.add(c.name);
+  }
+  const raw = classes.map((c) => ({ cls: c, fields: collectFields(c), abstract: isAbstract(c) }));
+  const concreteRaw = raw.filter((r) => !r.abstract);
+  if (concreteRaw.length === 0) throw new UsageError('classes: every class is abstract; at least one must be concrete');
+  for (const r of concreteRaw) {
+    if (r.fields.length === 0) throw new SchemaError(`${r.cls.name} has no fields; give it at least one field`);
+  }
+  // Block size: the smallest concrete type gets MAX_SLOTS slots.
+  let dataCapacity = 0;
+  let smallest = Infinity;
+  for (const r of concreteRaw) {
+    const perObject = r.fields.reduce((a, f) => a + Math.max(1, f.length) * KIND_BYTES[f.kind], 0);
+    if (perObject < smallest) {
+      smallest = perObject;
+      dataCapacity = dataBytes(r.fields, MAX_SLOTS);
+    }
+  }
+  const blockBytes = align(BLOCK_DATA_OFFSET + dataCapacity, ARRAY_ALIGN);
+  const capacity = blockBytes - BLOCK_DATA_OFFSET;
+
+  const byCls = new Map<SmmoClass, TypeLayout>();
+  const types: TypeLayout[] = [];
+  raw.forEach((r, id) => {
+    let slots = 0;
+    if (!r.abstract) {
+      for (let n = MAX_SLOTS; n >= 1; n--) {
+        if (dataBytes(r.fields, n) <= capacity) {
+          slots = n;
+          break;
+        }
+      }
+      if (slots === 0) {
+        throw new SchemaError(
+          `${r.cls.name} is more than ${MAX_SLOTS}× larger than the smallest class; one object does not fit a block of ${blockBytes} bytes`,
+        );
+      }
+    }
+    const layoutN = Math.max(slots, 1);
+    let at = BLOCK_DATA_OFFSET;
+    const fields: FieldLayout[] = r.fields.map((f) => {
+      const elemBytes = KIND_BYTES[f.kind];
+      const arrays = Math.max(1, f.length);
+      const offsets: number[] = [];
+      for (let k = 0; k < arrays; k++) {
+        offsets.push(at);
+        at += align(layoutN * elemBytes, ARRAY_ALIGN);
+      }
+      const fl: FieldLayout = { name: f.name, kind: f.kind, length: f.length, elemBytes, offsets, declaredIn: f.declaredIn, ...(f.target ? { target: f.target } : {}) };
+      return fl;
+    });
+    const t: TypeLayout = {
+      id,
+      name: r.cls.name,
+      cls: r.cls,
+      abstract: r.abstract,
+      parent: null,
+      slots,
+      highMask: slots >= 32 ? 0 : ~((1 << slots) - 1),
+      objectBytes: r.fields.reduce((a, f) => a + Math.max(1, f.length) * KIND_BYTES[f.kind], 0),
+      fields,
+      concrete: [],
+    };
+    types.push(t);
+    byCls.set(r.cls, t);
+  });
+  // Parents and subclass sets.
+  for (const t of types) {
+    let p = Object.getPrototypeOf(t.cls) as SmmoClass | null;
+    while (p && p !== (SmmoObject as unknown) && !byCls.has(p)) p = Object.getPrototypeOf(p) as SmmoClass | null;
+    (t as { parent: TypeLayout | null }).parent = p && byCls.has(p) ? byCls.get(p)! : null;
+  }
+  for (const t of types) {
+    const concrete = types.filter((u) => !u.abstract && (u.cls === t.cls || u.cls.prototype instanceof t.cls)).map((u) => u.id);
+    (t as unknown as { concrete: number[] }).concrete = concrete;
+  }
+  // Every reference target must be registered.
+  for (const t of types) {
+    for (const f of t.fields) {
+      if (!f.target) continue;
+      let target: SmmoClass;
+      try {
+        target = f.target();
+      } catch (e) {
+        throw new SchemaError(`${t.name}.${f.name}: its reference target could not be resolved`, { cause: e });
+      }
+      if (!byCls.has(target)) {
+        throw new SchemaError(`${t.name}.${f.name} refers to ${target?.name ?? String(target)}, which is not in the runtime's classes`);
+      }
+    }
+  }
+  return {
+    types,
+    blockBytes,
+    concreteIds: types.filter((t) => !t.abstract).map((t) => t.id),
+    byClass: (cls) => byCls.get(cls),
+  };
+}
+
+// ------------------------------------------------------------------ heap plan
+
+export interface HeapPlan {
+  readonly heapBytes: number;
+  readonly blockBytes: number;
+  /** Blocks, including the reserved block 0. */
+  readonly numBlocks: number;
+  readonly blocksOffset: number;
+  readonly blockListOffset: number;
+  /** Word index of the free-block bitmap. */
+  readonly freeBitmapWord: number;
+  /** Word index of allocated[t] / active[t] per type id (-1 for abstract types). */
+  readonly allocatedBitmapWord: readonly number[];
+  readonly activeBitmapWord: readonly number[];
+}
+
+export const MIN_HEAP_BYTES = RESERVED_BYTES + 64 * 1024;
+export const MAX_HEAP_BYTES = 65536 * 65535; // wasm32 memory limit less one page
+
+/** Place bitmaps, block list and blocks in a heap of `heapBytes`. */
+export function planHeap(heapBytes: number, table: TypeTable): HeapPlan {
+  if (!Number.isInteger(heapBytes) || heapBytes < MIN_HEAP_BYTES || heapBytes > MAX_HEAP_BYTES) {
+    throw new UsageError(`heap size ${heapBytes} bytes is out of range: use ${MIN_HEAP_BYTES} … ${MAX_HEAP_BYTES} bytes (e.g. 64MB, 1GB)`);
+  }
+  const nTypes = table.types.length;
+  const nConcrete = table.concreteIds.length;
+  const fixed = HEADER_OFFSET + HEADER_WORDS * 4;
+  const overheadFor = (m: number): number => align(fixed + (1 + 2 * nConcrete) * bitmapWords(m) * 4 + m * 4, 64);
+  let m = Math.floor((heapBytes - fixed) / (table.blockBytes + 4 + (1 + 2 * nConcrete) / 7));
+  while (m > 0 && overheadFor(m) + m * table.blockBytes > heapBytes) m--;
+  if (m < 2) {
+    throw new UsageError(`heap size ${heapBytes} bytes holds no block of ${table.blockBytes} bytes; use a larger heap`);
+  }
+  let word = (HEADER_OFFSET >> 2) + HEADER_WORDS;
+  const freeBitmapWord = word;
+  word += bitmapWords(m);
+  const allocatedBitmapWord: number[] = new Array<number>(nTypes).fill(-1);
+  const activeBitmapWord: number[] = new Array<number>(nTypes).fill(-1);
+  for (const id of table.concreteIds) {
+    allocatedBitmapWord[id] = word;
+    word += bitmapWords(m);
+    activeBitmapWord[id] = word;
+    word += bitmapWords(m);
+  }
+  const blockListOffset = word * 4;
+  const blocksOffset = align(blockListOffset + m * 4, 64);
+  return { heapBytes, blockBytes: table.blockBytes, numBlocks: m, blocksOffset, blockListOffset, freeBitmapWord, allocatedBitmapWord, activeBitmapWord };
+}
