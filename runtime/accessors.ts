@@ -16,7 +16,7 @@
  */
 import { SchemaError } from './errors.js';
 import type { Heap } from './heap.js';
-import type { FieldLayout, TypeLayout } from './layout.js';
+import { BLOCK_TYPE_WORD, type FieldLayout, type TypeLayout } from './layout.js';
 import type { SmmoClass, SmmoObject } from './schema.js';
 
 /** Constructor of a view class (no arguments; position with place()). */
@@ -53,10 +53,23 @@ function index(f: FieldLayout, k: number): string {
 }
 
 /** Source of the getter/setter pair of element k of field f (k = 0 for scalars). */
-function accessorBody(f: FieldLayout, k: number, checked: boolean, typeIds: Map<SmmoClass, number>, owner: string): { get: string; set: string } {
+function accessorBody(
+  f: FieldLayout,
+  k: number,
+  checked: boolean,
+  typeIds: Map<SmmoClass, number>,
+  owner: string,
+  ownerId: number,
+): { get: string; set: string } {
   const arr = VIEW[f.kind]!.arr;
   const idx = index(f, k);
-  const live = checked ? `if ((I32[this.__o >>> 2] & (1 << this.__s)) === 0) host.deadAccess(this, ${JSON.stringify(f.name)});\n` : '';
+  // Checked mode: the slot must be allocated *and* the block must still be of the view's
+  // type. (Fix: the slot test alone passed for a view whose block had been freed, since a
+  // free block's allocation bitmap is all ones, and for a block re-used by another type.)
+  const live = checked
+    ? `if ((I32[this.__o >>> 2] & (1 << this.__s)) === 0 || I32[(this.__o >>> 2) + ${BLOCK_TYPE_WORD}] !== ${ownerId}) ` +
+      `host.deadAccess(this, ${JSON.stringify(f.name)});\n`
+    : '';
   switch (f.kind) {
     case 'bool':
       return { get: `${live}return U8[${idx}] !== 0;`, set: `${live}U8[${idx}] = v ? 1 : 0;` };
@@ -84,13 +97,15 @@ export function makeAccessorClass(t: TypeLayout, heap: Heap, host: AccessorHost,
   const arrays: string[] = [];
   for (const f of t.fields) {
     if (f.length === 0) {
-      const { get, set } = accessorBody(f, 0, checked, typeIds, t.name);
+      const { get, set } = accessorBody(f, 0, checked, typeIds, t.name, t.id);
       lines.push(`get ${f.name}() {\n${get}\n}`, `set ${f.name}(v) {\n${set}\n}`);
     } else {
       // Inline array: a small view class bound to this object view, created once per view.
       const cases = f.offsets.map((_, k) => {
-        const { get, set } = accessorBody(f, k, checked, typeIds, t.name);
-        const rebind = (s: string): string => s.replace(/this\./g, 'this.o.');
+        const { get, set } = accessorBody(f, k, checked, typeIds, t.name, t.id);
+        // Every `this` of the object accessor means the owning view here, including the
+        // bare `this` passed to host.deadAccess (fix: it used to pass the array view).
+        const rebind = (s: string): string => s.replace(/\bthis\b/g, 'this.o');
         return { get: `case ${k}: { ${rebind(get)} }`, set: `case ${k}: { ${rebind(set)} return; }` };
       });
       const cls = `Arr_${f.name}`;

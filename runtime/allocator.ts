@@ -32,6 +32,13 @@ import { FREE_TYPE, type Heap } from './heap.js';
 import { ALL_ONES, BLOCK_ALLOC_WORD, BLOCK_GEN_WORD, BLOCK_ITER_WORD, BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout } from './layout.js';
 import { andWord, loadWord, orWord, retryPause, storeWord, addWord } from './shared.js';
 
+/** @internal Outcomes of Allocator.invalidateResolve. */
+export const INVALIDATE_FAILED = 0;
+/** @internal */
+export const INVALIDATE_OWNED = 1;
+/** @internal */
+export const INVALIDATE_RETRY = -1;
+
 export class Allocator {
   private readonly mem: Int32Array;
   /** Per type: the block this thread allocated in last (a hint, re-checked on use). */
@@ -91,7 +98,12 @@ export class Allocator {
     let done = 0;
     let bid = this.hint[id]!;
     try {
-      for (let attempt = 1; done < count; attempt++) {
+      // `attempt` counts consecutive failed rounds only. (Fix: it used to count every
+      // round, so a large request that spans many blocks used up the retry budget with
+      // successful rounds and a single later failure threw ContentionError. A
+      // wrong-type rollback (D1) is a failed round too, so that loop is bounded as well.)
+      let attempt = 0;
+      while (done < count) {
         if (bid === 0) {
           bid = active.tryFindSet(this.seed + attempt);
           if (bid < 0) bid = this.newBlock(t);
@@ -108,19 +120,20 @@ export class Allocator {
               bits &= bits - 1;
             }
             this.hint[id] = this.full ? 0 : bid;
-            if (!this.full) continue; // the block may still have room: stay on it
-          } else {
-            // (D1) wrong type: roll every reserved slot back
-            let bits = got;
-            while (bits !== 0) {
-              this.release(bid, 31 - Math.clz32(bits & -bits));
-              bits &= bits - 1;
-            }
+            attempt = 0;
+            if (this.full) bid = 0; // else the block may still have room: stay on it
+            continue;
           }
-        } else {
-          retryPause(attempt, `allocateMany(${t.name})`);
+          // (D1) wrong type: roll every reserved slot back
+          let bits = got;
+          while (bits !== 0) {
+            this.release(bid, 31 - Math.clz32(bits & -bits));
+            bits &= bits - 1;
+          }
         }
+        // Full, invalidated or re-typed under us: select another block.
         bid = 0;
+        retryPause(++attempt, `allocateMany(${t.name})`);
       }
     } catch (e) {
       for (let k = 0; k < done; k++) this.releaseHandle(out[at + k]!);
@@ -128,8 +141,13 @@ export class Allocator {
     }
   }
 
-  /** Take a free block for type `t` (Alg. 1 l. 4–7). */
-  private newBlock(t: TypeLayout): number {
+  // ---------------------------------------------------------------- block steps
+  // The steps below are the allocator's atomic building blocks. They are public only
+  // so that test/interleavings.test.ts can run them one at a time in a chosen order
+  // (forced interleavings on one thread); production code calls allocate/release.
+
+  /** @internal Take a free block for type `t` (Alg. 1 l. 4–7); returns its index. */
+  newBlock(t: TypeLayout): number {
     const heap = this.heap;
     const bid = heap.free.findAndClear(this.seed);
     if (bid < 0) {
@@ -138,9 +156,19 @@ export class Allocator {
       if (other >= 0) return other;
       throw new HeapExhaustedError(t.name, heap.plan.heapBytes, heap.numBlocks - 1);
     }
-    // initialize_block: type first, then generation, then open the slots. Atomics are
-    // sequentially consistent, so the type is visible before any reservation can
-    // succeed (the paper's thread fence, §5.2 footnote 5).
+    this.initializeBlock(bid, t);
+    return bid;
+  }
+
+  /**
+   * @internal initialize_block (Alg. 1 l. 5–7) of block `bid`, whose free bit the caller
+   * has just cleared: it now belongs to type `t`, empty, in a new generation.
+   */
+  initializeBlock(bid: number, t: TypeLayout): void {
+    const heap = this.heap;
+    // Type first, then generation, then open the slots. Atomics are sequentially
+    // consistent, so the type is visible before any reservation can succeed (the
+    // paper's thread fence, §5.2 footnote 5).
     const w = heap.blockWord(bid);
     storeWord(this.mem, w + BLOCK_TYPE_WORD, t.id);
     storeWord(this.mem, w + BLOCK_ITER_WORD, 0);
@@ -148,13 +176,12 @@ export class Allocator {
     storeWord(this.mem, w + BLOCK_ALLOC_WORD, t.highMask);
     heap.allocated[t.id]!.set(bid);
     heap.active[t.id]!.set(bid);
-    return bid;
   }
 
   // ---------------------------------------------------------------- reserve (Alg. 6)
 
-  /** Reserve one slot of block `bid`; -1 if it is full or invalidated. Sets `this.full`. */
-  private reserve(bid: number): number {
+  /** @internal Reserve one slot of block `bid` (Alg. 6); -1 if it is full or invalidated. Sets `this.full`. */
+  reserve(bid: number): number {
     const w = this.heap.blockWord(bid) + BLOCK_ALLOC_WORD;
     for (let attempt = 1; ; attempt++) {
       const bm = loadWord(this.mem, w);
@@ -201,13 +228,22 @@ export class Allocator {
   release(bid: number, slot: number): void {
     const heap = this.heap;
     const mem = this.mem;
+    // Cheap range checks even in unchecked mode: a handle outside the heap would
+    // otherwise make the atomics below throw a bare RangeError (or touch block 0).
+    if (!(bid > 0 && bid < heap.numBlocks)) {
+      throw new InvalidHandleError(bid * 32 + slot, 'forged', `block ${bid} is not a block of this heap (1 … ${heap.numBlocks - 1})`);
+    }
     const w = heap.blockWord(bid);
     const mask = 1 << slot;
     // Read before our atomic, while our live object pins the block's generation (D2).
     const gen = loadWord(mem, w + BLOCK_GEN_WORD);
     const t = loadWord(mem, w + BLOCK_TYPE_WORD);
-    if (t === FREE_TYPE || slot >= heap.slots[t]!) {
+    if (t === FREE_TYPE) {
       throw new InvalidHandleError(bid * 32 + slot, 'free-block', `block ${bid} holds no objects; the object was already deleted`);
+    }
+    if (slot >= heap.slots[t]!) {
+      // Pre-set high bits (§5.2) would make the slot look allocated: clearing one would corrupt the block.
+      throw new InvalidHandleError(bid * 32 + slot, 'forged', `slot ${slot} does not exist in block ${bid} (${heap.slots[t]} slots)`);
     }
     const before = andWord(mem, w + BLOCK_ALLOC_WORD, ~mask);
     if ((before & mask) === 0) {
@@ -217,43 +253,66 @@ export class Allocator {
     if (before === ALL_ONES) heap.active[t]!.set(bid); // FIRST: the block was full
     if ((before & ~mask) === heap.highMask[t]) {
       // EMPTY: this release freed the last object; we are responsible for the block.
-      if (this.invalidate(bid, gen)) {
-        storeWord(mem, w + BLOCK_ITER_WORD, 0);
-        heap.active[t]!.clear(bid);
-        heap.allocated[t]!.clear(bid);
-        storeWord(mem, w + BLOCK_TYPE_WORD, FREE_TYPE);
-        heap.free.set(bid);
-      }
+      if (this.invalidate(bid, gen)) this.retireBlock(bid, t);
       if (this.hint[t] === bid) this.hint[t] = 0;
     }
   }
 
   /**
-   * Lock an empty block against reservations by setting all its bits (Alg. 7); true if
-   * this thread now owns the (empty) block and must free it. `gen` is the generation in
-   * which the caller emptied it (D2).
+   * @internal Alg. 2 l. 9–12: return block `bid` of type `t`, which this thread has
+   * invalidated, to the free bitmap. Its allocation bitmap stays all ones (free).
    */
-  private invalidate(bid: number, gen: number): boolean {
-    const mem = this.mem;
-    const w = this.heap.blockWord(bid);
+  retireBlock(bid: number, t: number): void {
+    const heap = this.heap;
+    const w = heap.blockWord(bid);
+    storeWord(this.mem, w + BLOCK_ITER_WORD, 0);
+    heap.active[t]!.clear(bid);
+    heap.allocated[t]!.clear(bid);
+    storeWord(this.mem, w + BLOCK_TYPE_WORD, FREE_TYPE);
+    heap.free.set(bid);
+  }
+
+  /**
+   * @internal Lock an empty block against reservations by setting all its bits (Alg. 7);
+   * true if this thread now owns the (empty) block and must free it (retireBlock). `gen`
+   * is the generation in which the caller emptied it (D2).
+   */
+  invalidate(bid: number, gen: number): boolean {
     for (let attempt = 1; ; attempt++) {
-      const before = orWord(mem, w + BLOCK_ALLOC_WORD, ALL_ONES);
-      // All bits were set already: another thread holds or filled the block.
-      if (before === ALL_ONES) return false;
-      // We hold at least one bit, so the block cannot be freed: its type is stable.
-      const t = loadWord(mem, w + BLOCK_TYPE_WORD);
-      const sameGeneration = loadWord(mem, w + BLOCK_GEN_WORD) === gen;
-      if (before === this.heap.highMask[t] && sameGeneration) return true;
-      // Not ours to delete (objects were allocated again, or the block was recycled):
-      // give back exactly the bits we set.
-      const beforeRollback = andWord(mem, w + BLOCK_ALLOC_WORD, before);
-      // A release ran while we held all bits; it saw a "full" block and will set the
-      // active bit, which is already set: clear it so that its set can complete.
-      if (beforeRollback !== ALL_ONES) this.heap.active[t]!.clear(bid);
-      // Empty again in our generation and nobody else saw it empty: retry (Alg. 7 l. 10).
-      if ((beforeRollback & before) !== this.heap.highMask[t] || !sameGeneration) return false;
+      const outcome = this.invalidateResolve(bid, gen, this.invalidateLock(bid));
+      if (outcome !== INVALIDATE_RETRY) return outcome === INVALIDATE_OWNED;
       retryPause(attempt, `invalidate(block ${bid})`);
     }
+  }
+
+  /** @internal Alg. 7 l. 1: set every bit of the allocation bitmap; returns the bitmap before. */
+  invalidateLock(bid: number): number {
+    return orWord(this.mem, this.heap.blockWord(bid) + BLOCK_ALLOC_WORD, ALL_ONES);
+  }
+
+  /**
+   * @internal Alg. 7 l. 2–13, given `before` from invalidateLock: INVALIDATE_OWNED (this
+   * thread owns the empty block), INVALIDATE_FAILED (not ours; our bits are rolled back)
+   * or INVALIDATE_RETRY (rolled back, and empty again in our generation: lock again).
+   */
+  invalidateResolve(bid: number, gen: number, before: number): number {
+    const mem = this.mem;
+    const w = this.heap.blockWord(bid);
+    // All bits were set already: another thread holds or filled the block.
+    if (before === ALL_ONES) return INVALIDATE_FAILED;
+    // We hold at least one bit, so the block cannot be freed: its type is stable.
+    const t = loadWord(mem, w + BLOCK_TYPE_WORD);
+    const sameGeneration = loadWord(mem, w + BLOCK_GEN_WORD) === gen;
+    if (before === this.heap.highMask[t] && sameGeneration) return INVALIDATE_OWNED;
+    // Not ours to delete (objects were allocated again, or the block was recycled):
+    // give back exactly the bits we set.
+    const beforeRollback = andWord(mem, w + BLOCK_ALLOC_WORD, before);
+    // A release ran while we held all bits; it saw a "full" block and will set the
+    // active bit, which is already set: clear it so that its set can complete.
+    if (beforeRollback !== ALL_ONES) this.heap.active[t]!.clear(bid);
+    // Empty again in our generation and nobody else saw it empty: retry (Alg. 7 l. 10).
+    if ((beforeRollback & before) !== this.heap.highMask[t] || !sameGeneration) return INVALIDATE_FAILED;
+    return INVALIDATE_RETRY;
   }
 
   /** Live objects of concrete type `t` (a scan of its blocks; exact when quiescent). */

@@ -2,11 +2,13 @@
  * What a method sees through `this.runtime`: the operations allowed inside a do-all,
  * the same on the main thread and in every worker.
  */
-import type { SmmoClass, SmmoObject } from './schema.js';
+import type { InlineArray, SmmoClass, SmmoObject } from './schema.js';
 
-/** Initial field values for `create`: any subset of the class's settable fields. */
+/** Initial field values for `create`: any subset of the class's fields (inline arrays as plain arrays). */
 export type Init<I> = {
-  [K in keyof I as K extends keyof SmmoObject ? never : I[K] extends (...a: never[]) => unknown ? never : K]?: I[K];
+  [K in keyof I as K extends keyof SmmoObject ? never : I[K] extends (...a: never[]) => unknown ? never : K]?: I[K] extends InlineArray<infer E>
+    ? readonly E[]
+    : I[K];
 };
 
 export interface SmmoContext {

@@ -24,7 +24,7 @@ export class HeapExhaustedError extends SmmoError {
     super(
       `heap exhausted: no free block left for a new ${typeName} block ` +
         `(heap ${heapBytes} bytes, ${blocks} blocks, all in use). ` +
-        `Delete objects, or create the runtime with a larger heap (option heapBytes, CLI --heap SIZE such as 256MB).`,
+        `Delete objects, or create the runtime with a larger heap (option heap, e.g. heap: '256MB'; CLI --heap 256MB).`,
     );
   }
 }
@@ -60,6 +60,54 @@ export class HeapCorruptionError extends SmmoError {
       `heap invariant violated (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n  ` +
         problems.slice(0, 20).join('\n  ') +
         (problems.length > 20 ? `\n  … and ${problems.length - 20} more` : ''),
+    );
+  }
+}
+
+/**
+ * A do-all method (or a parallelNew init method) threw. Names the class, the method and
+ * the handle of the object it ran on; the thrown value is `cause` (on a worker thread a
+ * structured-clone copy of it: same class for built-in errors, same message and stack).
+ * The pass stopped handing out blocks; the heap is consistent (validateHeap() passes).
+ */
+export class MethodError extends SmmoError {
+  constructor(
+    readonly typeName: string,
+    readonly method: string,
+    readonly handle: number,
+    /** 0: the calling thread; k ≥ 1: worker thread k. */
+    readonly thread: number,
+    cause: unknown,
+  ) {
+    const why = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+    super(`${typeName}.${method} threw on object ${handle} (${thread === 0 ? 'calling thread' : `worker thread ${thread}`}): ${why}`, {
+      cause,
+    });
+  }
+}
+
+/**
+ * A worker thread died during a pass (process.exit in a method, an out-of-memory kill
+ * under resourceLimits, a crash). The pass did not complete: see workers/pool.ts for
+ * what becomes of the objects that worker was visiting or creating. The pool starts a
+ * replacement thread, so the runtime stays usable. `heapCheck` is the result of the
+ * validateHeap() run after the crash: null if the heap is consistent.
+ */
+export class WorkerCrashedError extends SmmoError {
+  constructor(
+    readonly thread: number,
+    readonly operation: string,
+    readonly heapCheck: HeapCorruptionError | null,
+    cause: unknown,
+  ) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super(
+      `worker thread ${thread} died during ${operation} (${why}). The pass did not complete: objects in the blocks that ` +
+        `thread had claimed may not have been visited, and objects it created stay allocated. ` +
+        (heapCheck === null
+          ? 'validateHeap() passed after the crash; the runtime stays usable (a new worker replaces the dead one).'
+          : `validateHeap() FAILED after the crash (${heapCheck.problems.length} problem(s)); do not trust the heap's contents.`),
+      { cause },
     );
   }
 }

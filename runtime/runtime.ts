@@ -9,13 +9,26 @@
  *
  * parallelDo / parallelNew return promises so that the same user code runs on one
  * thread or on a pool of workers; on one thread the work is done before they return.
+ *
+ * Threads (paper §3 "Parallel Object Enumeration", §4.2; workers/pool.ts): with
+ * `threads: N > 1` the runtime starts N-1 worker threads (piscina) that import
+ * `options.modules` once and attach to the heap; every pass then runs on them and on
+ * the calling thread. Passes smaller than `inlineBlocks` blocks run on the calling
+ * thread alone (a fork-join costs more than they do).
  */
+import type { ResourceLimits } from 'node:worker_threads';
 import type { Init, SmmoContext } from './context.js';
-import { UsageError } from './errors.js';
+import { MethodError, SmmoError, UsageError } from './errors.js';
 import { Heap } from './heap.js';
-import { planTypes, type TypeTable } from './layout.js';
+import { configureBackend, type Backend } from './kernels.js';
+import { planTypes, type TypeLayout, type TypeTable } from './layout.js';
 import type { SmmoClass, SmmoObject } from './schema.js';
 import { ThreadContext } from './thread.js';
+import { newObjects } from '../workers/pass.js';
+import { WorkerPool } from '../workers/pool.js';
+import { IN_SMMO_WORKER, KIND_DO, KIND_NEW, unclonableArg } from '../workers/protocol.js';
+import type { WasmOptions } from './wasm.js';
+import type { GpuRunner, GpuRunnerOptions, GpuRunnerStats } from './webgpu/runner.js';
 
 export interface RuntimeOptions {
   /** Every class the program uses, abstract ancestors included. */
@@ -24,10 +37,53 @@ export interface RuntimeOptions {
   heap?: number | string;
   /** Checked mode: validate handles on every access, reference and delete. Default false. */
   checked?: boolean;
-  /** Worker threads. This release runs every pass on the calling thread; only 1 is accepted. */
+  /**
+   * Threads that run a pass, the calling thread included: N > 1 starts N-1 worker
+   * threads (and needs `modules`). Default 1: everything runs on the calling thread.
+   */
   threads?: number;
+  /**
+   * With threads > 1: URLs of the modules that export the classes (`import.meta.url`
+   * of the module that declares them, or an app's module). Each worker imports them
+   * once and finds the classes by name (exported directly, in an exported array, or in
+   * an exported object's `classes`; abstract bases through their subclasses).
+   */
+  modules?: readonly (string | URL)[];
+  /**
+   * Passes over fewer blocks than this (parallelNew: fewer objects than this × 32) run
+   * on the calling thread alone. 0: every pass uses the workers. Default
+   * DEFAULT_INLINE_BLOCKS (measured: see bench/scaling.ts).
+   */
+  inlineBlocks?: number;
+  /** A worker thread that has had no pass for this long stops waiting (so an idle process can exit). Default 250 ms. */
+  workerIdleMs?: number;
+  /**
+   * Busy-wait this long for the next pass (workers) and at the barrier (calling thread)
+   * before sleeping in Atomics.wait. Default 0: on the 2-core dev VM, shared with other
+   * jobs, an empty pass cost 28 µs with 0, 60 µs with 20 and 430 µs with 200 (the
+   * spinning threads take the cores the others need). Worth trying on dedicated cores
+   * (bench/scaling.ts measures 0, 20 and 200).
+   */
+  spinMicros?: number;
+  /** worker_threads resourceLimits of each worker (e.g. { maxOldGenerationSizeMb: 512 }). */
+  resourceLimits?: ResourceLimits;
+  /** Longest time a worker thread may take to start (import the modules). Default 30 000 ms. */
+  startTimeoutMs?: number;
   /** Seed of the allocator's bitmap rotation (deterministic block choice). Default 1. */
   seed?: number;
+  /**
+   * Which implementation of each method runs (runtime/kernels.ts): 'ts' (default) the
+   * TypeScript methods; 'wasm' the Rust kernels a class declares (static [KERNELS]), the
+   * TypeScript method for every method without one. 'webgpu' (needs the optional npm
+   * package `webgpu`): the methods with a WGSL kernel run on the GPU and the heap stays
+   * there between passes; call `await rt.sync()` before reading objects on the host
+   * (docs/webgpu.md).
+   */
+  backend?: 'ts' | 'wasm' | 'webgpu';
+  /** Backend 'wasm': which build of the kernel module, and where it is (default: simd, dist/wasm). */
+  wasm?: WasmOptions;
+  /** Backend 'webgpu': adapter choice and kernel tunables (runtime/webgpu/runner.ts GpuRunnerOptions). */
+  webgpu?: GpuRunnerOptions;
 }
 
 /** Methods of I callable by name (what parallelDo accepts). */
@@ -54,7 +110,20 @@ export interface HeapStats {
 export interface RuntimeStats {
   heap: HeapStats;
   types: Record<string, TypeStats>;
+  /** The runtime's backend, and per "Class.method" run so far the backend that ran it. */
+  backend: { name: Backend; methods: Record<string, Backend>; webgpu?: GpuRunnerStats };
 }
+
+/**
+ * Default of RuntimeOptions.inlineBlocks. With T threads a pass of B blocks costs about
+ * F + B·c/T on the workers and B·c on the calling thread alone, so the workers pay from
+ * B* = F / (c·(1 - 1/T)) blocks. Measured on the 2-core dev VM (bench/scaling.ts; shared
+ * with other jobs, load 5–16): an empty pass F ≈ 28 µs back to back (≈ 180 µs when the
+ * workers were asleep), nbody's update (a light method) c ≈ 0.75 µs per block, so
+ * B* ≈ 75 blocks at T = 2. Heavier methods pay off sooner (computeForce at 1000 bodies:
+ * ~1 ms per block); 64 keeps light passes of up to 2048 objects on the calling thread.
+ */
+export const DEFAULT_INLINE_BLOCKS = 64;
 
 const UNITS: Record<string, number> = { '': 1, b: 1, k: 1e3, kb: 1e3, kib: 1024, m: 1e6, mb: 1e6, mib: 1 << 20, g: 1e9, gb: 1e9, gib: 1 << 30 };
 
@@ -72,27 +141,122 @@ export class Runtime {
   readonly table: TypeTable;
   readonly checked: boolean;
   readonly threads: number;
+  readonly backend: Backend;
   /** The calling thread's context (also what methods see as `this.runtime` here). */
   readonly main: ThreadContext;
+  /** Worker threads (threads > 1), null on one thread. */
+  readonly pool: WorkerPool | null;
+  /** See RuntimeOptions.inlineBlocks; may be changed between passes (benchmarks tune it). */
+  inlineBlocks: number;
   private closed = false;
+  /** Backend 'webgpu': the GPU side (createRuntime attaches it); null otherwise. */
+  gpu: GpuRunner | null = null;
+  /** Set while a parallelDo / parallelNew runs (they must be awaited one at a time). */
+  private inFlight: string | null = null;
 
   constructor(options: RuntimeOptions) {
     if (options == null || !Array.isArray(options.classes)) throw new UsageError('createRuntime: options.classes must be an array of classes');
     const threads = options.threads ?? 1;
     if (!Number.isInteger(threads) || threads < 1) throw new UsageError(`threads must be a positive integer, got ${threads}`);
-    if (threads !== 1) {
-      throw new UsageError(`threads: ${threads} requested, but this build of smmo runs do-alls on the calling thread only; use threads: 1`);
+    if ((globalThis as Record<symbol, unknown>)[IN_SMMO_WORKER] === true) {
+      // A worker imports options.modules to find the classes; a module that also creates
+      // a runtime when imported would start a runtime (and its workers) in every worker.
+      throw new UsageError(
+        'createRuntime was called in an smmo worker thread while it imported options.modules: a module listed there must ' +
+          'only declare classes; move the code that creates the runtime to another module, or guard it with `if (isMainThread)`',
+      );
     }
+    const inline = options.inlineBlocks ?? DEFAULT_INLINE_BLOCKS;
+    if (!Number.isInteger(inline) || inline < 0) throw new UsageError(`inlineBlocks must be a non-negative integer, got ${inline}`);
+    this.inlineBlocks = inline;
     this.threads = threads;
     this.checked = options.checked === true;
     this.table = planTypes(options.classes);
     this.heap = Heap.create(this.table, parseSize(options.heap ?? 64 << 20));
     this.main = new ThreadContext(this.heap, this.table, this.checked, options.seed ?? 1);
+    this.backend = configureBackend(this.main, options.backend, options.wasm);
+    this.pool =
+      threads === 1
+        ? null
+        : new WorkerPool(this.heap, this.table, {
+            threads,
+            modules: (options.modules ?? []).map((m) => String(m)),
+            checked: this.checked,
+            seed: options.seed ?? 1,
+            backend: this.backend,
+            wasm: options.wasm ?? {},
+            idleMs: options.workerIdleMs ?? 250,
+            spinMicros: options.spinMicros ?? 0,
+            startTimeoutMs: options.startTimeoutMs ?? 30_000,
+            ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}),
+          });
+  }
+
+  /** Start the worker threads (createRuntime awaits this; otherwise the first pass does). */
+  async start(): Promise<void> {
+    await this.pool?.ensureServing();
+  }
+
+  /** Mark an async operation in flight; they must not overlap (the pool runs one pass at a time). */
+  private enter(what: string): void {
+    if (this.inFlight !== null)
+      throw new UsageError(`${what}: ${this.inFlight} is still running; await each parallelDo / parallelNew before the next`);
+    this.inFlight = what;
   }
 
   private live(what: string): ThreadContext {
     if (this.closed) throw new UsageError(`${what}: the runtime is closed`);
+    if (this.gpu?.gpuNewer) {
+      throw new UsageError(
+        `${what}: the GPU holds newer object data (backend 'webgpu' keeps the heap on the GPU between passes); call \`await rt.sync()\` first`,
+      );
+    }
     return this.main;
+  }
+
+  /**
+   * Backend 'webgpu': bring the GPU's results into the heap; the host may then read and
+   * write objects until the next GPU pass (which uploads the heap again). Other backends:
+   * nothing to do.
+   */
+  async sync(): Promise<void> {
+    if (this.gpu === null) return;
+    await this.gpu.toHost();
+    this.gpu.hostWrote();
+  }
+
+  /**
+   * Backend 'webgpu': compile the GPU kernels of every class's methods now, so that the
+   * first pass does not include shader compilation (benchmarks call it after creating
+   * their objects). Other backends: nothing to do.
+   */
+  async prepare(): Promise<void> {
+    await this.gpu?.prepareAll();
+  }
+
+  /** Backend 'webgpu': acquire a GPU device and attach the runner (createRuntime calls this). */
+  async attachGpu(options: GpuRunnerOptions = {}): Promise<void> {
+    if (this.gpu !== null) return;
+    const { GpuRunner } = await import('./webgpu/runner.js');
+    this.gpu = await GpuRunner.create(this, options);
+  }
+
+  /**
+   * Backend 'webgpu': run the pass on the GPU if `method` has a WGSL kernel (true); else
+   * the heap is brought to the host and the caller runs the pass on the CPU (false).
+   */
+  private async gpuDo(cls: SmmoClass, method: string, args: readonly unknown[]): Promise<boolean> {
+    if (this.closed) throw new UsageError('parallelDo: the runtime is closed');
+    if (this.gpu === null) throw new UsageError("backend 'webgpu': create the runtime with createRuntime(), which acquires the GPU");
+    const t = this.checkDoAll(this.main, cls, method, args);
+    this.enter(`parallelDo(${t.name}, '${method}')`);
+    try {
+      const onGpu = await this.gpu.tryParallelDo(cls, method, args);
+      if (onGpu) for (const id of t.concrete) this.main.backendUse.set(`${this.table.types[id]!.name}.${method}`, 'webgpu');
+      return onGpu;
+    } finally {
+      this.inFlight = null;
+    }
   }
 
   /** The operations methods see as `this.runtime`. */
@@ -128,7 +292,13 @@ export class Runtime {
    * Create `n` objects of `cls` with coalesced allocation (§4.2). `init` is a function
    * `(obj, index) => void`, or the name of a method called as `obj[init](index, ...args)`.
    */
-  async parallelNew<C extends SmmoClass>(cls: C, n: number, init?: ((obj: InstanceType<C>, index: number) => void) | MethodName<InstanceType<C>>, ...args: unknown[]): Promise<void> {
+  async parallelNew<C extends SmmoClass>(
+    cls: C,
+    n: number,
+    init?: ((obj: InstanceType<C>, index: number) => void) | MethodName<InstanceType<C>>,
+    ...args: unknown[]
+  ): Promise<void> {
+    if (this.gpu?.gpuNewer) await this.sync(); // new objects go into the host heap: bring it up to date first
     const ctx = this.live('parallelNew');
     const t = ctx.concreteTypeOf(cls, 'parallelNew');
     if (!Number.isInteger(n) || n < 0) throw new UsageError(`parallelNew(${t.name}): n must be a non-negative integer, got ${n}`);
@@ -136,25 +306,69 @@ export class Runtime {
     if (typeof init === 'string' && typeof (t.cls.prototype as unknown as Record<string, unknown>)[init] !== 'function') {
       throw new UsageError(`parallelNew(${t.name}): ${t.name} has no method '${init}'`);
     }
+    if (init !== undefined && typeof init !== 'string' && typeof init !== 'function') {
+      throw new UsageError(`parallelNew(${t.name}): init must be a function or a method name, got ${typeof init}`);
+    }
+    const bad = unclonableArg(args);
+    if (bad !== null)
+      throw new UsageError(`parallelNew(${t.name}): ${bad}; arguments are passed by value (numbers, strings, plain data, smmo objects)`);
+    if (n === 0) return;
+    const operation = `parallelNew(${t.name}${typeof init === 'string' ? `, '${init}'` : ''})`;
+    this.enter(operation);
+    try {
+      if (typeof init === 'function') {
+        // A function cannot cross threads: it runs here, on the calling thread, whatever
+        // `threads` is (allocation is still coalesced per block).
+        this.newWithFunction(ctx, t.id, n, init as (obj: SmmoObject, index: number) => void);
+        return;
+      }
+      const call = { method: init ?? '', args };
+      if (this.pool !== null && n >= this.inlineBlocks * 32 && n > 32) {
+        const chunk = Math.min(4096, Math.max(32, Math.ceil(n / (this.threads * 8) / 32) * 32));
+        await this.pool.run({ kind: KIND_NEW, typeId: t.id, from: 0, to: n, chunk, call, lists: null, operation }, ctx);
+        return;
+      }
+      const out = new Uint32Array(Math.min(n, 4096));
+      for (let done = 0; done < n; done += out.length) {
+        const failed = newObjects(ctx, t.id, call, out, Math.min(out.length, n - done), done);
+        if (failed !== null) throw this.methodError(t.id, call.method, failed.handle, failed.error);
+      }
+    } finally {
+      this.inFlight = null;
+    }
+  }
+
+  private newWithFunction(ctx: ThreadContext, typeId: number, n: number, init: (obj: SmmoObject, index: number) => void): void {
+    const t = this.table.types[typeId]!;
     const chunk = new Uint32Array(Math.min(n, 4096));
-    const cur = new ctx.views[t.id]!() as InstanceType<C>;
+    const cur = new ctx.views[typeId]!();
     const heap = this.heap;
-    for (let done = 0; done < n; ) {
+    for (let done = 0; done < n;) {
       const k = Math.min(chunk.length, n - done);
       ctx.allocator.allocateMany(t, k, chunk, 0);
-      for (let j = 0; j < k; j++) {
-        const h = chunk[j]!;
-        ctx.zero(t.id, h);
-        if (init !== undefined) {
+      for (let j = 0; j < k; j++) ctx.zero(typeId, chunk[j]!);
+      let j = 0;
+      try {
+        for (; j < k; j++) {
+          const h = chunk[j]!;
           cur.__o = heap.blockOffset(h >>> 5);
           cur.__s = h & 31;
           cur.__h = h;
-          if (typeof init === 'function') init(cur, done + j);
-          else (cur as unknown as Record<string, (...a: unknown[]) => void>)[init]!(done + j, ...args);
+          init(cur, done + j);
         }
+      } catch (e) {
+        // The rule of workers/pass.ts newObjects: objects whose init had not started are deleted again.
+        for (let r = j + 1; r < k; r++) ctx.allocator.releaseHandle(chunk[r]!);
+        throw this.methodError(typeId, '(init function)', chunk[j]!, e);
       }
       done += k;
     }
+  }
+
+  /** Wrap what an init threw on the calling thread; allocation errors (handle 0) pass through unwrapped. */
+  private methodError(typeId: number, method: string, handle: number, error: unknown): Error {
+    if (handle === 0 && error instanceof SmmoError) return error;
+    return new MethodError(this.table.types[typeId]!.name, method, handle, 0, error);
   }
 
   /**
@@ -162,25 +376,91 @@ export class Runtime {
    * per concrete class). Objects created during the pass are not visited; a method may
    * delete `this` and objects of other classes.
    */
-  async parallelDo<C extends SmmoClass, K extends MethodName<InstanceType<C>>>(cls: C, method: K, ...args: MethodArgs<InstanceType<C>, K>): Promise<void> {
-    this.doAll(cls, method, args);
+  async parallelDo<C extends SmmoClass, K extends MethodName<InstanceType<C>>>(
+    cls: C,
+    method: K,
+    ...args: MethodArgs<InstanceType<C>, K>
+  ): Promise<void> {
+    if (this.backend === 'webgpu' && (await this.gpuDo(cls, method, args))) return;
+    if (this.pool === null) {
+      this.doAll(cls, method, args);
+      return;
+    }
+    const ctx = this.live('parallelDo');
+    const t = this.checkDoAll(ctx, cls, method, args);
+    this.enter(`parallelDo(${t.name}, '${method}')`);
+    try {
+      const lists = ctx.snapshot();
+      const call = { method, args };
+      for (const id of t.concrete) {
+        const from = lists[2 * id]!;
+        const blocks = lists[2 * id + 1]!;
+        if (blocks === 0) continue;
+        if (blocks < this.inlineBlocks || blocks < 2) {
+          this.runInline(ctx, lists, id, method, args, from, from + blocks);
+          continue;
+        }
+        // Several claims per thread balance uneven blocks; ≤ 64 blocks per claim keep the tail short.
+        const chunk = Math.max(1, Math.min(64, Math.floor(blocks / (this.threads * 8))));
+        const operation = `parallelDo(${this.table.types[id]!.name}, '${method}')`;
+        ctx.kernels.note(id, method); // stats().backend names it even if the workers ran every block
+        await this.pool.run({ kind: KIND_DO, typeId: id, from, to: from + blocks, chunk, call, lists, operation }, ctx);
+      }
+    } finally {
+      this.inFlight = null;
+    }
   }
 
-  /** Synchronous do-all on the calling thread (what parallelDo does with threads = 1). */
+  /**
+   * Synchronous do-all on the calling thread only (what parallelDo does with threads =
+   * 1). A throw from the method becomes a MethodError naming the class, the method and
+   * the object's handle, as on worker threads.
+   */
   doAll(cls: SmmoClass, method: string, args: readonly unknown[]): void {
     const ctx = this.live('parallelDo');
+    const t = this.checkDoAll(ctx, cls, method, args);
+    const lists = ctx.snapshot();
+    for (const id of t.concrete) {
+      const from = lists[2 * id]!;
+      this.runInline(ctx, lists, id, method, args, from, from + lists[2 * id + 1]!);
+    }
+  }
+
+  private checkDoAll(ctx: ThreadContext, cls: SmmoClass, method: string, args: readonly unknown[]): TypeLayout {
     const t = ctx.typeOf(cls, 'parallelDo');
     if (ctx.pass) throw new UsageError('parallelDo cannot be called inside a do-all (use deviceDo)');
-    if (typeof (t.cls.prototype as unknown as Record<string, unknown>)[method] !== 'function') {
-      throw new UsageError(`parallelDo(${t.name}): ${t.name} has no method '${String(method)}'`);
-    }
-    const lists = ctx.snapshot();
-    try {
-      for (const id of t.concrete) {
-        ctx.pass = { lists, typeId: id, current: null };
-        const from = lists[2 * id]!;
-        ctx.runBlocks(id, method, args, from, from + lists[2 * id + 1]!);
+    // Every concrete class the pass visits must implement the method (an abstract
+    // method of `cls` exists only on its subclasses' prototypes).
+    for (const id of t.concrete) {
+      const c = this.table.types[id]!;
+      if (typeof (c.cls.prototype as unknown as Record<string, unknown>)[method] !== 'function') {
+        throw new UsageError(`parallelDo(${t.name}): ${c.name} has no method '${String(method)}'`);
       }
+    }
+    const bad = unclonableArg(args);
+    if (bad !== null)
+      throw new UsageError(
+        `parallelDo(${t.name}, '${method}'): ${bad}; arguments are passed by value (numbers, strings, plain data, smmo objects)`,
+      );
+    return t;
+  }
+
+  /** One concrete type's pass on the calling thread. */
+  private runInline(
+    ctx: ThreadContext,
+    lists: Int32Array,
+    id: number,
+    method: string,
+    args: readonly unknown[],
+    from: number,
+    to: number,
+  ): void {
+    const pass = { lists, typeId: id, current: null as SmmoObject | null };
+    ctx.pass = pass;
+    try {
+      ctx.runBlocks(id, method, args, from, to);
+    } catch (e) {
+      throw new MethodError(this.table.types[id]!.name, method, pass.current === null ? 0 : pass.current.__h, 0, e);
     } finally {
       ctx.pass = null;
     }
@@ -217,6 +497,7 @@ export class Runtime {
         fragmentation: slots === 0 ? 0 : (slots - objects) / slots,
       },
       types,
+      backend: { name: this.backend, methods: Object.fromEntries(ctx.backendUse), ...(this.gpu ? { webgpu: this.gpu.stats } : {}) },
     };
   }
 
@@ -234,13 +515,26 @@ export class Runtime {
     this.heap.validate();
   }
 
-  /** Release the runtime (and, with threads, its workers). Idempotent. */
+  /** Release the runtime and end its worker threads. Idempotent. */
   async close(): Promise<void> {
+    if (!this.closed) this.main.dispose();
     this.closed = true;
+    const gpu = this.gpu;
+    this.gpu = null;
+    await gpu?.close({ download: false });
+    await this.pool?.close();
   }
 }
 
-/** Create a runtime. */
+/** Create a runtime (with threads > 1: and wait until its worker threads have started). */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
-  return new Runtime(options);
+  const rt = new Runtime(options);
+  try {
+    await rt.start();
+    if (rt.backend === 'webgpu') await rt.attachGpu(options.webgpu);
+  } catch (e) {
+    await rt.close();
+    throw e;
+  }
+  return rt;
 }

@@ -45,6 +45,8 @@ export interface FieldType<T> {
   readonly length: number;
   /** For references: the target class, resolved lazily (classes may refer to each other). */
   readonly target?: () => SmmoClass;
+  /** For references declared by class name: the name, resolved among the runtime's classes. */
+  readonly targetName?: string;
   /** Phantom: carries the property type. */
   readonly __type?: T;
 }
@@ -63,8 +65,22 @@ export const i32: FieldType<number> = scalar('i32');
 export const u32: FieldType<number> = scalar('u32');
 export const bool: FieldType<boolean> = scalar('bool');
 
-/** A reference to an object of class `C` (or a subclass), or null. Stored as a 32-bit handle. */
-export function ref<C extends SmmoClass>(target: () => C): FieldType<InstanceType<C> | null> {
+/**
+ * A reference to an object of class `C` (or a subclass), or null. Stored as a 32-bit handle.
+ *
+ *   ref(() => Cell)          the target class, resolved lazily
+ *   ref<Cell>('Cell')        by class name: for a class that refers to itself, or classes
+ *                            that refer to each other (TypeScript cannot type a class whose
+ *                            base expression mentions the class; a type argument it can)
+ */
+export function ref<I>(className: string): FieldType<I | null>;
+export function ref<C extends SmmoClass>(target: () => C): FieldType<InstanceType<C> | null>;
+export function ref(target: string | (() => SmmoClass)): FieldType<unknown> {
+  if (typeof target === 'string') {
+    if (!/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(target)) throw new SchemaError(`ref('${target}'): not a class name`);
+    return Object.freeze({ kind: 'ref' as const, length: 0, targetName: target });
+  }
+  if (typeof target !== 'function') throw new SchemaError('ref(): give the target as () => Class or as a class name string');
   return Object.freeze({ kind: 'ref' as const, length: 0, target });
 }
 
@@ -80,10 +96,12 @@ export function array<T>(element: FieldType<T>, length: number): FieldType<Inlin
   if (!Number.isInteger(length) || length < 1 || length > 64) {
     throw new SchemaError(`array(): length must be an integer in 1…64, got ${length}`);
   }
-  const t: FieldType<InlineArray<T>> =
-    element.target === undefined
-      ? { kind: element.kind, length }
-      : { kind: element.kind, length, target: element.target };
+  const t: FieldType<InlineArray<T>> = {
+    kind: element.kind,
+    length,
+    ...(element.target ? { target: element.target } : {}),
+    ...(element.targetName ? { targetName: element.targetName } : {}),
+  };
   return Object.freeze(t);
 }
 

@@ -10,6 +10,7 @@ import { popc } from './bits.js';
 import type { Init, SmmoContext } from './context.js';
 import { InvalidHandleError, UsageError } from './errors.js';
 import { FREE_TYPE, Heap } from './heap.js';
+import { KernelDispatch, type Backend } from './kernels.js';
 import { BLOCK_ALLOC_WORD, BLOCK_ITER_WORD, BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout, type TypeTable } from './layout.js';
 import type { SmmoClass, SmmoObject } from './schema.js';
 
@@ -26,6 +27,10 @@ export class ThreadContext implements SmmoContext, AccessorHost {
   private readonly zeroPlan: Int32Array[];
   /** Set while a do-all pass runs on this thread. */
   pass: { lists: PassLists; typeId: number; current: SmmoObject | null } | null = null;
+  /** Which implementation runs each method on this thread (runtime/kernels.ts; set by configureBackend). */
+  kernels: KernelDispatch;
+  /** "Class.method" → the backend that ran it on this thread (kernels.ts K3). */
+  readonly backendUse = new Map<string, Backend>();
   get context(): SmmoContext {
     return this;
   }
@@ -45,6 +50,12 @@ export class ThreadContext implements SmmoContext, AccessorHost {
       for (const f of t.fields) for (const off of f.offsets) pairs.push(off, f.elemBytes);
       return Int32Array.from(pairs);
     });
+    this.kernels = new KernelDispatch(this);
+  }
+
+  /** Release what this thread holds outside the JS heap (its wasm thread slot). */
+  dispose(): void {
+    this.kernels.dispose();
   }
 
   // ---------------------------------------------------------------- types and handles
@@ -85,8 +96,9 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    */
   checkHandle(handle: number, typeId: number, where: string): number {
     const heap = this.heap;
-    if (typeof handle !== 'number' || !Number.isInteger(handle) || handle <= 0 || handle >= heap.numBlocks * 32) {
-      throw new InvalidHandleError(handle, handle === 0 ? 'null' : 'forged', `${where}: not a handle of this heap (1 … ${heap.numBlocks * 32 - 1})`);
+    // Block 0 is never allocated (handle 0 is null), so handles 1…31 are forged too.
+    if (typeof handle !== 'number' || !Number.isInteger(handle) || handle < 32 || handle >= heap.numBlocks * 32) {
+      throw new InvalidHandleError(handle, handle === 0 ? 'null' : 'forged', `${where}: not a handle of this heap (32 … ${heap.numBlocks * 32 - 1})`);
     }
     const bid = handle >>> SLOT_BITS;
     const slot = handle & 31;
@@ -120,7 +132,14 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     const h = this.allocator.allocate(t);
     this.zero(t.id, h);
     const v = this.view(h) as InstanceType<C>;
-    if (init) this.applyInit(t, v, init as Record<string, unknown>);
+    if (init) {
+      try {
+        this.applyInit(t, v, init as Record<string, unknown>);
+      } catch (e) {
+        this.allocator.releaseHandle(h); // a refused init must not leak the new object
+        throw e;
+      }
+    }
     return v;
   }
 
@@ -204,6 +223,8 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    * each block as one virtual warp: lanes are the set bits of its iteration bitmap.
    */
   runBlocks(typeId: number, method: string, args: readonly unknown[], from: number, to: number): void {
+    // A kernel of the chosen backend, if the method has one for this type (kernels.ts K1–K3).
+    if (this.kernels.run(typeId, method, args, from, to)) return;
     const heap = this.heap;
     const i32 = heap.i32;
     const list = this.blockList;

@@ -2,7 +2,8 @@
  * nbody (APPS.md): bodies under mutual gravity; no allocation after the start.
  * The class and constants follow the original DynaSOAr example (commit a4f956c).
  */
-import { f32, object } from '../../runtime/index.js';
+import { f32, KERNELS, object } from '../../runtime/index.js';
+import { bodyKernels } from './kernels.js';
 
 export const DT = 0.02;
 export const G = 6.673e-11;
@@ -19,6 +20,9 @@ export class Body extends object({
   forceY: f32,
   mass: f32,
 }) {
+  /** WASM implementations of computeForce and update (backend 'wasm'; apps/nbody/kernels.ts). */
+  static readonly [KERNELS] = bodyKernels;
+
   /**
    * Zero the force, then add the pull of every other body (deviceDo over Body).
    * Sums are kept in float64 locals and stored as f32 once (the original adds into the

@@ -1,0 +1,86 @@
+/**
+ * The collision simulation: initial state, step (the list of do-all phases) and digest.
+ */
+import { UsageError, type Runtime } from '../../runtime/index.js';
+import { Random } from '../random.js';
+import { Body, DT, MAX_MASS } from './body.js';
+
+export { Body };
+export const CLASSES = [Body];
+/** The original's defaults (configuration.h: kNumBodies, kIterations). */
+export const DEFAULTS = { bodies: 40000, iterations: 2000 };
+
+/** Initial bodies: per body, five draws from Random(seed) in this order (as apps/nbody). */
+export interface BodyInit {
+  posX: number;
+  posY: number;
+  velX: number;
+  velY: number;
+  mass: number;
+}
+
+/** The i-th body's initial values, drawing from `rng` (positions in [-1, 1), small velocities). */
+export function drawBody(rng: Random): BodyInit {
+  const posX = 2 * rng.next() - 1;
+  const posY = 2 * rng.next() - 1;
+  const velX = (rng.next() - 0.5) / 1000;
+  const velY = (rng.next() - 0.5) / 1000;
+  const mass = (rng.next() / 2 + 0.5) * MAX_MASS;
+  return { posX, posY, velX, velY, mass };
+}
+
+export function checkBodies(n: number): void {
+  if (!Number.isInteger(n) || n < 1 || n > 1 << 26)
+    throw new UsageError(`collision: --bodies must be an integer in 1 … ${1 << 26}, got ${n}`);
+}
+
+/** Create `n` bodies. */
+export async function init(rt: Runtime, n: number, seed: number): Promise<void> {
+  checkBodies(n);
+  const rng = new Random(seed);
+  await rt.parallelNew(Body, n, (b) => {
+    const v = drawBody(rng);
+    b.posX = v.posX;
+    b.posY = v.posY;
+    b.velX = v.velX;
+    b.velY = v.velY;
+    b.mass = v.mass;
+  });
+}
+
+/** Create the given bodies (tests, hand-made scenes), in order; returns their handles. */
+export async function initBodies(rt: Runtime, bodies: readonly BodyInit[]): Promise<number[]> {
+  const handles: number[] = [];
+  await rt.parallelNew(Body, bodies.length, (b, i) => {
+    const v = bodies[i]!;
+    b.posX = v.posX;
+    b.posY = v.posY;
+    b.velX = v.velX;
+    b.velY = v.velY;
+    b.mass = v.mass;
+    handles[i] = b.handle;
+  });
+  return handles;
+}
+
+/** One iteration. */
+export async function step(rt: Runtime): Promise<void> {
+  // --- GRAVITY ---
+  await rt.parallelDo(Body, 'computeForce');
+  await rt.parallelDo(Body, 'update', DT);
+  // --- MERGE ---
+  await rt.parallelDo(Body, 'initializeMerge');
+  await rt.parallelDo(Body, 'prepareMerge');
+  await rt.parallelDo(Body, 'resolveMerge');
+  await rt.parallelDo(Body, 'updateMerge');
+  await rt.parallelDo(Body, 'deleteMerged');
+}
+
+/** Number of bodies plus Σ posX + 2·posY + 3·velX + 4·velY (summed in float64). */
+export function digest(rt: Runtime): number {
+  let sum = 0;
+  rt.deviceDo(Body, (b) => {
+    sum += b.posX + 2 * b.posY + 3 * b.velX + 4 * b.velY;
+  });
+  return rt.count(Body) + sum;
+}

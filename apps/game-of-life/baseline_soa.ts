@@ -1,0 +1,171 @@
+/**
+ * game-of-life baseline, SOA: one typed array per field of a cell, and typed-array
+ * lists of cell ids (live cells, candidates), allocated once at the start. Same
+ * algorithm and phases as the smmo app (model.ts), so the digest is the same exactly.
+ */
+import type { Baseline, BaselineRun } from '../baselines/baseline.js';
+import { digestOf, startFromParams, type GolStart } from './gol.js';
+import { ACTION_DIE, ACTION_NONE, ACTION_SPAWN } from './model.js';
+
+const NONE = 0;
+const ALIVE = 1;
+const CANDIDATE = 2;
+
+export class GolSoa implements BaselineRun {
+  readonly width: number;
+  readonly height: number;
+  // Per cell.
+  private readonly agent: Uint8Array; // NONE | ALIVE | CANDIDATE
+  private readonly action: Int8Array; // ACTION_*
+  private readonly isNew: Uint8Array;
+  // Lists of cell ids; every cell is in at most one list, so each holds width·height.
+  private alive: Int32Array;
+  private candidates: Int32Array;
+  private nextAlive: Int32Array;
+  private nextCandidates: Int32Array;
+  private numAlive = 0;
+  private numCandidates = 0;
+
+  constructor(start: GolStart) {
+    const n = start.width * start.height;
+    this.width = start.width;
+    this.height = start.height;
+    this.agent = new Uint8Array(n);
+    this.action = new Int8Array(n);
+    this.isNew = new Uint8Array(n);
+    this.alive = new Int32Array(n);
+    this.candidates = new Int32Array(n);
+    this.nextAlive = new Int32Array(n);
+    this.nextCandidates = new Int32Array(n);
+    for (const id of start.alive) {
+      this.agent[id] = ALIVE;
+      this.isNew[id] = 1;
+      this.alive[this.numAlive++] = id;
+    }
+    for (let i = 0; i < this.numAlive; i++) this.numCandidates = this.createCandidates(this.alive[i]!, this.candidates, this.numCandidates);
+  }
+
+  step(): void {
+    const { agent, action, isNew } = this;
+    // --- DECIDE ---
+    for (let i = 0; i < this.numCandidates; i++) {
+      const id = this.candidates[i]!;
+      const n = this.aliveAround(id);
+      if (n === 3) action[id] = ACTION_SPAWN;
+      else if (n === 0) action[id] = ACTION_DIE;
+    }
+    for (let i = 0; i < this.numAlive; i++) {
+      const id = this.alive[i]!;
+      isNew[id] = 0;
+      const n = this.aliveAround(id) - 1;
+      if (n < 2 || n > 3) action[id] = ACTION_DIE;
+    }
+    // --- APPLY ---
+    const alive = this.nextAlive;
+    const candidates = this.nextCandidates;
+    let na = 0;
+    let nc = 0;
+    for (let i = 0; i < this.numCandidates; i++) {
+      const id = this.candidates[i]!;
+      if (action[id] === ACTION_SPAWN) {
+        agent[id] = ALIVE;
+        action[id] = ACTION_NONE;
+        isNew[id] = 1;
+        alive[na++] = id;
+      } else if (action[id] === ACTION_DIE) {
+        agent[id] = NONE;
+        action[id] = ACTION_NONE;
+      } else candidates[nc++] = id;
+    }
+    for (let i = 0; i < this.numAlive; i++) {
+      const id = this.alive[i]!;
+      if (action[id] === ACTION_DIE) {
+        agent[id] = CANDIDATE;
+        action[id] = ACTION_NONE;
+        candidates[nc++] = id;
+      } else alive[na++] = id;
+    }
+    // --- NEW CANDIDATES ---
+    for (let i = 0; i < na; i++) {
+      const id = alive[i]!;
+      if (isNew[id] !== 0) nc = this.createCandidates(id, candidates, nc);
+    }
+    this.nextAlive = this.alive;
+    this.nextCandidates = this.candidates;
+    this.alive = alive;
+    this.candidates = candidates;
+    this.numAlive = na;
+    this.numCandidates = nc;
+  }
+
+  private aliveAround(id: number): number {
+    const { width, height, agent } = this;
+    const x = id % width;
+    const y = (id - x) / width;
+    let n = 0;
+    for (let dx = -1; dx <= 1; dx++) {
+      const nx = x + dx;
+      if (nx < 0 || nx >= width) continue;
+      for (let dy = -1; dy <= 1; dy++) {
+        const ny = y + dy;
+        if (ny >= 0 && ny < height && agent[ny * width + nx] === ALIVE) n++;
+      }
+    }
+    return n;
+  }
+
+  /** As Alive.createCandidates; appends to out[at …] and returns the new length. */
+  private createCandidates(id: number, out: Int32Array, at: number): number {
+    const { width, height, agent, action } = this;
+    const x = id % width;
+    const y = (id - x) / width;
+    for (let dx = -1; dx <= 1; dx++) {
+      const nx = x + dx;
+      if (nx < 0 || nx >= width) continue;
+      for (let dy = -1; dy <= 1; dy++) {
+        const ny = y + dy;
+        if (ny < 0 || ny >= height) continue;
+        const target = ny * width + nx;
+        if (agent[target] === NONE && this.firstNewAliveAround(nx, ny) === id) {
+          agent[target] = CANDIDATE;
+          action[target] = ACTION_NONE;
+          out[at++] = target;
+        }
+      }
+    }
+    return at;
+  }
+
+  private firstNewAliveAround(x: number, y: number): number {
+    const { width, height, agent, isNew } = this;
+    for (let dx = -1; dx <= 1; dx++) {
+      const nx = x + dx;
+      if (nx < 0 || nx >= width) continue;
+      for (let dy = -1; dy <= 1; dy++) {
+        const ny = y + dy;
+        if (ny < 0 || ny >= height) continue;
+        const c = ny * width + nx;
+        if (agent[c] === ALIVE && isNew[c] !== 0) return c;
+      }
+    }
+    return -1;
+  }
+
+  digest(): number {
+    const ids = new Int32Array(this.numAlive);
+    let k = 0;
+    for (let i = 0; i < this.agent.length; i++) if (this.agent[i] === ALIVE) ids[k++] = i;
+    return digestOf(ids);
+  }
+
+  counts(): Record<string, number> {
+    return { Cell: this.agent.length, Alive: this.numAlive, Candidate: this.numCandidates };
+  }
+}
+
+const baseline: Baseline = {
+  app: 'game-of-life',
+  layout: 'soa',
+  create: (params, seed) => new GolSoa(startFromParams(params, seed)),
+};
+export default baseline;

@@ -1,0 +1,147 @@
+/**
+ * game-of-life: initial state, step (the list of do-all phases) and digest.
+ *
+ * Start: a PGM image (pixel value 0 = alive, as the original), or a random field where
+ * each cell is alive with probability `density`, drawn in cell order from
+ * apps/random.ts's xoshiro128** seeded with the run's seed.
+ */
+import { UsageError, type Runtime } from '../../runtime/index.js';
+import type { AppParams } from '../app.js';
+import { cellTable, resetCellTable } from '../grid.js';
+import { fnvWord, FNV_OFFSET } from '../hash.js';
+import { readPgm } from '../pgm.js';
+import { Random } from '../random.js';
+import { Alive, Candidate, Cell, CLASSES } from './model.js';
+
+export { CLASSES };
+
+/** The original's iteration count; the size of its input (tm.pgm) for the random start. */
+export const DEFAULTS = { iterations: 300, width: 1714, height: 1647, density: 0.25 };
+
+/** An initial state: grid size and the ids of the live cells, ascending. */
+export interface GolStart {
+  width: number;
+  height: number;
+  alive: Int32Array;
+}
+
+/** Cells of the largest grid accepted (the heap must hold one Cell per grid cell). */
+export const MAX_CELLS = 1 << 28;
+
+/** The start that the app's parameters describe (--input FILE, or --width/--height/--density). */
+export function startFromParams(params: AppParams, seed: number): GolStart {
+  const input = params['input'];
+  const width = params['width'];
+  const height = params['height'];
+  if (input !== undefined) {
+    if (width !== undefined || height !== undefined) {
+      throw new UsageError('game-of-life: give either --input FILE or --width/--height (a random start), not both');
+    }
+    return startFromPgm(String(input));
+  }
+  if ((width === undefined) !== (height === undefined)) {
+    throw new UsageError('game-of-life: give both --width and --height (or neither, for the default 1714 × 1647)');
+  }
+  const density = params['density'] === undefined ? DEFAULTS.density : Number(params['density']);
+  return randomStart(Number(width ?? DEFAULTS.width), Number(height ?? DEFAULTS.height), density, seed);
+}
+
+/** Live cells where the image's pixel value is 0 (the original's convention). */
+export function startFromPgm(path: string): GolStart {
+  const img = readPgm(path);
+  let n = 0;
+  for (let i = 0; i < img.pixels.length; i++) if (img.pixels[i] === 0) n++;
+  const alive = new Int32Array(n);
+  n = 0;
+  for (let i = 0; i < img.pixels.length; i++) if (img.pixels[i] === 0) alive[n++] = i;
+  return { width: img.width, height: img.height, alive };
+}
+
+/** Each cell alive with probability `density`, in cell order, from Random(seed). */
+export function randomStart(width: number, height: number, density: number, seed: number): GolStart {
+  checkSize(width, height);
+  if (!(density >= 0 && density <= 1)) throw new UsageError(`game-of-life: --density must be in 0 … 1, got ${density}`);
+  const rng = new Random(seed);
+  const ids: number[] = [];
+  for (let i = 0; i < width * height; i++) if (rng.next() < density) ids.push(i);
+  return { width, height, alive: Int32Array.from(ids) };
+}
+
+/** A start from explicit live cells given as [x, y] pairs (tests, patterns). */
+export function startFromCells(width: number, height: number, cells: readonly (readonly [number, number])[]): GolStart {
+  checkSize(width, height);
+  const ids = new Set<number>();
+  for (const [x, y] of cells) {
+    if (!Number.isInteger(x) || !Number.isInteger(y) || x < 0 || y < 0 || x >= width || y >= height) {
+      throw new UsageError(`game-of-life: cell (${x}, ${y}) is outside the ${width} × ${height} grid`);
+    }
+    ids.add(y * width + x);
+  }
+  return { width, height, alive: Int32Array.from([...ids].sort((a, b) => a - b)) };
+}
+
+function checkSize(width: number, height: number): void {
+  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width * height > MAX_CELLS) {
+    throw new UsageError(`game-of-life: the grid must be 1 … ${MAX_CELLS} cells with integer sides, got ${width} × ${height}`);
+  }
+}
+
+// ------------------------------------------------------------------ smmo version
+
+const grids = new WeakMap<Runtime, { width: number; height: number }>();
+
+function gridOf(rt: Runtime): { width: number; height: number } {
+  const g = grids.get(rt);
+  if (g === undefined) throw new UsageError('game-of-life: this runtime has no grid; call init() first');
+  return g;
+}
+
+/** Create the cells and the live agents, then the Candidates around them (as the original's load). */
+export async function init(rt: Runtime, start: GolStart): Promise<void> {
+  const { width, height, alive } = start;
+  if (grids.has(rt)) throw new UsageError('game-of-life: init() was already called on this runtime');
+  grids.set(rt, { width, height });
+  await rt.parallelNew(Cell, width * height);
+  resetCellTable(rt.context);
+  const cells = cellTable(rt.context, Cell, width * height);
+  for (let i = 0; i < alive.length; i++) {
+    const id = alive[i]!;
+    rt.get(Cell, cells[id]!).agent = rt.create(Alive, { cellId: id, isNew: true });
+  }
+  await rt.parallelDo(Alive, 'createCandidates', width, height);
+}
+
+/** One generation. */
+export async function step(rt: Runtime): Promise<void> {
+  const { width, height } = gridOf(rt);
+  // --- DECIDE ---
+  await rt.parallelDo(Candidate, 'prepare', width, height);
+  await rt.parallelDo(Alive, 'prepare', width, height);
+  // --- APPLY ---
+  await rt.parallelDo(Candidate, 'update', width, height);
+  await rt.parallelDo(Alive, 'update', width, height);
+  // --- NEW CANDIDATES ---
+  await rt.parallelDo(Alive, 'createCandidates', width, height);
+}
+
+/** Ids of the live cells, ascending. */
+export function aliveCells(rt: Runtime): Int32Array {
+  const ids = new Int32Array(rt.count(Alive));
+  let k = 0;
+  rt.deviceDo(Alive, (a) => {
+    ids[k++] = a.cellId;
+  });
+  return ids.sort();
+}
+
+/** Live cells plus the FNV-1a hash of their ids in cell order. */
+export function digest(rt: Runtime): number {
+  return digestOf(aliveCells(rt));
+}
+
+/** The digest of a set of live cell ids given in ascending order (shared with the baselines). */
+export function digestOf(aliveAscending: ArrayLike<number>): number {
+  let h = FNV_OFFSET;
+  for (let i = 0; i < aliveAscending.length; i++) h = fnvWord(h, aliveAscending[i]!);
+  return aliveAscending.length + h;
+}

@@ -1,0 +1,20 @@
+import type { App } from '../app.js';
+import { CLASSES, DEFAULTS, digest, init, step } from './wator.js';
+
+const app: App = {
+  name: 'wa-tor',
+  summary: 'predator-prey (fish and sharks) on a torus of cells; agents are created and deleted in waves',
+  classes: CLASSES,
+  flags: [
+    { name: 'width', type: 'int', description: 'torus width in cells', default: DEFAULTS.width },
+    { name: 'height', type: 'int', description: 'torus height in cells', default: DEFAULTS.height },
+  ],
+  iterations: DEFAULTS.iterations,
+  // Per cell: a Cell (≈ 46 bytes in its block) and at most one agent (≤ 33 bytes), with
+  // room for agent blocks left partly empty by deletions.
+  heapFor: (p) => (16 << 20) + Math.ceil(Number(p['width']) * Number(p['height']) * 112),
+  init: (rt, p, seed) => init(rt, Number(p['width']), Number(p['height']), seed),
+  step: (rt) => step(rt),
+  digest,
+};
+export default app;

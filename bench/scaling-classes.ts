@@ -1,0 +1,30 @@
+/**
+ * Classes of bench/scaling.ts, in their own module because worker threads import it
+ * (options.modules): importing the benchmark script itself would run it again.
+ */
+import { array, f64, object, u32 } from '../runtime/index.js';
+
+export const SCALING_CLASSES_URL = import.meta.url;
+
+/** The linux-scalability payload: 8 × f64 = 64 bytes (the smallest class: 32 slots per block). */
+export class Blob8 extends object({ a: f64, b: f64, c: f64, d: f64, e: f64, f: f64, g: f64, h: f64 }) {}
+
+/**
+ * One allocating lane: allocates k Blob8 and frees them again (the linux-scalability
+ * benchmark of the allocator papers, DynaSOAr Fig. 13a). Larger than Blob8 on purpose,
+ * so that Blob8 sets the block size.
+ */
+export class Allocator8 extends object({ allocated: u32, pad: array(f64, 8) }) {
+  allocFree(k: number): void {
+    const rt = this.runtime;
+    const held: Blob8[] = new Array<Blob8>(k);
+    for (let i = 0; i < k; i++) held[i] = rt.create(Blob8);
+    for (let i = 0; i < k; i++) rt.destroy(held[i]!);
+    this.allocated += k;
+  }
+}
+
+/** The cheapest possible do-all: measures the fork-join itself. */
+export class Empty extends object({ x: u32 }) {
+  nop(): void {}
+}

@@ -1,0 +1,279 @@
+/**
+ * Flags of `smmo run`: one table of definitions that both the parser and the help
+ * text are generated from, so `--help` (and the README's CLI reference, which a test
+ * compares with `--help`) cannot drift from what the parser accepts.
+ *
+ * Parsing is util.parseArgs in strict mode (unknown flags, missing values and stray
+ * arguments are errors); every value then goes through this module's own validation,
+ * which says what was wrong and what a good value looks like. Every failure is a
+ * CliUsageError (exit code 2).
+ */
+import { parseArgs } from 'node:util';
+import type { App, AppFlag, AppParams } from '../apps/app.js';
+import { parseSize, SmmoError } from '../runtime/index.js';
+import { CliUsageError } from './errors.js';
+
+// ------------------------------------------------------------------ definitions
+
+export const BACKENDS = ['ts', 'wasm', 'webgpu'] as const;
+export type Backend = (typeof BACKENDS)[number];
+
+/** What kind of value a flag takes; 'switch' takes none. */
+export type FlagKind = 'count' | 'positive' | 'u32' | 'float' | 'path' | 'size' | 'choice' | 'switch';
+
+export interface FlagSpec {
+  name: string;
+  kind: FlagKind;
+  /** Placeholder shown in help, e.g. 'K' in `--iterations K`. */
+  value?: string;
+  description: string;
+  /** Shown as "(default …)" in help; the parser applies defaults separately. */
+  defaultText?: string;
+  choices?: readonly string[];
+}
+
+/** The flags every app accepts (issue 6, "CLI contract"). */
+export const COMMON_FLAGS: readonly FlagSpec[] = [
+  { name: 'iterations', kind: 'count', value: 'K', description: 'iterations to run', defaultText: "the app's" },
+  { name: 'seed', kind: 'u32', value: 'S', description: 'seed of the random initial state, 0 … 4294967295', defaultText: '42' },
+  { name: 'threads', kind: 'positive', value: 'N', description: 'threads that run the do-alls', defaultText: '1' },
+  { name: 'backend', kind: 'choice', value: 'B', description: 'kernels to run: ts | wasm | webgpu', defaultText: 'ts', choices: BACKENDS },
+  {
+    name: 'heap',
+    kind: 'size',
+    value: 'SIZE',
+    description: 'heap size in bytes or with a unit: 64MB, 512MiB, 1GiB',
+    defaultText: 'sized for the app',
+  },
+  { name: 'checked', kind: 'switch', description: 'checked mode: validate handles on every access; validate the heap at the end' },
+  { name: 'json', kind: 'switch', description: 'print the summary as one JSON object, the last line of stdout' },
+  { name: 'quiet', kind: 'switch', description: 'no progress bar and no human summary' },
+];
+
+export const DEFAULT_SEED = 42;
+
+/** The flag table of an app's own flags (apps/app.ts AppFlag → FlagSpec). */
+export function appFlagSpecs(app: App): FlagSpec[] {
+  return app.flags.map((f: AppFlag): FlagSpec => {
+    const spec: FlagSpec = {
+      name: f.name,
+      kind: f.type === 'int' ? 'positive' : f.type,
+      value: f.type === 'int' ? 'N' : f.type === 'float' ? 'X' : 'FILE',
+      description: f.description,
+    };
+    if (f.default !== undefined) spec.defaultText = String(f.default);
+    return spec;
+  });
+}
+
+// ------------------------------------------------------------------ parsing
+
+export interface RunOptions {
+  iterations: number;
+  seed: number;
+  threads: number;
+  backend: Backend;
+  /** Heap bytes from --heap; undefined: ask the app (heapFor). */
+  heapBytes: number | undefined;
+  checked: boolean;
+  json: boolean;
+  quiet: boolean;
+  help: boolean;
+  /** The app's own flags, defaults applied. */
+  params: AppParams;
+}
+
+/**
+ * Parse the flags after `smmo run <app>`. `where` names the command in messages
+ * (e.g. "smmo run nbody").
+ */
+export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
+  const where = `smmo run ${app.name}`;
+  const own = appFlagSpecs(app);
+  const clash = own.find((f) => COMMON_FLAGS.some((c) => c.name === f.name) || f.name === 'help');
+  if (clash) throw new Error(`app ${app.name} declares flag --${clash.name}, which is a common flag of smmo run; rename it`);
+  const specs = [...COMMON_FLAGS, ...own];
+
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = { help: { type: 'boolean', short: 'h' } };
+  for (const s of specs) options[s.name] = { type: s.kind === 'switch' ? 'boolean' : 'string' };
+
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({ args: [...args], options, strict: true, allowPositionals: false }).values as typeof values;
+  } catch (e) {
+    throw parseError(e, args, specs, where);
+  }
+
+  // --help wins over everything else on the line, even over bad values.
+  if (values['help'] === true) return { ...defaults(app), help: true };
+
+  const text = (name: string): string | undefined => values[name] as string | undefined;
+  const params: AppParams = {};
+  for (const f of app.flags) {
+    const raw = text(f.name);
+    params[f.name] =
+      raw === undefined
+        ? f.default
+        : validate(
+            own.find((s) => s.name === f.name)!,
+            raw,
+            where,
+          );
+  }
+  const iterations = text('iterations');
+  const seed = text('seed');
+  const threads = text('threads');
+  const heap = text('heap');
+  return {
+    iterations: iterations === undefined ? app.iterations : (validate(spec('iterations'), iterations, where) as number),
+    seed: seed === undefined ? DEFAULT_SEED : (validate(spec('seed'), seed, where) as number),
+    threads: threads === undefined ? 1 : (validate(spec('threads'), threads, where) as number),
+    backend: (values['backend'] === undefined ? 'ts' : validate(spec('backend'), text('backend')!, where)) as Backend,
+    heapBytes: heap === undefined ? undefined : (validate(spec('heap'), heap, where) as number),
+    checked: values['checked'] === true,
+    json: values['json'] === true,
+    quiet: values['quiet'] === true,
+    help: false,
+    params,
+  };
+}
+
+/** The options of a plain `smmo run <app>`. */
+function defaults(app: App): RunOptions {
+  const params: AppParams = {};
+  for (const f of app.flags) params[f.name] = f.default;
+  return {
+    iterations: app.iterations,
+    seed: DEFAULT_SEED,
+    threads: 1,
+    backend: 'ts',
+    heapBytes: undefined,
+    checked: false,
+    json: false,
+    quiet: false,
+    help: false,
+    params,
+  };
+}
+
+function spec(name: string): FlagSpec {
+  return COMMON_FLAGS.find((s) => s.name === name)!;
+}
+
+/** Check one flag value; returns it converted (number for numeric kinds). */
+export function validate(s: FlagSpec, raw: string, where: string): number | string {
+  const bad = (wanted: string, example: string): CliUsageError =>
+    new CliUsageError(`${where}: --${s.name} must be ${wanted}, got '${raw}' (e.g. --${s.name} ${example})`);
+  switch (s.kind) {
+    case 'count':
+    case 'positive':
+    case 'u32': {
+      // Digits only: '1e3', '0x10', '2.0' and '' are rejected rather than guessed at.
+      const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+      const min = s.kind === 'positive' ? 1 : 0;
+      if (!(n >= min && n <= 0xffffffff)) {
+        throw bad(`an integer in ${min} … 4294967295`, s.kind === 'u32' ? '7' : '100');
+      }
+      return n;
+    }
+    case 'float': {
+      const n = raw.trim() === '' ? NaN : Number(raw);
+      if (!Number.isFinite(n)) throw bad('a finite number', '0.5');
+      return n;
+    }
+    case 'path':
+      if (raw === '') throw bad('a file path', 'data/input.pgm');
+      return raw;
+    case 'size': {
+      let n: number;
+      try {
+        n = parseSize(raw);
+      } catch (e) {
+        if (e instanceof SmmoError) throw bad('a size in bytes or with a unit', '64MB');
+        throw e;
+      }
+      if (!(n > 0)) throw bad('a positive size', '64MB');
+      return n;
+    }
+    case 'choice':
+      if (!s.choices!.includes(raw)) throw bad(`one of ${s.choices!.join(', ')}`, s.choices![0]!);
+      return raw;
+    case 'switch':
+      return raw;
+  }
+}
+
+/** Turn a util.parseArgs error into one line that says what was wrong and what to do. */
+function parseError(e: unknown, args: readonly string[], specs: readonly FlagSpec[], where: string): Error {
+  const code = (e as { code?: string }).code;
+  const message = (e as Error).message ?? String(e);
+  const quoted = /'([^']*)'/.exec(message)?.[1] ?? '';
+  const help = `see '${where} --help'`;
+  switch (code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
+      const guess = closest(quoted.replace(/^-+/, '').split('=')[0]!, [...specs.map((s) => s.name), 'help']);
+      return new CliUsageError(
+        `${where}: unknown flag ${quoted}${guess ? ` (did you mean --${guess}?)` : ''}; ${help} for the flags it accepts`,
+      );
+    }
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': {
+      const name = quoted.replace(/^-+/, '').split(' ')[0]!;
+      const s = specs.find((x) => x.name === name);
+      if (s?.kind === 'switch' || name === 'help') return new CliUsageError(`${where}: --${name} takes no value; write just --${name}`);
+      const at = args.indexOf(`--${name}`);
+      const next = at >= 0 ? args[at + 1] : undefined;
+      if (next !== undefined) {
+        return new CliUsageError(
+          `${where}: --${name} needs a value but is followed by '${next}'; write --${name} ${s?.value ?? 'VALUE'}` +
+            (next.startsWith('-') && next.length > 1 && /^-\d/.test(next)
+              ? ` (a value starting with '-' must be written --${name}=${next})`
+              : ''),
+        );
+      }
+      return new CliUsageError(`${where}: --${name} needs a value: --${name} ${s?.value ?? 'VALUE'}; ${help}`);
+    }
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return new CliUsageError(`${where}: unexpected argument '${quoted}' (flags are written --name value); ${help}`);
+    default:
+      return e instanceof Error ? e : new Error(String(e));
+  }
+}
+
+/** The candidate nearest to `word` by edit distance, if it is near enough to be a typo. */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const c of candidates) {
+    const d = editDistance(word, c);
+    if (d < bestD) {
+      bestD = d;
+      best = c;
+    }
+  }
+  return best !== undefined && bestD <= Math.max(1, Math.floor(best.length / 3)) ? best : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+// ------------------------------------------------------------------ help text
+
+/** Two-column flag list: `  --name VALUE   description (default …)`. */
+export function formatFlags(specs: readonly FlagSpec[], extra: readonly [string, string][] = []): string {
+  const rows: [string, string][] = specs.map((s) => [
+    `--${s.name}${s.value ? ` ${s.value}` : ''}`,
+    s.description + (s.defaultText !== undefined ? ` (default: ${s.defaultText})` : ''),
+  ]);
+  rows.push(...extra);
+  const width = Math.max(...rows.map((r) => r[0].length)) + 3;
+  return rows.map(([l, r]) => `  ${l.padEnd(width)}${r}`).join('\n');
+}

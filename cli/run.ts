@@ -1,0 +1,174 @@
+/**
+ * `smmo run <app>`: create a runtime for the app's classes, create the initial objects,
+ * run K iterations (each the app's list of do-alls), then report what happened: a
+ * human summary, or with --json one JSON object as the last line of stdout.
+ *
+ * Timing: `seconds` covers the K iterations only; runtime creation plus the app's init
+ * are `initSeconds`; the digest, the statistics and (with --checked) the final
+ * validateHeap() are outside both.
+ *
+ * Errors: a UsageError while setting up (runtime options such as --threads, or an
+ * app's parameters and input files) is the command line's fault: it becomes a
+ * CliUsageError (exit 2). Everything the runtime throws later (HeapExhaustedError, …)
+ * propagates to main.ts (exit 1).
+ */
+import { cpus } from 'node:os';
+import type { App } from '../apps/app.js';
+import { appModule } from '../apps/registry.js';
+import { createRuntime, UsageError, type Runtime, type RuntimeOptions } from '../runtime/index.js';
+import { CliUsageError } from './errors.js';
+import type { Backend, RunOptions } from './flags.js';
+import { progressBar } from './progress.js';
+
+/** What `--json` prints (one object, the last line of stdout). */
+export interface RunReport {
+  app: string;
+  backend: string;
+  threads: number;
+  iterations: number;
+  /** Seconds spent in the K iterations. */
+  seconds: number;
+  /** Seconds spent creating the runtime and the initial objects. */
+  initSeconds: number;
+  iterationsPerSecond: number;
+  digest: number;
+  /** Live objects per concrete class. */
+  objects: Record<string, number>;
+  heap: { bytes: number; blockBytes: number; blocks: number; usedBlocks: number; fragmentation: number };
+  params: Record<string, number | string | null>;
+  seed: number;
+  checked: boolean;
+  /** With --checked: validateHeap() passed after the last iteration. */
+  heapValidated: boolean;
+  version: string;
+  node: string;
+  machine: { cpu: string; cores: number; platform: string; arch: string };
+}
+
+/** Run `app` as `opts` says; `version` is smmo's (for the report). */
+export async function runApp(app: App, opts: RunOptions, version: string): Promise<RunReport> {
+  const where = `smmo run ${app.name}`;
+  const heapBytes = opts.heapBytes ?? app.heapFor(opts.params);
+  const t0 = performance.now();
+  let rt: Runtime;
+  try {
+    const options: RuntimeOptions = {
+      classes: app.classes,
+      heap: heapBytes,
+      checked: opts.checked,
+      threads: opts.threads,
+      backend: opts.backend,
+      // Worker threads import the app's module to find its classes.
+      modules: [appModule(app.name) ?? new URL(`../apps/${app.name}/index.js`, import.meta.url)],
+    };
+    rt = await createRuntime(options);
+  } catch (e) {
+    if (e instanceof UsageError) throw new CliUsageError(`${where}: ${e.message}`);
+    throw e;
+  }
+  try {
+    // The report names the backend the runtime says it uses, never just the one asked for.
+    const backend: Backend = rt.backend;
+    if (backend !== opts.backend) {
+      throw new CliUsageError(
+        `${where}: --backend ${opts.backend} is not available in this build (it runs the ${backend} kernels); use --backend ${backend}`,
+      );
+    }
+    try {
+      await app.init(rt, opts.params, opts.seed);
+    } catch (e) {
+      if (e instanceof UsageError) throw new CliUsageError(`${where}: ${e.message}`);
+      throw e;
+    }
+    await rt.prepare(); // backend 'webgpu': compile the GPU kernels outside the timing; others: no-op
+    const t1 = performance.now();
+
+    const bar = progressBar(process.stderr, app.name, opts.iterations, !opts.json && !opts.quiet);
+    try {
+      for (let k = 0; k < opts.iterations; k++) {
+        await app.step(rt, k);
+        bar?.update(k + 1);
+      }
+    } finally {
+      bar?.finish();
+    }
+    // Backend 'webgpu': wait for the GPU and bring its results into the heap (inside the
+    // timing: the iterations are done when their results are on the host). Others: no-op.
+    await rt.sync();
+    const t2 = performance.now();
+
+    const digest = app.digest(rt);
+    const stats = rt.stats();
+    if (opts.checked) rt.validateHeap();
+    const seconds = (t2 - t1) / 1000;
+    const cpu = cpus();
+    const params: Record<string, number | string | null> = {};
+    for (const [k, v] of Object.entries(opts.params)) params[k] = v ?? null;
+    return {
+      app: app.name,
+      backend,
+      threads: opts.threads,
+      iterations: opts.iterations,
+      seconds,
+      initSeconds: (t1 - t0) / 1000,
+      iterationsPerSecond: seconds > 0 ? opts.iterations / seconds : 0,
+      digest,
+      objects: rt.objectCounts(),
+      heap: {
+        bytes: stats.heap.bytes,
+        blockBytes: stats.heap.blockBytes,
+        blocks: stats.heap.blocks,
+        usedBlocks: stats.heap.usedBlocks,
+        fragmentation: stats.heap.fragmentation,
+      },
+      params,
+      seed: opts.seed,
+      checked: opts.checked,
+      heapValidated: opts.checked,
+      version,
+      node: process.version,
+      machine: { cpu: cpu[0]?.model.trim() ?? 'unknown', cores: cpu.length, platform: process.platform, arch: process.arch },
+    };
+  } finally {
+    await rt.close();
+  }
+}
+
+/** The human summary printed at the end of a run. */
+export function formatSummary(r: RunReport): string {
+  const params = Object.entries(r.params)
+    .map(([k, v]) => `${k}=${v ?? '-'}`)
+    .join(' ');
+  const objects = Object.entries(r.objects)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  const rows: [string, string][] = [
+    ['app', r.app],
+    ['backend', r.backend],
+    ['threads', String(r.threads)],
+    ['parameters', `${params}${params ? ' ' : ''}seed=${r.seed}${r.checked ? ' checked' : ''}`],
+    ['iterations', String(r.iterations)],
+    ['seconds', `${r.seconds.toFixed(3)} (${r.iterationsPerSecond.toFixed(1)} iterations/s; init ${r.initSeconds.toFixed(3)} s)`],
+    ['digest', String(r.digest)],
+    ['objects', objects || 'none'],
+    [
+      'heap',
+      `${r.heap.usedBlocks} / ${r.heap.blocks} blocks used (${formatBytes(r.heap.bytes)}, ${r.heap.blockBytes}-byte blocks), ` +
+        `fragmentation ${(r.heap.fragmentation * 100).toFixed(1)} %`,
+    ],
+  ];
+  if (r.checked) rows.push(['checks', r.heapValidated ? 'validateHeap() passed' : 'not run']);
+  return rows.map(([k, v]) => `${k.padEnd(12)}${v}`).join('\n');
+}
+
+/** 64 MiB, 1.5 GiB, 900 KiB. */
+export function formatBytes(n: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB'];
+  let u = 0;
+  let v = n;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${Number.isInteger(v) ? v : v.toFixed(1)} ${units[u]}`;
+}

@@ -1,0 +1,67 @@
+/**
+ * Typed errors of the WebGPU backend. Each says what was wrong and what to do.
+ */
+import { SmmoError } from '../errors.js';
+
+/** How to get a WebGPU adapter on Linux, shared by the messages below and the docs. */
+export const HOW_TO_GET_AN_ADAPTER =
+  "To get one: on a machine without a GPU install Debian/Ubuntu's `chromium` package (it ships SwiftShader, a " +
+  'software Vulkan driver) and the Vulkan loader `libvulkan1` (or start node with LD_LIBRARY_PATH=/usr/lib/chromium), ' +
+  'and set VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json (smmo sets it by itself when that file exists ' +
+  'and neither VK_ICD_FILENAMES nor VK_DRIVER_FILES is set); on a machine with a GPU install its Vulkan driver ' +
+  "(NVIDIA: the proprietary driver's Vulkan ICD, e.g. VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json; " +
+  "AMD/Intel: Mesa's radv/anv) and libvulkan1.";
+
+/**
+ * No WebGPU device can be had: the optional npm package `webgpu` is not installed or
+ * cannot load, or Dawn found no adapter. `reason` tells which.
+ */
+export class GpuUnavailableError extends SmmoError {
+  constructor(
+    readonly reason: 'no-package' | 'no-adapter' | 'no-device' | 'software-only',
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`WebGPU backend unavailable (${reason}): ${detail}`, options);
+  }
+}
+
+/** The GPU reported an error (shader compilation, validation, out of memory, device lost). */
+export class GpuError extends SmmoError {}
+
+/**
+ * A device-side heap operation (WGSL allocator) failed: the heap was full, a retry loop
+ * hit its iteration cap, or a free named a slot that was not allocated. `codes` are the
+ * status bits (STATUS_* in runtime/webgpu/wgsl/alloc.wgsl) that the invocations reported.
+ */
+export class GpuHeapError extends SmmoError {
+  constructor(
+    readonly codes: number,
+    readonly failedInvocations: number,
+  ) {
+    super(
+      `device-side heap operation failed in ${failedInvocations} invocation(s): ${describeStatus(codes)}. ` +
+        'Heap full: create the runtime with a larger heap. Retry cap: the heap may be corrupted (run validateHeap()) or ' +
+        'the GPU does not make progress for spinning invocations (use workgroup size 1 for allocating kernels).',
+    );
+  }
+}
+
+/** Status bits written by the WGSL allocator (must match alloc.wgsl). */
+export const STATUS = {
+  HEAP_FULL: 1,
+  SPIN_CAP: 2,
+  BAD_FREE: 4,
+  DOUBLE_FREE: 8,
+} as const;
+
+export function describeStatus(codes: number): string {
+  const parts: string[] = [];
+  if (codes & STATUS.HEAP_FULL) parts.push('heap full (no free block)');
+  if (codes & STATUS.SPIN_CAP) parts.push('a retry loop reached its iteration cap');
+  if (codes & STATUS.BAD_FREE) parts.push("free of a slot in a free block or beyond the type's slots");
+  if (codes & STATUS.DOUBLE_FREE) parts.push('free of a slot that was not allocated');
+  const other = codes & ~0xf;
+  if (other) parts.push(`unknown status bits 0x${other.toString(16)}`);
+  return parts.join('; ') || 'no error';
+}

@@ -1,0 +1,582 @@
+/// <reference types="@webgpu/types" />
+/**
+ * GpuRunner: runs do-alls of a Runtime on the GPU through WGSL kernels, keeping the heap
+ * on the GPU across consecutive GPU passes. A runtime created with backend 'webgpu' has
+ * one (rt.gpu) and routes parallelDo through tryParallelDo(); it can also be used on its
+ * own over a 'ts' runtime (tests, custom kernels):
+ *
+ *   const gpu = await GpuRunner.create(rt);           // acquires a device (device.ts)
+ *   await gpu.parallelDo(Body, 'computeForce');       // WGSL kernel: runs on the GPU
+ *   await gpu.parallelDo(Body, 'update', 0.02);
+ *   await gpu.toHost();                               // host reads (digest, stats) after this
+ *   rt.deviceDo(Body, …);                             // after host writes: gpu.hostWrote()
+ *   await gpu.close();
+ *
+ * Pass semantics (paper §2.1, thread.ts): a do-all visits the objects that exist when it
+ * starts: the block list R (block-list region of the heap) and the iteration bitmaps
+ * written by ThreadContext.snapshot(). The runner takes that snapshot on the host and
+ * uploads it. It stays valid for later GPU passes as long as no object is created or
+ * deleted: WGSL kernels that do not allocate (`allocates` unset) keep it, so consecutive
+ * GPU passes reuse it without any transfer. The snapshot is taken again when the host
+ * changed the heap (hostWrote(), a TypeScript pass) or an allocating kernel ran.
+ *
+ * Coherence (gpu-heap.ts): before a GPU pass the heap is uploaded if the host is newer;
+ * before host access (toHost(), a TypeScript fallback pass) it is downloaded if the GPU
+ * is newer. A method without a WGSL kernel falls back to TypeScript after a download
+ * (stats.fallbackPasses, stats.fallbacks by method).
+ *
+ * Submission: dispatches go into one open compute pass; it is submitted every
+ * `passesPerSubmit` do-alls and whenever the host needs data. At most MAX_IN_FLIGHT
+ * submissions are outstanding (parallelDo awaits the oldest), so the queue is bounded.
+ */
+import { UsageError } from '../errors.js';
+import type { Runtime } from '../runtime.js';
+import { SmmoObject, type SmmoClass } from '../schema.js';
+import type { TypeLayout } from '../layout.js';
+import { BufferUsage, GpuContext, type GpuOptions } from './device.js';
+import { GpuError } from './errors.js';
+import { GpuHeap } from './gpu-heap.js';
+import { ownKernels, type KernelSpec } from '../kernels.js';
+import { declaredSpec, findWgslKernel, kernelKey, kernelMismatch, kernelValues, type WgslKernel } from './wgsl-kernels.js';
+import { loadWgsl, overridesOf, wgslPrelude } from './wgsl.js';
+
+const MAX_IN_FLIGHT = 3;
+/** SPLIT = 0 (auto): aim at this many workgroups per dispatch, with at most AUTO_SPLIT_MAX parts (measured on an H100: docs/webgpu.md). */
+export const AUTO_SPLIT_GROUPS = 4096;
+export const AUTO_SPLIT_MAX = 32;
+/** Compiled pipelines per device, keyed by source + entry + constants. */
+const PIPELINES = new WeakMap<GpuContext, Map<string, Promise<GPUComputePipeline>>>();
+const PARAMS_BYTES = 64;
+const MAX_PARAM_CACHE = 512;
+
+export interface GpuRunnerOptions extends GpuOptions {
+  /** Use this acquired context (the runner will not close it); default: acquire one. */
+  gpu?: GpuContext;
+  /** Override constants per kernel, e.g. { 'Body.computeForce': { WG: 256, SPLIT: 4 } }. */
+  tunables?: Record<string, Record<string, number>>;
+  /** Do-alls encoded before a submit (default 32). */
+  passesPerSubmit?: number;
+}
+
+export interface GpuRunnerStats {
+  /** Do-alls run by WGSL kernels. */
+  gpuPasses: number;
+  /** Do-alls run in TypeScript because their method has no (usable) WGSL kernel. */
+  fallbackPasses: number;
+  /** Fallback passes by 'Class.method', with the reason. */
+  fallbacks: Record<string, { passes: number; reason: string }>;
+  /** Tunables of the last GPU pass of each 'Class.method' (automatic values resolved). */
+  tunables: Record<string, Record<string, number>>;
+  dispatches: number;
+  submits: number;
+  snapshots: number;
+  uploads: number;
+  uploadBytes: number;
+  downloads: number;
+  downloadBytes: number;
+}
+
+interface Resolved {
+  kernel: WgslKernel;
+  type: TypeLayout;
+  spec: KernelSpec;
+  /** 'Class.method' */
+  label: string;
+}
+
+interface ParamEntry {
+  buffer: GPUBuffer;
+  bindGroups: Map<string, GPUBindGroup>;
+}
+
+export class GpuRunner {
+  readonly gheap: GpuHeap;
+  readonly prelude: string;
+  private readonly ownsGpu: boolean;
+  private readonly tunables: Record<string, Record<string, number>>;
+  private readonly passesPerSubmit: number;
+  private readonly params = new Map<string, ParamEntry>();
+  private encoder: GPUCommandEncoder | null = null;
+  private pass: GPUComputePassEncoder | null = null;
+  private encodedPasses = 0;
+  private readonly inFlight: Promise<unknown>[] = [];
+  /** [start, count] per type id of the snapshot in the heap's block-list region; null: take one. */
+  private lists: Int32Array | null = null;
+  private scratch: GPUBuffer;
+  private scratchGeneration = 0;
+  private closed = false;
+  private readonly counters = { gpuPasses: 0, fallbackPasses: 0, dispatches: 0, submits: 0, snapshots: 0 };
+  private readonly fallbacks: Record<string, { passes: number; reason: string }> = {};
+  private readonly tunablesUsed: Record<string, Record<string, number>> = {};
+
+  private constructor(
+    readonly rt: Runtime,
+    readonly gpu: GpuContext,
+    options: GpuRunnerOptions,
+  ) {
+    this.ownsGpu = options.gpu === undefined;
+    this.tunables = options.tunables ?? {};
+    this.passesPerSubmit = Math.max(1, options.passesPerSubmit ?? 32);
+    this.gheap = new GpuHeap(gpu, rt.heap);
+    this.prelude = wgslPrelude(rt.heap);
+    this.scratch = gpu.device.createBuffer({ size: 256, usage: BufferUsage.STORAGE, label: 'smmo scratch' });
+  }
+
+  /** A runner for `rt` on a device acquired with `options` (or options.gpu). */
+  static async create(rt: Runtime, options: GpuRunnerOptions = {}): Promise<GpuRunner> {
+    const gpu = options.gpu ?? (await GpuContext.acquire(options));
+    try {
+      return new GpuRunner(rt, gpu, options);
+    } catch (e) {
+      if (options.gpu === undefined) await gpu.close();
+      throw e;
+    }
+  }
+
+  get stats(): GpuRunnerStats {
+    const t = this.gheap.stats;
+    return {
+      ...this.counters,
+      fallbacks: structuredClone(this.fallbacks),
+      tunables: structuredClone(this.tunablesUsed),
+      uploads: t.uploads,
+      uploadBytes: t.uploadBytes,
+      downloads: t.downloads,
+      downloadBytes: t.downloadBytes,
+    };
+  }
+
+  /** Whether the GPU copy holds changes the host heap lacks (call toHost() before reading the heap). */
+  get gpuNewer(): boolean {
+    return this.gheap.gpuNewer;
+  }
+
+  // ---------------------------------------------------------------- kernels
+
+  /** The WGSL kernel that would run `cls.method`, or why none can. */
+  resolve(cls: SmmoClass, method: string): Resolved | { reason: string } {
+    const t = this.rt.table.byClass(cls);
+    if (!t)
+      throw new UsageError(`parallelDo: class ${(cls as { name?: string })?.name ?? String(cls)} is not registered with this runtime`);
+    if (t.abstract || t.concrete.length !== 1) {
+      return {
+        reason: t.abstract
+          ? `${t.name} is abstract (the GPU runs one concrete class per pass)`
+          : `${t.name} has subclasses (the GPU runs one concrete class per pass)`,
+      };
+    }
+    const spec = declaredSpec(t, method);
+    if (spec === null) return { reason: `${t.name} declares no kernel for ${method} (static [KERNELS])` };
+    const kernel = findWgslKernel(spec.export);
+    if (!kernel) return { reason: `no WGSL kernel for contract ${spec.export}` };
+    const why = kernelMismatch(kernel, t, spec);
+    return why === null
+      ? { kernel, type: t, spec, label: kernelKey(t.name, method) }
+      : { reason: `WGSL kernel ${spec.export} does not fit: ${why}` };
+  }
+
+  hasKernel(cls: SmmoClass, method: string): boolean {
+    return 'kernel' in this.resolve(cls, method);
+  }
+
+  /**
+   * Run `method` on every object of `cls` that exists now: on the GPU if it has a WGSL
+   * kernel, else in TypeScript on the calling thread (rt.doAll) after bringing the heap
+   * to the host. Returns where it ran.
+   */
+  async parallelDo(cls: SmmoClass, method: string, ...args: unknown[]): Promise<'gpu' | 'ts'> {
+    if (await this.tryParallelDo(cls, method, args)) return 'gpu';
+    this.rt.doAll(cls, method, args);
+    return 'ts';
+  }
+
+  /**
+   * The GPU half of a do-all: run `method` on the GPU and return true, or, when it has no
+   * usable WGSL kernel, bring the heap to the host, count the fallback and return false;
+   * the caller then runs the pass on the CPU (Runtime.parallelDo with backend 'webgpu'
+   * does, on its worker threads if it has them).
+   */
+  async tryParallelDo(cls: SmmoClass, method: string, args: readonly unknown[]): Promise<boolean> {
+    this.live('parallelDo');
+    const r = this.resolve(cls, method);
+    if ('kernel' in r) {
+      await this.runKernel(r, args);
+      return true;
+    }
+    await this.toHost();
+    this.hostWrote();
+    const key = `${(cls as { name: string }).name}.${method}`;
+    const f = (this.fallbacks[key] ??= { passes: 0, reason: r.reason });
+    f.passes++;
+    this.counters.fallbackPasses++;
+    return false;
+  }
+
+  /** Compile the pipelines of `cls.method` now (so that a timed run does not include compilation); false if it has no kernel. */
+  async prepare(cls: SmmoClass, method: string): Promise<boolean> {
+    const r = this.resolve(cls, method);
+    if (!('kernel' in r)) return false;
+    const consts = this.constantsFor(r, this.rt.main.occupancy(r.type.id).blocks);
+    await this.pipeline(r.kernel.file, r.kernel.libraries ?? [], 'main', consts);
+    if (r.kernel.dispatch === 'split-reduce' && (consts['SPLIT'] ?? 1) > 1)
+      await this.pipeline(r.kernel.file, r.kernel.libraries ?? [], 'reduce', consts);
+    return true;
+  }
+
+  /** Compile the pipelines of every (concrete class, method) of the runtime that has a usable WGSL kernel; returns their names. */
+  async prepareAll(): Promise<string[]> {
+    const done: string[] = [];
+    for (const id of this.rt.table.concreteIds) {
+      const t = this.rt.table.types[id]!;
+      const methods = new Set<string>();
+      for (let c: SmmoClass | null = t.cls; c !== null && (c as unknown) !== SmmoObject; c = Object.getPrototypeOf(c) as SmmoClass | null) {
+        for (const spec of ownKernels(c)) methods.add(spec.method);
+      }
+      for (const m of methods) if (await this.prepare(t.cls, m)) done.push(kernelKey(t.name, m));
+    }
+    return done;
+  }
+
+  private async runKernel(r: Resolved, args: readonly unknown[]): Promise<void> {
+    const { kernel: k, type: t, label } = r;
+    if (args.length !== k.args.length) {
+      throw new UsageError(
+        `parallelDo(${label}): the WGSL kernel takes ${k.args.length} argument(s) (${k.args.join(', ')}), got ${args.length}`,
+      );
+    }
+    await this.ensureSnapshot();
+    const lists = this.lists!;
+    const start = lists[2 * t.id]!;
+    const count = lists[2 * t.id + 1]!;
+    const consts = this.constantsFor(r, count);
+    this.tunablesUsed[label] = Object.fromEntries(Object.keys(k.tunables).map((n) => [n, consts[n]!]));
+    const main = await this.pipeline(k.file, k.libraries ?? [], 'main', consts);
+    const reduce =
+      k.dispatch === 'split-reduce' && (consts['SPLIT'] ?? 1) > 1 ? await this.pipeline(k.file, k.libraries ?? [], 'reduce', consts) : null;
+    if (count > 0) {
+      const wg = consts['WG']!;
+      const invocations = count * 32;
+      const groups = Math.ceil(invocations / wg);
+      const split = k.dispatch === 'split-reduce' ? (consts['SPLIT'] ?? 1) : 1;
+      if (split > 1) this.ensureScratch(split * invocations * 8);
+      const entry = this.paramEntry(r, start, count, args);
+      this.dispatch(main, this.bindGroup(entry, main, 'main', k.dispatch === 'split-reduce'), groups, split);
+      if (reduce) this.dispatch(reduce, this.bindGroup(entry, reduce, 'reduce', true), groups, 1);
+    }
+    this.gheap.gpuNewer = true;
+    if (k.allocates) this.lists = null;
+    this.counters.gpuPasses++;
+    if (++this.encodedPasses >= this.passesPerSubmit) await this.submit();
+  }
+
+  /**
+   * Override constants of kernel k for type t over `blocks` listed blocks: tunables
+   * (defaults, then options) and field offsets. SPLIT = 0 means automatic: enough parts
+   * that the dispatch has about AUTO_SPLIT_GROUPS workgroups (few bodies leave most of a
+   * large GPU idle otherwise), at most AUTO_SPLIT_MAX.
+   */
+  private constantsFor(r: Resolved, blocks: number): Record<string, number> {
+    const { kernel: k, type: t, spec, label } = r;
+    const consts: Record<string, number> = { ...k.tunables, ...(this.tunables[label] ?? {}), ...kernelValues(k, spec) };
+    for (const name of Object.keys(k.fields)) consts[`F_${name}`] = t.fields.find((f) => f.name === name)!.offsets[0]!;
+    const wg = consts['WG'];
+    if (wg === undefined || !Number.isInteger(wg) || wg < 1 || wg > this.gpu.info.maxComputeInvocationsPerWorkgroup) {
+      throw new UsageError(`${label}: WG=${wg} must be an integer in 1…${this.gpu.info.maxComputeInvocationsPerWorkgroup}`);
+    }
+    if (k.dispatch === 'split-reduce') {
+      if (consts['SPLIT'] === 0 && this.gpu.info.software) {
+        // A CPU adapter runs a handful of workgroups at a time: parts only repeat the tile loads (measured on SwiftShader).
+        consts['SPLIT'] = 1;
+      } else if (consts['SPLIT'] === 0) {
+        const groups = Math.max(1, Math.ceil((blocks * 32) / wg));
+        consts['SPLIT'] = Math.max(1, Math.min(AUTO_SPLIT_MAX, Math.floor(AUTO_SPLIT_GROUPS / groups)));
+      }
+      const split = consts['SPLIT'] ?? 1;
+      if (wg % 32 !== 0) throw new UsageError(`${label}: WG=${wg} must be a multiple of 32 (a tile is WG/32 blocks)`);
+      if (!Number.isInteger(split) || split < 1 || split > 64) throw new UsageError(`${label}: SPLIT=${split} must be an integer in 1…64`);
+    }
+    return consts;
+  }
+
+  /** Take the host snapshot (block lists + iteration bitmaps) if the current one is stale, and upload. */
+  private async ensureSnapshot(): Promise<void> {
+    if (this.lists !== null && !this.gheap.hostNewer) return;
+    if (this.gheap.gpuNewer) await this.gheap.download(() => this.submitNow());
+    this.lists = this.rt.main.snapshot();
+    this.counters.snapshots++;
+    this.gheap.upload();
+  }
+
+  private ensureScratch(bytes: number): void {
+    if (this.scratch.size >= bytes) return;
+    // Bind groups of the old buffer stay valid for work already encoded; new ones use the new buffer.
+    const old = this.scratch;
+    this.scratch = this.gpu.device.createBuffer({ size: Math.max(bytes, old.size * 2), usage: BufferUsage.STORAGE, label: 'smmo scratch' });
+    this.scratchGeneration++;
+    this.afterSubmit(() => old.destroy());
+  }
+
+  private pendingDestroys: (() => void)[] = [];
+  private afterSubmit(fn: () => void): void {
+    this.pendingDestroys.push(fn);
+  }
+
+  private paramEntry(r: Resolved, start: number, count: number, args: readonly unknown[]): ParamEntry {
+    const { kernel: k, type: t, label } = r;
+    const key = `${label}|${t.id}|${start}|${count}|${args.map(String).join(',')}`;
+    let e = this.params.get(key);
+    if (e === undefined) {
+      if (this.params.size >= MAX_PARAM_CACHE) {
+        const old = [...this.params.values()];
+        this.params.clear();
+        this.afterSubmit(() => old.forEach((o) => o.buffer.destroy()));
+      }
+      const data = new ArrayBuffer(PARAMS_BYTES);
+      const dv = new DataView(data);
+      dv.setUint32(0, start, true);
+      dv.setUint32(4, count, true);
+      k.args.forEach((kind, i) => {
+        const v = Number(args[i]);
+        if (!Number.isFinite(v))
+          throw new UsageError(`parallelDo(${label}): argument ${i} must be a finite number, got ${String(args[i])}`);
+        if (kind === 'f32') dv.setFloat32(16 + 4 * i, v, true);
+        else if (kind === 'u32') dv.setUint32(16 + 4 * i, v >>> 0, true);
+        else dv.setInt32(16 + 4 * i, v | 0, true);
+      });
+      const buffer = this.gpu.device.createBuffer({
+        size: PARAMS_BYTES,
+        usage: BufferUsage.UNIFORM | BufferUsage.COPY_DST,
+        label: `params ${key}`,
+      });
+      this.gpu.device.queue.writeBuffer(buffer, 0, data);
+      e = { buffer, bindGroups: new Map() };
+      this.params.set(key, e);
+    }
+    return e;
+  }
+
+  private bindGroup(e: ParamEntry, pipeline: GPUComputePipeline, entry: string, withScratch: boolean): GPUBindGroup {
+    const key = `${entry}|${this.scratchGeneration}`;
+    let bg = e.bindGroups.get(key);
+    if (bg === undefined) {
+      const entries: GPUBindGroupEntry[] = [
+        { binding: 0, resource: { buffer: this.gheap.buffer } },
+        { binding: 1, resource: { buffer: e.buffer } },
+      ];
+      if (withScratch) entries.push({ binding: 2, resource: { buffer: this.scratch } });
+      bg = this.gpu.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+      e.bindGroups.set(key, bg);
+    }
+    return bg;
+  }
+
+  // ---------------------------------------------------------------- low level (also for tests)
+
+  /**
+   * A compute pipeline for `file` (+ libraries) after the prelude, entry point `entry`,
+   * with these override constants (only those the source declares are passed).
+   */
+  pipeline(file: string, libraries: readonly string[], entry: string, constants: Record<string, number>): Promise<GPUComputePipeline> {
+    const parts: [string, string][] = [
+      ['prelude', this.prelude],
+      [file, loadWgsl(file)],
+      ...libraries.map((l): [string, string] => [l, loadWgsl(l)]),
+    ];
+    const source = parts.map((p) => p[1]).join('\n');
+    const declared = overridesOf(source);
+    const consts: Record<string, number> = {};
+    for (const [k, v] of Object.entries(constants)) if (declared.has(k)) consts[k] = v;
+    const key = `${file}|${libraries.join(',')}|${entry}|${JSON.stringify(consts)}`;
+    // Cached per device and full source: runners of heaps with the same plan share pipelines.
+    let cache = PIPELINES.get(this.gpu);
+    if (cache === undefined) PIPELINES.set(this.gpu, (cache = new Map()));
+    const full = `${source}\n//${key}`;
+    let p = cache.get(full);
+    if (p === undefined) {
+      p = this.compile(file, source, parts, entry, consts);
+      cache.set(full, p);
+      const c = cache;
+      p.catch(() => c.delete(full));
+    }
+    return p;
+  }
+
+  private async compile(
+    file: string,
+    source: string,
+    parts: readonly [string, string][],
+    entry: string,
+    constants: Record<string, number>,
+  ): Promise<GPUComputePipeline> {
+    const device = this.gpu.device;
+    const module = device.createShaderModule({ code: source, label: file });
+    const info = await module.getCompilationInfo();
+    const errors = info.messages.filter((m) => m.type === 'error');
+    if (errors.length > 0) {
+      // Map the line of the concatenated source back to its file.
+      const where = (line: number): string => {
+        let first = 1;
+        for (const [name, text] of parts) {
+          const n = text.split('\n').length;
+          if (line < first + n) return `${name}:${line - first + 1}`;
+          first += n;
+        }
+        return `line ${line}`;
+      };
+      const lines = errors.map((m) => `${where(m.lineNum)}:${m.linePos}: ${m.message}`);
+      throw new GpuError(`WGSL compilation failed:\n  ${lines.join('\n  ')}`);
+    }
+    try {
+      return await device.createComputePipelineAsync({
+        layout: 'auto',
+        compute: { module, entryPoint: entry, constants },
+        label: `${file}:${entry}`,
+      });
+    } catch (e) {
+      throw new GpuError(`${file}: creating the compute pipeline for '${entry}' failed: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  /** Encode a dispatch of `groups` workgroups (2-D when over the per-dimension limit) × z. */
+  dispatch(pipeline: GPUComputePipeline, bindGroup: GPUBindGroup, groups: number, z = 1): void {
+    if (groups <= 0) return;
+    const max = this.gpu.info.maxComputeWorkgroupsPerDimension;
+    const x = Math.min(groups, max);
+    const y = Math.ceil(groups / x);
+    if (y > max || z > max)
+      throw new UsageError(`dispatch of ${groups}×${z} workgroups exceeds the adapter's limit of ${max} per dimension`);
+    if (this.pass === null) {
+      this.encoder ??= this.gpu.device.createCommandEncoder();
+      this.pass = this.encoder.beginComputePass();
+    }
+    this.pass.setPipeline(pipeline);
+    this.pass.setBindGroup(0, bindGroup);
+    this.pass.dispatchWorkgroups(x, y, z);
+    this.counters.dispatches++;
+  }
+
+  /** A bind group for group 0 of `pipeline` with these buffers at bindings 0, 1, 2, … */
+  bindBuffers(pipeline: GPUComputePipeline, buffers: readonly GPUBuffer[]): GPUBindGroup {
+    return this.gpu.device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
+    });
+  }
+
+  /** Submit pending work, then copy `bytes` of `src` (COPY_SRC usage) back to the host. */
+  async readBuffer(src: GPUBuffer, bytes = src.size): Promise<ArrayBuffer> {
+    this.live('readBuffer');
+    const staging = this.gpu.device.createBuffer({ size: bytes, usage: BufferUsage.MAP_READ | BufferUsage.COPY_DST });
+    try {
+      this.copy(src, 0, staging, 0, bytes);
+      this.submitNow();
+      await staging.mapAsync(0x1);
+      const out = staging.getMappedRange().slice(0); // copy out before unmap detaches it
+      staging.unmap();
+      this.gpu.checkErrors('readBuffer');
+      return out;
+    } finally {
+      staging.destroy();
+    }
+  }
+
+  /** Encode a buffer copy (ends the open compute pass). */
+  copy(src: GPUBuffer, srcOffset: number, dst: GPUBuffer, dstOffset: number, bytes: number): void {
+    this.endPass();
+    this.encoder ??= this.gpu.device.createCommandEncoder();
+    this.encoder.copyBufferToBuffer(src, srcOffset, dst, dstOffset, bytes);
+  }
+
+  private endPass(): void {
+    if (this.pass !== null) {
+      this.pass.end();
+      this.pass = null;
+    }
+  }
+
+  /** Submit what is encoded (no wait). */
+  private submitNow(): void {
+    this.endPass();
+    if (this.encoder !== null) {
+      this.gpu.device.queue.submit([this.encoder.finish()]);
+      this.encoder = null;
+      this.counters.submits++;
+      // A lost device rejects this; checkErrors() reports the loss, so the rejection is not left unhandled.
+      this.inFlight.push(this.gpu.device.queue.onSubmittedWorkDone().catch(() => undefined));
+    }
+    this.encodedPasses = 0;
+    if (this.pendingDestroys.length > 0) {
+      // Destroying after submit is safe: WebGPU keeps a destroyed buffer alive for work already submitted.
+      const fns = this.pendingDestroys.splice(0);
+      for (const fn of fns) fn();
+    }
+  }
+
+  /** Submit what is encoded; wait while too many submissions are outstanding. */
+  async submit(): Promise<void> {
+    this.submitNow();
+    while (this.inFlight.length > MAX_IN_FLIGHT) await this.inFlight.shift();
+    this.gpu.checkErrors('GPU pass');
+  }
+
+  /** Submit and wait until the GPU has finished everything (for timing). */
+  async finish(): Promise<void> {
+    this.live('finish');
+    this.submitNow();
+    await this.gpu.device.queue.onSubmittedWorkDone();
+    this.inFlight.length = 0;
+    this.gpu.checkErrors('GPU pass');
+  }
+
+  // ---------------------------------------------------------------- coherence
+
+  /** Bring GPU results into the host heap (no-op when the host is current). Call before host reads. */
+  async toHost(): Promise<void> {
+    this.live('toHost');
+    if (this.gheap.gpuNewer) await this.gheap.download(() => this.submitNow());
+    else this.submitNow();
+  }
+
+  /** Tell the runner the host changed the heap (objects created/deleted, fields written): re-upload and re-snapshot before the next GPU pass. */
+  hostWrote(): void {
+    if (this.gheap.gpuNewer) {
+      throw new UsageError('the heap was changed on the host while the GPU held newer data; call `await toHost()` before host writes');
+    }
+    this.gheap.hostNewer = true;
+  }
+
+  /** Upload the host heap now if it is newer (tests and custom kernels). */
+  toGpu(): void {
+    this.live('toGpu');
+    if (this.gheap.hostNewer) this.gheap.upload();
+  }
+
+  /** Mark the GPU copy as changed by a custom dispatch (tests and custom kernels). */
+  gpuWrote(allocated = false): void {
+    this.gheap.gpuNewer = true;
+    if (allocated) this.lists = null;
+  }
+
+  private live(what: string): void {
+    if (this.closed) throw new UsageError(`${what}: the GPU runner is closed`);
+  }
+
+  /** Bring results to the host, free GPU buffers and (if the runner acquired it) destroy the device. */
+  async close(options: { download?: boolean } = {}): Promise<void> {
+    if (this.closed) return;
+    try {
+      if (options.download !== false && !this.gpu.isClosed) await this.toHost();
+    } finally {
+      this.closed = true;
+      this.pass = null;
+      this.encoder = null;
+      if (!this.gpu.isClosed) {
+        await this.gpu.device.queue.onSubmittedWorkDone().catch(() => undefined);
+        for (const e of this.params.values()) e.buffer.destroy();
+        this.scratch.destroy();
+        this.gheap.destroy();
+      }
+      if (this.ownsGpu) await this.gpu.close();
+    }
+  }
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+// Make a fresh clone ready to run and test: npm packages, the Rust → wasm32 toolchain,
+// the TypeScript build and the WebAssembly build. Each step is skipped when its
+// result is already there. Used by `npm test` (pretest) and by .ci/run.
+//
+//   node scripts/setup.mjs            # everything that is missing
+//   SMMO_SETUP_NO_APT=1 ...           # never call apt-get; fail with instructions instead
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const log = (msg) => process.stderr.write(`[setup] ${msg}\n`);
+
+function run(cmd, args, opts = {}) {
+  log(`$ ${cmd} ${args.join(' ')}`);
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...opts });
+  if (r.status !== 0) {
+    log(`failed: ${cmd} ${args.join(' ')} (exit ${r.status ?? r.signal})`);
+    process.exit(r.status || 1);
+  }
+}
+
+function newest(dir, exts) {
+  let t = 0;
+  if (!existsSync(dir)) return 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) t = Math.max(t, newest(p, exts));
+    else if (exts.some((x) => e.name.endsWith(x))) t = Math.max(t, statSync(p).mtimeMs);
+  }
+  return t;
+}
+
+// 1. npm packages
+if (!existsSync(join(root, 'node_modules', '.package-lock.json'))) {
+  run('npm', [existsSync(join(root, 'package-lock.json')) ? 'ci' : 'install', '--no-audit', '--no-fund', '--ignore-scripts']);
+}
+
+// 2. Rust → wasm32 toolchain (Debian's rustc ships a wasm32 std; crates.io is not needed)
+const wasmStd = () => {
+  try {
+    const sysroot = execFileSync('/usr/bin/rustc', ['--print', 'sysroot'], { encoding: 'utf8' }).trim();
+    return existsSync(join(sysroot, 'lib', 'rustlib', 'wasm32-unknown-unknown'));
+  } catch {
+    return false;
+  }
+};
+if (existsSync(join(root, 'scripts', 'build-wasm.mjs')) && !process.env.SMMO_RUSTC && !wasmStd()) {
+  const canApt = process.getuid?.() === 0 && !process.env.SMMO_SETUP_NO_APT && spawnSync('apt-get', ['--version']).status === 0;
+  if (!canApt) {
+    log('the WebAssembly kernels need rustc with the wasm32-unknown-unknown target. Install it:');
+    log('  Debian/Ubuntu: sudo apt-get install -y rustc libstd-rust-dev-wasm32 cargo');
+    log('  rustup:        rustup target add wasm32-unknown-unknown, then set SMMO_RUSTC=$(which rustc)');
+    process.exit(1);
+  }
+  run('apt-get', ['update', '-qq']);
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'rustc', 'libstd-rust-dev-wasm32', 'cargo'], {
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
+}
+
+// 3. TypeScript build (when any source is newer than the build)
+const srcDirs = ['runtime', 'workers', 'apps', 'cli', 'test', 'bench', 'examples'].map((d) => join(root, d));
+const srcTime = Math.max(...srcDirs.map((d) => newest(d, ['.ts'])), statSync(join(root, 'tsconfig.json')).mtimeMs);
+const outTime = newest(join(root, 'dist'), ['.js']);
+if (outTime < srcTime) run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', root]);
+
+// 4. WebAssembly build (the script itself skips work that is up to date)
+if (existsSync(join(root, 'scripts', 'build-wasm.mjs'))) run(process.execPath, [join(root, 'scripts', 'build-wasm.mjs')]);

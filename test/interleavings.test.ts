@@ -1,0 +1,415 @@
+/**
+ * Forced interleavings of the allocator's block transitions, on one thread.
+ *
+ * Several Allocator instances over one Heap stand for threads t1, t2, … Each test runs
+ * the allocator's atomic steps (allocate, reserve, initializeBlock, invalidateLock /
+ * invalidateResolve, retireBlock — exposed as @internal for this purpose) one at a time
+ * in the order that makes a race happen, and asserts the outcome. The first half of a
+ * release (Alg. 2 l. 1–4: read the generation, clear the slot's bit) is done by
+ * `releaseStep` below, exactly as Allocator.release does it, so a thread can be "paused"
+ * right after it learned that it emptied a block.
+ *
+ * Scenarios (DESIGN.md "Known defects", paper §5.2, Alg. 1, 2, 7):
+ *  D1  a reservation lands in a block that was freed and re-initialised for another type:
+ *      the slot is rolled back and allocate() must return an object of the requested type
+ *      (the original returned the object in the wrong block).
+ *  D2  block ABA: between t1's EMPTY release and its invalidation, the block is re-used,
+ *      emptied and freed by others, and re-initialised: t1's stale invalidation must fail
+ *      and leave the re-initialised block allocated and valid.
+ *  A7  Alg. 7's cases: the block was refilled before the lock; partly refilled; and a
+ *      release that runs while the invalidation holds all bits (rollback, then retry).
+ */
+import test from 'ava';
+import { Allocator, INVALIDATE_FAILED, INVALIDATE_OWNED, INVALIDATE_RETRY } from '../runtime/allocator.js';
+import { f32, f64, object } from '../runtime/index.js';
+import { Heap } from '../runtime/heap.js';
+import {
+  ALL_ONES,
+  BLOCK_ALLOC_WORD,
+  BLOCK_GEN_WORD,
+  BLOCK_ITER_WORD,
+  BLOCK_TYPE_WORD,
+  MIN_HEAP_BYTES,
+  planTypes,
+  type TypeLayout,
+} from '../runtime/layout.js';
+
+/** 4 bytes: 32 slots per block. */
+class A extends object({ x: f32 }) {}
+/** 16 bytes: 8 slots per block (bits 8…31 pre-set). */
+class B extends object({ y: f64, z: f64 }) {}
+
+interface Fixture {
+  heap: Heap;
+  tA: TypeLayout;
+  tB: TypeLayout;
+  /** Threads. */
+  t1: Allocator;
+  t2: Allocator;
+  t3: Allocator;
+  t4: Allocator;
+}
+
+function fixture(): Fixture {
+  const table = planTypes([A, B]);
+  const heap = Heap.create(table, MIN_HEAP_BYTES);
+  return {
+    heap,
+    tA: table.byClass(A)!,
+    tB: table.byClass(B)!,
+    t1: new Allocator(heap, 11),
+    t2: new Allocator(heap, 22),
+    t3: new Allocator(heap, 33),
+    t4: new Allocator(heap, 44),
+  };
+}
+
+const blockOf = (h: number): number => h >>> 5;
+
+function word(heap: Heap, bid: number, k: number): number {
+  return Atomics.load(heap.i32, heap.blockWord(bid) + k);
+}
+
+/**
+ * Alg. 2 l. 1–4 as Allocator.release does it: read the generation and type while the
+ * object still pins the block, then clear the slot's bits. Returns what the releasing
+ * thread learned: FIRST (it freed a slot of a full block: it must set the active bit)
+ * and EMPTY (it freed the last object: it must invalidate the block).
+ */
+function releaseStep(heap: Heap, h: number): { gen: number; type: number; first: boolean; empty: boolean } {
+  const w = heap.blockWord(blockOf(h));
+  const mask = 1 << (h & 31);
+  const gen = Atomics.load(heap.i32, w + BLOCK_GEN_WORD);
+  const type = Atomics.load(heap.i32, w + BLOCK_TYPE_WORD);
+  const before = Atomics.and(heap.i32, w + BLOCK_ALLOC_WORD, ~mask);
+  if ((before & mask) === 0) throw new Error(`releaseStep: slot of ${h} was not allocated`);
+  Atomics.and(heap.i32, w + BLOCK_ITER_WORD, ~mask);
+  return { gen, type, first: before === ALL_ONES, empty: (before & ~mask) === heap.highMask[type] };
+}
+
+/** "Thread `a` ran free.findAndClear() and it returned `bid`": the first step of newBlock. */
+function takeFreeBlock(heap: Heap, bid: number): boolean {
+  return heap.free.tryClear(bid);
+}
+
+/** Record the (block, slot) pairs an allocator releases (its rollbacks, Alg. 1 l. 17). */
+function spyReleases(a: Allocator): [number, number][] {
+  const calls: [number, number][] = [];
+  const release = a.release.bind(a);
+  a.release = (bid: number, slot: number): void => {
+    calls.push([bid, slot]);
+    release(bid, slot);
+  };
+  return calls;
+}
+
+// ------------------------------------------------------------------ D1: rollback after a type change
+
+test('D1: a stale block choice re-initialised for another type is rolled back; allocate() returns the requested type', (t) => {
+  const { heap, tA, tB, t1, t2 } = fixture();
+  const h1 = t1.allocate(tA); // t1 now prefers block b for A
+  const b = blockOf(h1);
+  // t2 deletes the object (b is emptied and freed), takes b for B and allocates in it.
+  t2.releaseHandle(h1);
+  t.true(heap.free.get(b));
+  t.true(takeFreeBlock(heap, b));
+  t2.initializeBlock(b, tB);
+  const hB = t2.allocate(tB);
+  t.is(blockOf(hB), b, 'b is the only B block');
+  heap.validate();
+  // t1 reserves a slot in b, finds type B ≠ A, rolls back and selects again.
+  const rollbacks = spyReleases(t1);
+  const h2 = t1.allocate(tA);
+  t.is(rollbacks.length, 1, 'exactly one rollback');
+  t.is(rollbacks[0]![0], b, 'the rollback was in the re-typed block');
+  t.is(heap.blockType(blockOf(h2)), tA.id, 'the returned object is in a block of type A');
+  t.not(blockOf(h2), b);
+  // b is untouched: still B, t2's object its only one.
+  t.is(heap.blockType(b), tB.id);
+  t.is(heap.liveInBlock(b), 1);
+  t.is(word(heap, b, BLOCK_ALLOC_WORD), heap.highMask[tB.id]! | (1 << (hB & 31)));
+  heap.validate();
+});
+
+test('D1: the rollback may empty the re-typed block; the allocator then frees it and stays consistent', (t) => {
+  const { heap, tA, tB, t1, t2 } = fixture();
+  const h1 = t1.allocate(tA);
+  const b = blockOf(h1);
+  t2.releaseHandle(h1);
+  t.true(takeFreeBlock(heap, b));
+  t2.initializeBlock(b, tB); // t2 has not reserved a slot in b yet
+  const rollbacks = spyReleases(t1);
+  const h2 = t1.allocate(tA);
+  t.is(rollbacks.length, 1);
+  t.is(heap.blockType(blockOf(h2)), tA.id);
+  // The rolled-back slot was b's only object: t1's rollback emptied b, so t1 invalidated
+  // and freed it (§5.2: "the rollback may trigger additional block bitmap updates"). t1
+  // then took a free block for A, which may be b itself, in a third generation.
+  t.not(heap.blockType(b), tB.id, 'b is no longer a B block');
+  t.true(heap.free.get(b) || blockOf(h2) === b);
+  if (blockOf(h2) === b) t.is(word(heap, b, BLOCK_GEN_WORD), 3);
+  heap.validate();
+  // t2 still believes it owns an empty B block b; its allocation of a B handles that.
+  const hB = t2.allocate(tB);
+  t.is(heap.blockType(blockOf(hB)), tB.id);
+  heap.validate();
+});
+
+test('D1: rollback when the stolen slot was the last free one (FULL, then FIRST again)', (t) => {
+  const { heap, tA, tB, t1, t2 } = fixture();
+  const b = blockOf(t1.allocate(tA));
+  t2.releaseHandle(b * 32 + ffsSlot(heap, b));
+  t.true(takeFreeBlock(heap, b));
+  t2.initializeBlock(b, tB);
+  const mine = Array.from({ length: tB.slots - 1 }, () => t2.allocate(tB)); // 7 of 8 slots
+  t.true(mine.every((h) => blockOf(h) === b));
+  heap.validate();
+  const rollbacks = spyReleases(t1);
+  const h = t1.allocate(tA); // takes slot 8 of 8: the block is full for a moment
+  t.is(rollbacks.length, 1);
+  t.is(heap.blockType(blockOf(h)), tA.id);
+  t.true(heap.active[tB.id]!.get(b), 'the rollback made b active again');
+  t.is(heap.liveInBlock(b), tB.slots - 1);
+  heap.validate();
+  // t2 can fill its block now.
+  t.is(blockOf(t2.allocate(tB)), b);
+  t.false(heap.active[tB.id]!.get(b));
+  heap.validate();
+});
+
+test('D1: allocateMany with a stale block choice returns only objects of the requested type', (t) => {
+  const { heap, tA, tB, t1, t2 } = fixture();
+  const first = new Uint32Array(1);
+  t1.allocateMany(tA, 1, first);
+  const b = blockOf(first[0]!);
+  t2.releaseHandle(first[0]!);
+  t.true(takeFreeBlock(heap, b));
+  t2.initializeBlock(b, tB);
+  const hB = t2.allocate(tB);
+  const rollbacks = spyReleases(t1);
+  const out = new Uint32Array(70);
+  t1.allocateMany(tA, 70, out);
+  t.true(rollbacks.length >= 1 && rollbacks.every(([bid]) => bid === b), 'rolled back in b only');
+  t.is(new Set(out).size, 70, 'unique handles');
+  t.true(
+    [...out].every((h) => heap.blockType(blockOf(h)) === tA.id),
+    'every handle is in an A block',
+  );
+  t.is(heap.liveInBlock(b), 1);
+  t.is(word(heap, b, BLOCK_ALLOC_WORD), heap.highMask[tB.id]! | (1 << (hB & 31)));
+  heap.validate();
+});
+
+/** Slot of some allocated object in block `bid` (its lowest allocated slot). */
+function ffsSlot(heap: Heap, bid: number): number {
+  const live = word(heap, bid, BLOCK_ALLOC_WORD) & ~heap.highMask[heap.blockType(bid)]!;
+  return 31 - Math.clz32(live & -live);
+}
+
+// ------------------------------------------------------------------ D2: block ABA
+
+/**
+ * The common prefix of the ABA scenarios: t1 empties block b (generation g) and pauses;
+ * t2 allocates in b; t3 deletes that object, invalidates b in generation g (legitimately)
+ * and frees it. Returns b and g.
+ */
+function abaPrefix(f: Fixture): { b: number; g: number } {
+  const { heap, tA, t1, t2, t3 } = f;
+  const h1 = t1.allocate(tA);
+  const b = blockOf(h1);
+  const r1 = releaseStep(heap, h1);
+  if (!r1.empty) throw new Error('t1 should have emptied the block');
+  const h2 = t2.allocate(tA);
+  if (blockOf(h2) !== b) throw new Error('t2 should re-use the still-active block');
+  t3.releaseHandle(h2); // EMPTY again; t3 invalidates in generation g and frees b
+  return { b, g: r1.gen };
+}
+
+test('D2: a stale invalidation fails on a block re-initialised for another type (empty or not)', (t) => {
+  const f = fixture();
+  const { heap, tB, t1, t4 } = f;
+  const { b, g } = abaPrefix(f);
+  t.true(heap.free.get(b), 't3 freed the block');
+  heap.validate();
+  // t4 takes b for B: a new generation.
+  t.true(takeFreeBlock(heap, b));
+  t4.initializeBlock(b, tB);
+  t.is(word(heap, b, BLOCK_GEN_WORD), g + 1);
+  // Empty, so the bitmap alone looks exactly like the block t1 emptied: a check by index
+  // and bitmap (the original's) would let t1 take t4's block.
+  t.is(word(heap, b, BLOCK_ALLOC_WORD), heap.highMask[tB.id]);
+  t.false(t1.invalidate(b, g), 'the stale invalidation must fail');
+  t.is(word(heap, b, BLOCK_ALLOC_WORD), heap.highMask[tB.id], 'and roll its bits back');
+  t.is(heap.blockType(b), tB.id);
+  t.true(heap.allocated[tB.id]!.get(b));
+  t.true(heap.active[tB.id]!.get(b));
+  t.false(heap.free.get(b));
+  heap.validate();
+  // t4 goes on allocating in its block; a second stale attempt fails as well.
+  const h = t4.allocate(tB);
+  t.is(blockOf(h), b);
+  t.false(t1.invalidate(b, g));
+  t.is(heap.liveInBlock(b), 1);
+  heap.validate();
+  // And the block's life goes on normally.
+  t4.releaseHandle(h);
+  t.true(heap.free.get(b));
+  heap.validate();
+});
+
+test('D2: a stale invalidation fails on a block re-initialised for the same type (ABA proper)', (t) => {
+  const f = fixture();
+  const { heap, tA, t1, t4 } = f;
+  const { b, g } = abaPrefix(f);
+  t.true(takeFreeBlock(heap, b));
+  t4.initializeBlock(b, tA);
+  t.is(word(heap, b, BLOCK_ALLOC_WORD), heap.highMask[tA.id], 'empty in generation g + 1');
+  t.false(t1.invalidate(b, g));
+  t.true(heap.allocated[tA.id]!.get(b));
+  heap.validate();
+  const h = t4.allocate(tA);
+  t.is(blockOf(h), b);
+  heap.validate();
+});
+
+test('D2: a stale invalidation fails while the block is free, and while another thread owns it', (t) => {
+  const f = fixture();
+  const { heap, tA, t1, t2 } = f;
+  const { b, g } = abaPrefix(f);
+  // Free: the allocation bitmap is all ones.
+  t.false(t1.invalidate(b, g));
+  t.true(heap.free.get(b));
+  heap.validate();
+  // Owned: t2 emptied b in the same generation and won the invalidation, but has not
+  // retired it yet. A second thread that also emptied it must not free it again.
+  const f2 = fixture();
+  const h1 = f2.t1.allocate(f2.tA);
+  const b2 = blockOf(h1);
+  const r1 = releaseStep(f2.heap, h1); // t1: EMPTY, paused
+  const h2 = f2.t2.allocate(f2.tA);
+  const r2 = releaseStep(f2.heap, h2); // t2: EMPTY as well, same generation
+  t.true(r1.empty && r2.empty && r1.gen === r2.gen);
+  t.true(f2.t2.invalidate(b2, r2.gen), 't2 wins');
+  t.false(f2.t1.invalidate(b2, r1.gen), 't1 must lose: one block, one owner');
+  f2.t2.retireBlock(b2, f2.tA.id);
+  f2.heap.validate();
+  t.true(f2.heap.free.get(b2));
+  void tA;
+  void t2;
+});
+
+test('control: an invalidation in the generation that emptied the block succeeds', (t) => {
+  const { heap, tA, t1 } = fixture();
+  const h = t1.allocate(tA);
+  const b = blockOf(h);
+  const r = releaseStep(heap, h);
+  t.true(r.empty);
+  t.true(t1.invalidate(b, r.gen));
+  t.is(word(heap, b, BLOCK_ALLOC_WORD), ALL_ONES, 'locked');
+  t1.retireBlock(b, tA.id);
+  t.true(heap.free.get(b));
+  heap.validate();
+  // …and with a generation that does not match it fails even though the block is empty.
+  const h2 = t1.allocate(tA);
+  const r2 = releaseStep(heap, h2);
+  t.false(t1.invalidate(blockOf(h2), r2.gen - 1));
+  heap.validate();
+});
+
+// ------------------------------------------------------------------ Alg. 7 cases
+
+test('Alg. 7: every slot was reserved again before the lock → fails without touching the bitmap', (t) => {
+  const { heap, tA, t1, t2 } = fixture();
+  const h1 = t1.allocate(tA);
+  const b = blockOf(h1);
+  const r1 = releaseStep(heap, h1);
+  t.true(r1.empty);
+  const refill = Array.from({ length: tA.slots }, () => t2.allocate(tA));
+  t.true(
+    refill.every((h) => blockOf(h) === b),
+    'b refilled',
+  );
+  t.false(heap.active[tA.id]!.get(b), 'full blocks are not active');
+  t.is(t1.invalidateResolve(b, r1.gen, t1.invalidateLock(b)), INVALIDATE_FAILED);
+  t.is(word(heap, b, BLOCK_ALLOC_WORD), ALL_ONES);
+  t.is(heap.liveInBlock(b), tA.slots);
+  heap.validate();
+});
+
+test('Alg. 7: some slots were reserved again before the lock → rolled back, fails', (t) => {
+  const { heap, tA, t1, t2 } = fixture();
+  const h1 = t1.allocate(tA);
+  const b = blockOf(h1);
+  const r1 = releaseStep(heap, h1);
+  const h2 = t2.allocate(tA);
+  const h3 = t2.allocate(tA);
+  t.true(blockOf(h2) === b && blockOf(h3) === b);
+  const held = word(heap, b, BLOCK_ALLOC_WORD);
+  const before = t1.invalidateLock(b);
+  t.is(before, held);
+  t.is(word(heap, b, BLOCK_ALLOC_WORD), ALL_ONES, 'all bits held');
+  t.is(t1.invalidateResolve(b, r1.gen, before), INVALIDATE_FAILED);
+  t.is(word(heap, b, BLOCK_ALLOC_WORD), held, 'exactly our bits given back');
+  t.true(heap.active[tA.id]!.get(b));
+  heap.validate();
+});
+
+test('Alg. 7: a release while the invalidation holds all bits empties the block → rollback clears active, retry owns it', (t) => {
+  const { heap, tA, t1, t2 } = fixture();
+  const h1 = t1.allocate(tA);
+  const b = blockOf(h1);
+  const r1 = releaseStep(heap, h1); // t1: EMPTY, pauses before invalidate
+  const h2 = t2.allocate(tA); // t2 re-uses b
+  t.is(blockOf(h2), b);
+  const before = t1.invalidateLock(b); // t1 holds every bit
+  t.is(before, 1 << (h2 & 31));
+  const r3 = releaseStep(heap, h2); // t3 deletes h2 meanwhile: it sees a FULL block
+  t.true(r3.first, 't3 must set the active bit (Alg. 2 l. 6)');
+  t.false(r3.empty, 't3 does not see the block empty: t1 stays responsible');
+  t.true(heap.active[tA.id]!.get(b), 'the bit t3 wants to set is still set');
+  // t1's rollback: another thread cleared a bit → clear active (so t3's set completes),
+  // and the block is empty again in t1's generation → retry.
+  t.is(t1.invalidateResolve(b, r1.gen, before), INVALIDATE_RETRY);
+  t.false(heap.active[tA.id]!.get(b));
+  t.is(word(heap, b, BLOCK_ALLOC_WORD), heap.highMask[tA.id]);
+  heap.active[tA.id]!.set(b); // t3 completes its release (Alg. 2 l. 6)
+  t.is(t1.invalidateResolve(b, r1.gen, t1.invalidateLock(b)), INVALIDATE_OWNED);
+  t1.retireBlock(b, tA.id);
+  t.true(heap.free.get(b));
+  t.false(heap.allocated[tA.id]!.get(b));
+  heap.validate();
+});
+
+test('Alg. 7: a release while the invalidation holds all bits, block not empty after it → rollback, fails, block stays active', (t) => {
+  const { heap, tA, t1, t2 } = fixture();
+  const h1 = t1.allocate(tA);
+  const b = blockOf(h1);
+  const r1 = releaseStep(heap, h1);
+  const h2 = t2.allocate(tA);
+  const h3 = t2.allocate(tA);
+  const before = t1.invalidateLock(b);
+  const r3 = releaseStep(heap, h3);
+  t.true(r3.first);
+  t.is(t1.invalidateResolve(b, r1.gen, before), INVALIDATE_FAILED);
+  t.is(word(heap, b, BLOCK_ALLOC_WORD), 1 << (h2 & 31), 'only h2 is left');
+  heap.active[tA.id]!.set(b); // the releaser's FIRST duty
+  heap.validate();
+  t.is(heap.liveInBlock(b), 1);
+  // h2's owner deletes it later: a normal EMPTY release frees the block.
+  t2.releaseHandle(h2);
+  t.true(heap.free.get(b));
+  heap.validate();
+});
+
+test('Alg. 7 via invalidate(): the whole loop after a refill and release by others', (t) => {
+  // invalidate() = lock + resolve, retried while RETRY: check it composes the steps.
+  const { heap, tA, t1, t2 } = fixture();
+  const h1 = t1.allocate(tA);
+  const b = blockOf(h1);
+  const r1 = releaseStep(heap, h1);
+  const h2 = t2.allocate(tA);
+  t2.releaseHandle(h2); // t2 empties b in generation g too, and frees it
+  t.true(heap.free.get(b));
+  t.false(t1.invalidate(b, r1.gen), 'someone else already freed it');
+  heap.validate();
+});

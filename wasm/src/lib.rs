@@ -1,0 +1,67 @@
+//! smmo WebAssembly kernels: Rust implementations of class methods, run by the do-all
+//! executor in place on the shared SOA heap (DESIGN.md "Kernels: three backends for one
+//! method"; paper §3 for the block list and iteration bitmaps they walk).
+//!
+//! A `#![no_std]` cdylib for wasm32-unknown-unknown, built twice by scripts/build-wasm.mjs:
+//! with `simd128` (the fast path) and without (the scalar path, same source, same results).
+//!
+//! Memory contract with the host (runtime/wasm.ts):
+//! * the memory is imported (`env.memory`, shared) and is the smmo heap; it is the module's
+//!   only import;
+//! * the module owns `[0, __heap_base)`: a small default stack first (stack-first layout,
+//!   overflow traps at 0), then static data. The link fails if that exceeds 1 MiB
+//!   (`--initial-memory`), which is RESERVED_BYTES of runtime/layout.ts;
+//! * `[__heap_base, RESERVED_BYTES)` belongs to the host, which cuts it into per-thread
+//!   slots: every instance (one per thread) sets `__stack_pointer` to the top of its slot's
+//!   stack, and passes argument tables in the slot's scratch area;
+//! * the heap (header, bitmaps, block list, blocks) starts at RESERVED_BYTES.
+//!
+//! Kernel contract (every `*_off`/offset argument of an exported kernel):
+//! * byte offsets into the memory, 4-byte aligned, of ranges inside it; field offsets are the
+//!   byte offsets of SOA arrays within a block of the type being run (16-byte aligned,
+//!   padded to a multiple of 4 lanes);
+//! * the host runs a kernel only inside a do-all pass whose block list and iteration bitmaps
+//!   it has written (ThreadContext.snapshot), on blocks no other thread runs in that pass;
+//! * kernels do not allocate or delete objects, and use no recursion (the per-thread stacks
+//!   are small and unguarded).
+#![no_std]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+// The scalar build needs `f32::sqrt` (the `f32.sqrt` instruction); Rust 1.63 has it only in
+// std. std is linked for that alone and brings its panic handler; no kernel can panic.
+#[cfg(not(target_feature = "simd128"))]
+extern crate std;
+
+#[cfg(target_feature = "simd128")]
+#[panic_handler]
+fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
+    // Unreachable by construction (no indexing, no unwrap); trap rather than format.
+    core::arch::wasm32::unreachable()
+}
+
+mod blocks;
+mod lanes;
+#[allow(dead_code)]
+mod layout;
+pub mod nbody;
+
+/// Bumped whenever an export changes its signature or meaning (checked by runtime/wasm.ts).
+pub const ABI_VERSION: u32 = 1;
+
+#[no_mangle]
+pub extern "C" fn smmo_abi_version() -> u32 {
+    ABI_VERSION
+}
+
+/// Hash of the layout constants this module was compiled with (layout.rs, generated from
+/// runtime/layout.ts): the loader refuses a module built for another layout.
+#[no_mangle]
+pub extern "C" fn smmo_layout_hash() -> u32 {
+    layout::LAYOUT_HASH
+}
+
+/// 1 for the simd128 build, 0 for the scalar build.
+#[no_mangle]
+pub extern "C" fn smmo_has_simd() -> u32 {
+    u32::from(cfg!(target_feature = "simd128"))
+}

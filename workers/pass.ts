@@ -1,0 +1,142 @@
+/**
+ * One thread's share of a pass: claim chunks of the pass's index range from the shared
+ * cursor until it is exhausted (load balance, protocol P4), and run them on this
+ * thread's ThreadContext. The same code runs on the calling thread and in every worker.
+ *
+ *  - KIND_DO: indices are positions in the block list R (written by snapshot(), Alg. 5);
+ *    each block runs as one virtual warp (ThreadContext.runBlocks) over the lanes set in
+ *    its iteration bitmap, so the pass sees exactly the objects live when it started.
+ *  - KIND_NEW: indices are object indices 0 … n-1 of a parallelNew; each claim reserves
+ *    its objects with one coalesced allocation per block (Allocator.allocateMany, §4.2),
+ *    zeroes them and calls the init method with the object's index.
+ *
+ * A throw stops this thread's share, records the first error of the pass (C_ERROR_OWNER)
+ * and sets C_STOP so the other threads stop claiming; it never escapes: the thread still
+ * arrives at the barrier, so the pass ends and the pool stays usable.
+ */
+import type { ThreadContext } from '../runtime/thread.js';
+import {
+  C_CURSOR,
+  C_STOP,
+  D_CHUNK,
+  D_LISTS,
+  D_TO,
+  D_TYPE,
+  KIND_DO,
+  KIND_NEW,
+  S_WORK,
+  recordError,
+  slotWord,
+  type ControlPlan,
+  type ErrorRecord,
+} from './protocol.js';
+
+/** The decoded [method, args] of a pass. */
+export interface PassCall {
+  method: string;
+  args: readonly unknown[];
+}
+
+/**
+ * Run this thread's share of the pass described in `ctl`. `thread` is 0 for the calling
+ * thread. Returns the error this thread caught (with the original thrown value, which
+ * the calling thread reports as is), or null.
+ */
+export function runShare(
+  ctx: ThreadContext,
+  ctl: Int32Array,
+  plan: ControlPlan,
+  kind: number,
+  call: PassCall,
+  thread: number,
+): ErrorRecord | null {
+  const typeId = ctl[D_TYPE]!; // descriptor words: plain reads, published by the C_EPOCH bump (P1)
+  const to = ctl[D_TO]!;
+  const chunk = ctl[D_CHUNK]!;
+  let caught: ErrorRecord | null = null;
+  let done = 0;
+  if (kind === KIND_DO) {
+    const lists = ctl.subarray(D_LISTS, D_LISTS + 2 * ctx.table.types.length);
+    ctx.pass = { lists, typeId, current: null };
+    try {
+      for (;;) {
+        if (Atomics.load(ctl, C_STOP) !== 0) break;
+        const i = Atomics.add(ctl, C_CURSOR, chunk);
+        if (i >= to) break;
+        const end = Math.min(i + chunk, to);
+        ctx.runBlocks(typeId, call.method, call.args, i, end);
+        done += end - i;
+      }
+    } catch (error) {
+      const cur = ctx.pass.current;
+      caught = { typeId, method: call.method, handle: cur === null ? 0 : cur.__h, thread, error };
+      recordError(ctl, plan, caught);
+    } finally {
+      ctx.pass = null;
+    }
+  } else if (kind === KIND_NEW) {
+    const t = ctx.table.types[typeId]!;
+    const out = new Uint32Array(chunk);
+    for (;;) {
+      if (Atomics.load(ctl, C_STOP) !== 0) break;
+      const i = Atomics.add(ctl, C_CURSOR, chunk);
+      if (i >= to) break;
+      const k = Math.min(chunk, to - i);
+      const failed = newObjects(ctx, t.id, call, out, k, i);
+      if (failed !== null) {
+        caught = { typeId, method: call.method, handle: failed.handle, thread, error: failed.error };
+        recordError(ctl, plan, caught);
+        break;
+      }
+      done += k;
+    }
+  }
+  const w = slotWord(plan, thread) + S_WORK;
+  Atomics.store(ctl, w, Atomics.load(ctl, w) + done);
+  return caught;
+}
+
+/**
+ * Create `k` objects of type `typeId` with one coalesced allocation, zero them and run
+ * `call.method(index, ...args)` on each, indices first … first+k-1. On a throw, the
+ * objects whose init had not started are deleted again (they were never seen by user
+ * code); the one whose init threw and those before it stay. Returns null, or the
+ * failing object's handle and the thrown value. Allocation errors (a full heap) are
+ * reported the same way with handle 0.
+ */
+export function newObjects(
+  ctx: ThreadContext,
+  typeId: number,
+  call: PassCall,
+  out: Uint32Array,
+  k: number,
+  first: number,
+): { handle: number; error: unknown } | null {
+  const t = ctx.table.types[typeId]!;
+  try {
+    ctx.allocator.allocateMany(t, k, out, 0);
+  } catch (error) {
+    return { handle: 0, error };
+  }
+  for (let j = 0; j < k; j++) ctx.zero(typeId, out[j]!);
+  if (call.method === '') return null;
+  const cur = ctx.view(out[0]!) as unknown as Record<string, (...a: unknown[]) => void> & { __o: number; __s: number; __h: number };
+  const fn = cur[call.method]!;
+  const args = call.args;
+  const heap = ctx.heap;
+  let j = 0;
+  try {
+    for (; j < k; j++) {
+      const h = out[j]!;
+      cur.__o = heap.blockOffset(h >>> 5);
+      cur.__s = h & 31;
+      cur.__h = h;
+      if (args.length === 0) fn.call(cur, first + j);
+      else fn.call(cur, first + j, ...args);
+    }
+  } catch (error) {
+    for (let r = j + 1; r < k; r++) ctx.allocator.releaseHandle(out[r]!);
+    return { handle: out[j]!, error };
+  }
+  return null;
+}
