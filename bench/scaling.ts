@@ -19,6 +19,8 @@
  * counts the calling thread: threads = N runs N-1 workers plus the caller.
  * Timings are medians of repeated runs; the machine is named in the JSON.
  *
+ * Sections: forkjoin, inline, nbody (TypeScript methods), nbody-wasm (WASM SIMD kernels), linux
+ * (create/destroy in methods), linux-raw (the same through the allocator alone).
  * Every measurement runs in a fresh child process (`--child <section> --threads N`):
  * each runtime generates its own accessor classes, so a method that has run on
  * objects of several runtimes in one process becomes polymorphic, then megamorphic,
@@ -164,25 +166,27 @@ async function inlineThreshold(threads: number): Promise<InlineRow[]> {
 
 interface NbodyRow {
   threads: number;
+  backend: 'ts' | 'wasm';
   bodies: number;
   msPerStep: number;
   speedup: number;
   digest: number;
 }
 
-async function nbody(threads: number): Promise<Omit<NbodyRow, 'speedup'>> {
+async function nbody(threads: number, backend: 'ts' | 'wasm'): Promise<Omit<NbodyRow, 'speedup'>> {
   return withRuntime(
-    { classes: NBODY_CLASSES, threads, heap: Math.max(16 << 20, (2 << 20) + BODIES * 64), modules: [NBODY_URL] },
+    { classes: NBODY_CLASSES, threads, backend, heap: Math.max(16 << 20, (2 << 20) + BODIES * 64), modules: [NBODY_URL] },
     async (rt) => {
       await nbodyInit(rt, BODIES, 1);
       await nbodyStep(rt); // warm-up: every thread compiles computeForce
       const ts: number[] = [];
-      for (let i = 0; i < ITERATIONS; i++) {
+      // WASM steps are ~50× shorter: time more of them for the same confidence.
+      for (let i = 0; i < (backend === 'wasm' ? 5 * ITERATIONS : ITERATIONS); i++) {
         const t0 = performance.now();
         await nbodyStep(rt);
         ts.push(performance.now() - t0);
       }
-      return { threads, bodies: BODIES, msPerStep: median(ts), digest: nbodyDigest(rt) };
+      return { threads, backend, bodies: BODIES, msPerStep: median(ts), digest: nbodyDigest(rt) };
     },
   );
 }
@@ -198,19 +202,19 @@ interface LinuxRow {
   speedup: number;
 }
 
-async function linux(threads: number): Promise<Omit<LinuxRow, 'speedup'>[]> {
+async function linux(threads: number, method: 'allocFree' | 'allocFreeRaw'): Promise<Omit<LinuxRow, 'speedup'>[]> {
   const heap = Math.min(4000 * 2 ** 20, 64 * 2 ** 20 + LANES * KMAX * 80);
   return withRuntime({ classes: [Blob8, Allocator8], threads, heap, modules: [SCALING_CLASSES_URL] }, async (rt) => {
     await rt.parallelNew(Allocator8, LANES);
-    for (let i = 0; i < 30; i++) await rt.parallelDo(Allocator8, 'allocFree', 4); // JIT warm-up on every thread
+    for (let i = 0; i < 30; i++) await rt.parallelDo(Allocator8, method, 4); // JIT warm-up on every thread
     const rows: Omit<LinuxRow, 'speedup'>[] = [];
     for (let k = 1; k <= KMAX; k *= 2) {
-      for (let i = 0; i < 2; i++) await rt.parallelDo(Allocator8, 'allocFree', k); // warm-up (and the first touch of these blocks)
+      for (let i = 0; i < 2; i++) await rt.parallelDo(Allocator8, method, k); // warm-up (and the first touch of these blocks)
       const reps = k >= 256 ? 3 : 7;
       const ts: number[] = [];
       for (let r = 0; r < reps; r++) {
         const t0 = performance.now();
-        await rt.parallelDo(Allocator8, 'allocFree', k);
+        await rt.parallelDo(Allocator8, method, k);
         ts.push(performance.now() - t0);
       }
       if (rt.count(Blob8) !== 0) throw new Error(`linux-scalability: ${rt.count(Blob8)} objects left after k=${k}`);
@@ -246,9 +250,13 @@ async function runChild(section: string, threads: number): Promise<unknown> {
     case 'inline':
       return inlineThreshold(threads);
     case 'nbody':
-      return nbody(threads);
+      return nbody(threads, 'ts');
+    case 'nbody-wasm':
+      return nbody(threads, 'wasm');
     case 'linux':
-      return linux(threads);
+      return linux(threads, 'allocFree');
+    case 'linux-raw':
+      return linux(threads, 'allocFreeRaw');
     default:
       throw new Error(`unknown section ${section}`);
   }
@@ -302,35 +310,43 @@ function main(): void {
     out['inlineThreshold'] = rows;
   }
 
-  if (!SKIP.has('nbody')) {
+  for (const [section, key] of [
+    ['nbody', 'nbody'],
+    ['nbody-wasm', 'nbodyWasm'],
+  ] as const) {
+    if (SKIP.has(section)) continue;
     const rows: NbodyRow[] = [];
     for (const t of THREADS) {
-      const r = child<Omit<NbodyRow, 'speedup'>>('nbody', t);
+      const r = child<Omit<NbodyRow, 'speedup'>>(section, t);
       const base = rows[0]?.msPerStep ?? r.msPerStep;
       rows.push({ ...r, speedup: base / r.msPerStep });
       console.log(
-        `nbody ${BODIES} bodies, ${t} threads: ${r.msPerStep.toFixed(1)} ms/step, speedup ${(base / r.msPerStep).toFixed(2)}, digest ${r.digest}`,
+        `nbody (${r.backend}) ${BODIES} bodies, ${t} threads: ${r.msPerStep.toFixed(1)} ms/step, speedup ${(base / r.msPerStep).toFixed(2)}, digest ${r.digest}`,
       );
     }
-    if (new Set(rows.map((r) => r.digest)).size > 1) console.log('WARNING: nbody digests differ between thread counts');
-    out['nbody'] = rows;
+    if (new Set(rows.map((r) => r.digest)).size > 1) console.log(`WARNING: ${section} digests differ between thread counts`);
+    out[key] = rows;
   }
 
-  if (!SKIP.has('linux')) {
+  for (const [section, key, what] of [
+    ['linux', 'linuxScalability', 'create/destroy'],
+    ['linux-raw', 'linuxScalabilityRaw', 'allocator only'],
+  ] as const) {
+    if (SKIP.has(section)) continue;
     const rows: LinuxRow[] = [];
     for (const t of THREADS) {
-      const r = child<Omit<LinuxRow, 'speedup'>[]>('linux', t);
+      const r = child<Omit<LinuxRow, 'speedup'>[]>(section, t);
       for (const x of r) {
         const base = rows.find((y) => y.threads === THREADS[0] && y.k === x.k)?.allocsPerSec ?? x.allocsPerSec;
         rows.push({ ...x, speedup: x.allocsPerSec / base });
       }
       console.log(
-        `linux-scalability, ${t} threads, ${LANES} lanes: ns/alloc ` +
+        `linux-scalability (${what}), ${t} threads, ${LANES} lanes: ns/alloc ` +
           r.map((x) => `k=${x.k}:${x.nsPerAlloc.toFixed(0)}`).join(' ') +
           `; at k=${r[r.length - 1]!.k}: ${(r[r.length - 1]!.allocsPerSec / 1e6).toFixed(2)} M allocs/s`,
       );
     }
-    out['linuxScalability'] = rows;
+    out[key] = rows;
   }
 
   machine.loadAverage.push(loadavg()[0]!);

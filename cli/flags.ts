@@ -46,6 +46,12 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
     defaultText: 'sized for the app',
   },
   { name: 'checked', kind: 'switch', description: 'checked mode: validate handles on every access; validate the heap at the end' },
+  {
+    name: 'check',
+    kind: 'switch',
+    description:
+      'also run the TypeScript reference (one thread) from the same initial state and report the largest difference per field; exit 1 beyond the tolerance (field rel ≤ 1e-4, digest rel ≤ 1e-5)',
+  },
   { name: 'json', kind: 'switch', description: 'print the summary as one JSON object, the last line of stdout' },
   { name: 'quiet', kind: 'switch', description: 'no progress bar and no human summary' },
 ];
@@ -76,6 +82,8 @@ export interface RunOptions {
   /** Heap bytes from --heap; undefined: ask the app (heapFor). */
   heapBytes: number | undefined;
   checked: boolean;
+  /** --check: compare with the TypeScript reference run. */
+  check: boolean;
   json: boolean;
   quiet: boolean;
   help: boolean;
@@ -131,6 +139,7 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
     backend: (values['backend'] === undefined ? 'ts' : validate(spec('backend'), text('backend')!, where)) as Backend,
     heapBytes: heap === undefined ? undefined : (validate(spec('heap'), heap, where) as number),
     checked: values['checked'] === true,
+    check: values['check'] === true,
     json: values['json'] === true,
     quiet: values['quiet'] === true,
     help: false,
@@ -149,6 +158,7 @@ function defaults(app: App): RunOptions {
     backend: 'ts',
     heapBytes: undefined,
     checked: false,
+    check: false,
     json: false,
     quiet: false,
     help: false,

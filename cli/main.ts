@@ -29,6 +29,9 @@ export function version(): string {
   return pkg.version;
 }
 
+/** Exit code of a command that ran to its end (EXIT_FAILURE: a --check beyond tolerance). */
+let exitCode = EXIT_OK;
+
 /** Run the CLI on `argv` (without node and the script); returns the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   // `smmo --help | head -1` closes the pipe early: that is not an error.
@@ -38,7 +41,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   });
   try {
     await dispatch(argv);
-    return EXIT_OK;
+    return exitCode;
   } catch (e) {
     if (e instanceof CliUsageError) {
       process.stderr.write(`${e.message}\n`);
@@ -82,6 +85,10 @@ async function run(args: readonly string[]): Promise<void> {
   const report = await runApp(app, opts, version());
   if (opts.json) print(JSON.stringify(report));
   else if (!opts.quiet) print(formatSummary(report));
+  if (report.check && !report.check.ok) {
+    process.stderr.write(`${where}: --check: the run differs from the TypeScript reference beyond the tolerance (worst: ${report.check.worst})\n`);
+    exitCode = EXIT_FAILURE;
+  }
 }
 
 async function help(args: readonly string[]): Promise<void> {

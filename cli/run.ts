@@ -20,6 +20,19 @@ import { CliUsageError } from './errors.js';
 import type { Backend, RunOptions } from './flags.js';
 import { progressBar } from './progress.js';
 
+/** `--check`: this run against the TypeScript reference from the same initial state. */
+export interface CheckReport {
+  ok: boolean;
+  tolerance: { fieldRel: number; digestRel: number };
+  digest: { reference: number; run: number; rel: number };
+  /** 'Class.field' → largest |difference|, its scale and their ratio. */
+  fields: Record<string, { maxAbs: number; rel: number }>;
+  /** Differences in which objects are alive (the comparison is by handle). */
+  structure: string[];
+  worst: string;
+  referenceSeconds: number;
+}
+
 /** What `--json` prints (one object, the last line of stdout). */
 export interface RunReport {
   app: string;
@@ -37,6 +50,10 @@ export interface RunReport {
   heap: { bytes: number; blockBytes: number; blocks: number; usedBlocks: number; fragmentation: number };
   params: Record<string, number | string | null>;
   seed: number;
+  /** With --check: the comparison with the TypeScript reference run. */
+  check?: CheckReport;
+  /** Which implementation ran each do-all method ("Body.update": "wasm" | "ts" | "webgpu"). */
+  kernels: Record<string, string>;
   checked: boolean;
   /** With --checked: validateHeap() passed after the last iteration. */
   heapValidated: boolean;
@@ -100,6 +117,7 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
     const digest = app.digest(rt);
     const stats = rt.stats();
     if (opts.checked) rt.validateHeap();
+    const check = opts.check ? await checkAgainstReference(app, opts, heapBytes, rt, digest) : undefined;
     const seconds = (t2 - t1) / 1000;
     const cpu = cpus();
     const params: Record<string, number | string | null> = {};
@@ -125,12 +143,46 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
       seed: opts.seed,
       checked: opts.checked,
       heapValidated: opts.checked,
+      ...(check ? { check } : {}),
+      kernels: { ...stats.backend.methods },
       version,
       node: process.version,
       machine: { cpu: cpu[0]?.model.trim() ?? 'unknown', cores: cpu.length, platform: process.platform, arch: process.arch },
     };
   } finally {
     await rt.close();
+  }
+}
+
+/**
+ * Run the TypeScript reference (one thread, same seed and parameters) for the same
+ * iterations and compare it with `rt` field by field, by handle. The comparison code is
+ * the WebGPU cross-check's (runtime/webgpu/check.ts), loaded only when asked for.
+ */
+async function checkAgainstReference(app: App, opts: RunOptions, heapBytes: number, rt: Runtime, digest: number): Promise<CheckReport> {
+  const { compareHeaps, DEFAULT_TOLERANCE } = await import('../runtime/webgpu/check.js');
+  const ref = await createRuntime({ classes: app.classes, heap: heapBytes, backend: 'ts' });
+  try {
+    await app.init(ref, opts.params, opts.seed);
+    const t0 = performance.now();
+    for (let k = 0; k < opts.iterations; k++) await app.step(ref, k);
+    const referenceSeconds = (performance.now() - t0) / 1000;
+    const cmp = compareHeaps(ref, rt, DEFAULT_TOLERANCE);
+    const refDigest = app.digest(ref);
+    const rel = refDigest === digest ? 0 : Math.abs(refDigest - digest) / Math.max(Math.abs(refDigest), 1);
+    const fields: CheckReport['fields'] = {};
+    for (const [name, d] of Object.entries(cmp.fields)) fields[name] = { maxAbs: d.maxAbs, rel: d.rel };
+    return {
+      ok: cmp.fieldsOk && rel <= DEFAULT_TOLERANCE.digestRel,
+      tolerance: { ...DEFAULT_TOLERANCE },
+      digest: { reference: refDigest, run: digest, rel },
+      fields,
+      structure: cmp.structure,
+      worst: cmp.worst,
+      referenceSeconds,
+    };
+  } finally {
+    await ref.close();
   }
 }
 
@@ -158,6 +210,18 @@ export function formatSummary(r: RunReport): string {
     ],
   ];
   if (r.checked) rows.push(['checks', r.heapValidated ? 'validateHeap() passed' : 'not run']);
+  const c = r.check;
+  if (c) {
+    rows.push([
+      'check',
+      `${c.ok ? 'OK' : 'BEYOND TOLERANCE'} against the TypeScript reference (${c.referenceSeconds.toFixed(3)} s): ` +
+        `digest rel ${c.digest.rel.toExponential(2)} (≤ ${c.tolerance.digestRel}), worst field ${c.worst || '-'}`,
+    ]);
+    for (const [name, d] of Object.entries(c.fields)) {
+      rows.push(['', `${name.padEnd(22)} max |Δ| ${d.maxAbs.toExponential(2)}  rel ${d.rel.toExponential(2)} (≤ ${c.tolerance.fieldRel})`]);
+    }
+    for (const s of c.structure) rows.push(['', `objects differ: ${s}`]);
+  }
   return rows.map(([k, v]) => `${k.padEnd(12)}${v}`).join('\n');
 }
 

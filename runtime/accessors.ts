@@ -92,7 +92,13 @@ function accessorBody(
  * Generate the accessor class of concrete type `t` as a subclass of its user class.
  * `typeIds` maps every registered class to its type id (for checked references).
  */
-export function makeAccessorClass(t: TypeLayout, heap: Heap, host: AccessorHost, checked: boolean, typeIds: Map<SmmoClass, number>): ViewClass {
+export function makeAccessorClass(
+  t: TypeLayout,
+  heap: Heap,
+  host: AccessorHost,
+  checked: boolean,
+  typeIds: Map<SmmoClass, number>,
+): ViewClass {
   const lines: string[] = [];
   const arrays: string[] = [];
   for (const f of t.fields) {

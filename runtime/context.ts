@@ -6,7 +6,9 @@ import type { InlineArray, SmmoClass, SmmoObject } from './schema.js';
 
 /** Initial field values for `create`: any subset of the class's fields (inline arrays as plain arrays). */
 export type Init<I> = {
-  [K in keyof I as K extends keyof SmmoObject ? never : I[K] extends (...a: never[]) => unknown ? never : K]?: I[K] extends InlineArray<infer E>
+  [K in keyof I as K extends keyof SmmoObject ? never : I[K] extends (...a: never[]) => unknown ? never : K]?: I[K] extends InlineArray<
+    infer E
+  >
     ? readonly E[]
     : I[K];
 };

@@ -24,7 +24,7 @@ export class HeapExhaustedError extends SmmoError {
     super(
       `heap exhausted: no free block left for a new ${typeName} block ` +
         `(heap ${heapBytes} bytes, ${blocks} blocks, all in use). ` +
-        `Delete objects, or create the runtime with a larger heap (option heap, e.g. heap: '256MB'; CLI --heap 256MB).`,
+        `Delete objects, or create the runtime with a larger heap (option heap, e.g. heap: '256MB'; CLI --heap SIZE such as 256MB).`,
     );
   }
 }

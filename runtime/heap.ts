@@ -95,7 +95,9 @@ export class Heap {
     try {
       memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
     } catch (e) {
-      throw new UsageError(`could not allocate a heap of ${heapBytes} bytes: ${(e as Error).message}; ask for a smaller heap`, { cause: e });
+      throw new UsageError(`could not allocate a heap of ${heapBytes} bytes: ${(e as Error).message}; ask for a smaller heap`, {
+        cause: e,
+      });
     }
     const heap = new Heap(memory, table, plan);
     heap.format();
@@ -198,7 +200,8 @@ export class Heap {
         if (!isFree) problems.push(`block ${b}: type is FREE but its free bit is clear (lost block)`);
         if (t !== FREE_TYPE) problems.push(`block ${b}: free bit set but type is ${t}`);
         if (alloc !== ALL_ONES) problems.push(`block ${b}: free but allocation bitmap is ${hex(alloc)}, not all ones`);
-        if (inAllocated.length || inActive.length) problems.push(`block ${b}: free but in allocated/active of ${[...inAllocated, ...inActive].join(',')}`);
+        if (inAllocated.length || inActive.length)
+          problems.push(`block ${b}: free but in allocated/active of ${[...inAllocated, ...inActive].join(',')}`);
         if (iter !== 0) problems.push(`block ${b}: free but iteration bitmap is ${hex(iter)}`);
         continue;
       }

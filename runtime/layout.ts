@@ -210,7 +210,9 @@ export function planTypes(classes: readonly SmmoClass[]): TypeTable {
       if (name === undefined) continue;
       const target = byName.get(name);
       if (!target) {
-        throw new SchemaError(`${r.cls.name}.${f.name} refers to class '${name}', which is not in the runtime's classes (${[...byName.keys()].join(', ')})`);
+        throw new SchemaError(
+          `${r.cls.name}.${f.name} refers to class '${name}', which is not in the runtime's classes (${[...byName.keys()].join(', ')})`,
+        );
       }
       f.target = () => target;
     }
@@ -260,7 +262,15 @@ export function planTypes(classes: readonly SmmoClass[]): TypeTable {
         offsets.push(at);
         at += align(layoutN * elemBytes, ARRAY_ALIGN);
       }
-      const fl: FieldLayout = { name: f.name, kind: f.kind, length: f.length, elemBytes, offsets, declaredIn: f.declaredIn, ...(f.target ? { target: f.target } : {}) };
+      const fl: FieldLayout = {
+        name: f.name,
+        kind: f.kind,
+        length: f.length,
+        elemBytes,
+        offsets,
+        declaredIn: f.declaredIn,
+        ...(f.target ? { target: f.target } : {}),
+      };
       return fl;
     });
     const t: TypeLayout = {
@@ -360,5 +370,14 @@ export function planHeap(heapBytes: number, table: TypeTable): HeapPlan {
   }
   const blockListOffset = word * 4;
   const blocksOffset = align(blockListOffset + m * 4, 64);
-  return { heapBytes, blockBytes: table.blockBytes, numBlocks: m, blocksOffset, blockListOffset, freeBitmapWord, allocatedBitmapWord, activeBitmapWord };
+  return {
+    heapBytes,
+    blockBytes: table.blockBytes,
+    numBlocks: m,
+    blocksOffset,
+    blockListOffset,
+    freeBitmapWord,
+    allocatedBitmapWord,
+    activeBitmapWord,
+  };
 }

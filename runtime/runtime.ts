@@ -125,14 +125,27 @@ export interface RuntimeStats {
  */
 export const DEFAULT_INLINE_BLOCKS = 64;
 
-const UNITS: Record<string, number> = { '': 1, b: 1, k: 1e3, kb: 1e3, kib: 1024, m: 1e6, mb: 1e6, mib: 1 << 20, g: 1e9, gb: 1e9, gib: 1 << 30 };
+const UNITS: Record<string, number> = {
+  '': 1,
+  b: 1,
+  k: 1e3,
+  kb: 1e3,
+  kib: 1024,
+  m: 1e6,
+  mb: 1e6,
+  mib: 1 << 20,
+  g: 1e9,
+  gb: 1e9,
+  gib: 1 << 30,
+};
 
 /** Parse "64MB", "1GiB", "1048576" into bytes. */
 export function parseSize(v: number | string): number {
   if (typeof v === 'number') return v;
   const m = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(v);
   const unit = m ? UNITS[m[2]!.toLowerCase()] : undefined;
-  if (!m || unit === undefined) throw new UsageError(`bad size '${v}': use a number of bytes or a number with a unit, e.g. 64MB, 512MiB, 2GB`);
+  if (!m || unit === undefined)
+    throw new UsageError(`bad size '${v}': use a number of bytes or a number with a unit, e.g. 64MB, 512MiB, 2GB`);
   return Math.round(Number(m[1]) * unit);
 }
 
@@ -155,7 +168,8 @@ export class Runtime {
   private inFlight: string | null = null;
 
   constructor(options: RuntimeOptions) {
-    if (options == null || !Array.isArray(options.classes)) throw new UsageError('createRuntime: options.classes must be an array of classes');
+    if (options == null || !Array.isArray(options.classes))
+      throw new UsageError('createRuntime: options.classes must be an array of classes');
     const threads = options.threads ?? 1;
     if (!Number.isInteger(threads) || threads < 1) throw new UsageError(`threads must be a positive integer, got ${threads}`);
     if ((globalThis as Record<symbol, unknown>)[IN_SMMO_WORKER] === true) {

@@ -165,11 +165,7 @@ export abstract class SmmoObject {
   }
 
   /** Extend this class with more fields: `class Fish extends Agent.extend({ eggTimer: u32 }) {}`. */
-  static extend<B extends AbstractClass<SmmoObject>, F extends Schema>(
-    this: B,
-    fields: F,
-    options: SchemaOptions = {},
-  ): SchemaClass<B, F> {
+  static extend<B extends AbstractClass<SmmoObject>, F extends Schema>(this: B, fields: F, options: SchemaOptions = {}): SchemaClass<B, F> {
     checkSchema(fields);
     abstract class Extended extends (this as unknown as AbstractClass<SmmoObject>) {
       static readonly [SCHEMA]: SchemaInfo = { fields, abstract: options.abstract === true };

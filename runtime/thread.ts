@@ -98,7 +98,11 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     const heap = this.heap;
     // Block 0 is never allocated (handle 0 is null), so handles 1…31 are forged too.
     if (typeof handle !== 'number' || !Number.isInteger(handle) || handle < 32 || handle >= heap.numBlocks * 32) {
-      throw new InvalidHandleError(handle, handle === 0 ? 'null' : 'forged', `${where}: not a handle of this heap (32 … ${heap.numBlocks * 32 - 1})`);
+      throw new InvalidHandleError(
+        handle,
+        handle === 0 ? 'null' : 'forged',
+        `${where}: not a handle of this heap (32 … ${heap.numBlocks * 32 - 1})`,
+      );
     }
     const bid = handle >>> SLOT_BITS;
     const slot = handle & 31;
@@ -107,7 +111,8 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     if (t === FREE_TYPE) throw new InvalidHandleError(handle, 'free-block', `${where}: block ${bid} is free; the object was deleted`);
     const ty = this.table.types[t];
     if (!ty || ty.abstract) throw new InvalidHandleError(handle, 'forged', `${where}: block ${bid} has no valid type (${t})`);
-    if (slot >= ty.slots) throw new InvalidHandleError(handle, 'forged', `${where}: slot ${slot} does not exist in a ${ty.name} block (${ty.slots} slots)`);
+    if (slot >= ty.slots)
+      throw new InvalidHandleError(handle, 'forged', `${where}: slot ${slot} does not exist in a ${ty.name} block (${ty.slots} slots)`);
     if ((Atomics.load(heap.i32, w + BLOCK_ALLOC_WORD) & (1 << slot)) === 0) {
       throw new InvalidHandleError(handle, 'deleted', `${where}: the ${ty.name} in slot ${slot} of block ${bid} was deleted`);
     }
@@ -320,7 +325,9 @@ export class ThreadContext implements SmmoContext, AccessorHost {
       const value = init[key];
       if (f.length > 0) {
         if (!Array.isArray(value) || value.length > f.length) {
-          throw new UsageError(`create(${t.name}): field '${key}' is an inline array of ${f.length}; give an array of at most ${f.length} values`);
+          throw new UsageError(
+            `create(${t.name}): field '${key}' is an inline array of ${f.length}; give an array of at most ${f.length} values`,
+          );
         }
         const arr = target[key] as { set(i: number, x: unknown): void };
         value.forEach((x, i) => arr.set(i, x));

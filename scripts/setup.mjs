@@ -38,7 +38,7 @@ if (!existsSync(join(root, 'node_modules', '.package-lock.json'))) {
   run('npm', [existsSync(join(root, 'package-lock.json')) ? 'ci' : 'install', '--no-audit', '--no-fund', '--ignore-scripts']);
 }
 
-// 2. Rust → wasm32 toolchain (Debian's rustc ships a wasm32 std; crates.io is not needed)
+// 2. System packages. Rust → wasm32: Debian's rustc ships a wasm32 std (crates.io is not needed).
 const wasmStd = () => {
   try {
     const sysroot = execFileSync('/usr/bin/rustc', ['--print', 'sysroot'], { encoding: 'utf8' }).trim();
@@ -47,16 +47,26 @@ const wasmStd = () => {
     return false;
   }
 };
-if (existsSync(join(root, 'scripts', 'build-wasm.mjs')) && !process.env.SMMO_RUSTC && !wasmStd()) {
+// WebGPU on machines without a GPU: SwiftShader's Vulkan driver ships in Debian's
+// chromium package; Dawn (npm `webgpu`) loads it through the Vulkan loader (libvulkan1).
+const swiftShader = () => existsSync('/usr/lib/chromium/vk_swiftshader_icd.json');
+const vulkanLoader = () => ['/usr/lib/x86_64-linux-gnu/libvulkan.so.1', '/usr/lib/aarch64-linux-gnu/libvulkan.so.1'].some((f) => existsSync(f));
+
+const needed = [];
+if (!process.env.SMMO_RUSTC && !wasmStd()) needed.push('rustc', 'libstd-rust-dev-wasm32', 'cargo');
+if (!process.env.SMMO_SETUP_NO_GPU && !swiftShader()) needed.push('chromium');
+if (!process.env.SMMO_SETUP_NO_GPU && !vulkanLoader()) needed.push('libvulkan1');
+if (needed.length > 0) {
   const canApt = process.getuid?.() === 0 && !process.env.SMMO_SETUP_NO_APT && spawnSync('apt-get', ['--version']).status === 0;
   if (!canApt) {
-    log('the WebAssembly kernels need rustc with the wasm32-unknown-unknown target. Install it:');
-    log('  Debian/Ubuntu: sudo apt-get install -y rustc libstd-rust-dev-wasm32 cargo');
-    log('  rustup:        rustup target add wasm32-unknown-unknown, then set SMMO_RUSTC=$(which rustc)');
+    log(`missing system packages: ${needed.join(' ')}. Install them:`);
+    log(`  Debian/Ubuntu: sudo apt-get install -y ${needed.join(' ')}`);
+    log('  (rustup users: rustup target add wasm32-unknown-unknown, then set SMMO_RUSTC=$(which rustc);');
+    log('   with a GPU driver installed, chromium/libvulkan1 are not needed: set SMMO_SETUP_NO_GPU=1)');
     process.exit(1);
   }
   run('apt-get', ['update', '-qq']);
-  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'rustc', 'libstd-rust-dev-wasm32', 'cargo'], {
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...needed], {
     env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
   });
 }

@@ -263,3 +263,14 @@ test('formatDuration', (t) => {
   t.is(formatDuration(3720), '1h02m');
   t.is(formatDuration(Infinity), '?');
 });
+
+test('--check compares a WASM run with the TypeScript reference field by field and passes within tolerance', async (t) => {
+  const r = await smmo('run', 'nbody', '--bodies', '200', '--iterations', '3', '--backend', 'wasm', '--check', '--json');
+  t.is(r.code, 0, r.stderr);
+  const report = lastJson(r.stdout);
+  const check = report['check'] as { ok: boolean; fields: Record<string, { rel: number }>; digest: { rel: number } };
+  t.true(check.ok);
+  t.deepEqual(Object.keys(check.fields).sort(), ['Body.forceX', 'Body.forceY', 'Body.mass', 'Body.posX', 'Body.posY', 'Body.velX', 'Body.velY']);
+  t.true(check.digest.rel <= 1e-5);
+  t.deepEqual(report['kernels'], { 'Body.computeForce': 'wasm', 'Body.update': 'wasm' });
+});
