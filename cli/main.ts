@@ -86,7 +86,9 @@ async function run(args: readonly string[]): Promise<void> {
   if (opts.json) print(JSON.stringify(report));
   else if (!opts.quiet) print(formatSummary(report));
   if (report.check && !report.check.ok) {
-    process.stderr.write(`${where}: --check: the run differs from the TypeScript reference beyond the tolerance (worst: ${report.check.worst})\n`);
+    process.stderr.write(
+      `${where}: --check: the run differs from the TypeScript reference beyond the tolerance (worst: ${report.check.worst})\n`,
+    );
     exitCode = EXIT_FAILURE;
   }
 }

@@ -49,6 +49,7 @@ const VIEW: Record<string, { arr: string; shift: number }> = {
 function index(f: FieldLayout, k: number): string {
   const { shift } = VIEW[f.kind]!;
   const off = f.offsets[k]!;
+  if (shift === 2) return `this.__i + ${off >>> 2}`; // offsets are 16-byte aligned
   return shift === 0 ? `this.__o + ${off} + this.__s` : `((this.__o + ${off}) >>> ${shift}) + this.__s`;
 }
 

@@ -368,6 +368,7 @@ export class Runtime {
           cur.__o = heap.blockOffset(h >>> 5);
           cur.__s = h & 31;
           cur.__h = h;
+          cur.__i = (cur.__o >>> 2) + cur.__s;
           init(cur, done + j);
         }
       } catch (e) {

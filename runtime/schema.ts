@@ -143,6 +143,11 @@ export abstract class SmmoObject {
   __s = 0;
   /** @internal the object's handle */
   __h = 0;
+  /**
+   * @internal (__o >>> 2) + __s: the slot's index into a 4-byte SOA array whose block
+   * offset is 0, so that f32/i32/u32/ref accessors need one add (accessors.ts).
+   */
+  __i = 0;
 
   /** The object's 32-bit handle (block index × 32 + slot); never 0, which is null. */
   get handle(): number {
@@ -191,7 +196,7 @@ export function object<F extends Schema>(fields: F, options: SchemaOptions = {})
   return SmmoObject.extend(fields, options);
 }
 
-const RESERVED = new Set(['handle', 'runtime', 'destroy', 'is', 'constructor', '__o', '__s', '__h', '__proto__']);
+const RESERVED = new Set(['handle', 'runtime', 'destroy', 'is', 'constructor', '__o', '__s', '__h', '__i', '__proto__']);
 
 function checkSchema(fields: Schema): void {
   if (fields === null || typeof fields !== 'object') throw new SchemaError('a schema must be an object of field types');

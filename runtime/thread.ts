@@ -14,6 +14,20 @@ import { KernelDispatch, type Backend } from './kernels.js';
 import { BLOCK_ALLOC_WORD, BLOCK_ITER_WORD, BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout, type TypeTable } from './layout.js';
 import type { SmmoClass, SmmoObject } from './schema.js';
 
+/** A generated warp loop (ThreadContext.runnerFor). */
+type BlockRunner = (
+  cur: SmmoObject,
+  list: Uint32Array,
+  i32: Int32Array,
+  from: number,
+  to: number,
+  base: number,
+  bytes: number,
+  blocksWord: number,
+  blockWords: number,
+  args: readonly unknown[],
+) => unknown;
+
 /** Per concrete type id: [first index, count] of its blocks in the block list of the running do-all. */
 export type PassLists = Int32Array;
 
@@ -87,6 +101,7 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     v.__o = heap.blockOffset(bid);
     v.__s = handle & 31;
     v.__h = handle;
+    v.__i = (v.__o >>> 2) + v.__s;
     return v;
   }
 
@@ -215,6 +230,7 @@ export class ThreadContext implements SmmoContext, AccessorHost {
           bits &= bits - 1;
           cur.__s = slot;
           cur.__h = bid * 32 + slot;
+          cur.__i = (cur.__o >>> 2) + slot;
           fn(cur);
         }
       }
@@ -231,39 +247,57 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     // A kernel of the chosen backend, if the method has one for this type (kernels.ts K1–K3).
     if (this.kernels.run(typeId, method, args, from, to)) return;
     const heap = this.heap;
-    const i32 = heap.i32;
-    const list = this.blockList;
     const View = this.views[typeId]!;
     const cur = new View();
-    const fn = (cur as unknown as Record<string, unknown>)[method] as (...a: unknown[]) => void;
-    const bytes = heap.plan.blockBytes;
-    const base = heap.plan.blocksOffset;
-    const blocksWord = heap.blocksWord;
-    const blockWords = heap.blockWords;
-    const a0 = args[0];
-    const a1 = args[1];
-    const a2 = args[2];
-    const arity = args.length;
+    const run = this.runnerFor(typeId, method, args.length);
     const pass = this.pass;
     if (pass) pass.current = cur;
-    for (let i = from; i < to; i++) {
-      const bid = list[i]!;
-      let bits = Atomics.load(i32, blocksWord + bid * blockWords + BLOCK_ITER_WORD);
-      cur.__o = base + bid * bytes;
-      const hbase = bid * 32;
-      while (bits !== 0) {
-        const slot = 31 - Math.clz32(bits & -bits);
-        bits &= bits - 1;
-        cur.__s = slot;
-        cur.__h = hbase + slot;
-        if (arity === 0) fn.call(cur);
-        else if (arity === 1) fn.call(cur, a0);
-        else if (arity === 2) fn.call(cur, a0, a1);
-        else if (arity === 3) fn.call(cur, a0, a1, a2);
-        else fn.apply(cur, args as unknown[]);
-      }
-    }
+    run(cur, this.blockList, heap.i32, from, to, heap.plan.blocksOffset, heap.plan.blockBytes, heap.blocksWord, heap.blockWords, args);
     if (pass) pass.current = null;
+  }
+
+  /** Generated warp loops by "typeId:method:arity" (see runnerFor). */
+  private readonly runners = new Map<string, BlockRunner>();
+
+  /**
+   * The loop that runs `method` over a range of the block list, generated once per
+   * (concrete type, method, arity): each generated function has call sites of its own,
+   * so V8 sees one view class and one method there and inlines the method into the
+   * loop. A shared loop would see every method of every class and stop inlining.
+   * A block is one virtual warp; its lanes are the set bits of the iteration bitmap.
+   */
+  private runnerFor(typeId: number, method: string, arity: number): BlockRunner {
+    const key = `${typeId}:${method}:${arity}`;
+    let run = this.runners.get(key);
+    if (run === undefined) {
+      const params = Array.from({ length: Math.min(arity, 4) }, (_, k) => `a${k}`);
+      const call = arity <= 4 ? `cur[${JSON.stringify(method)}](${params.join(', ')});` : `fn.apply(cur, args);`;
+      const src =
+        `'use strict';\n` +
+        `return function run_${typeId}(cur, list, i32, from, to, base, bytes, blocksWord, blockWords, args) {\n` +
+        `  const fn = cur[${JSON.stringify(method)}];\n` +
+        params.map((p, k) => `  const ${p} = args[${k}];\n`).join('') +
+        `  for (let i = from; i < to; i++) {\n` +
+        `    const bid = list[i];\n` +
+        `    let bits = Atomics.load(i32, blocksWord + bid * blockWords + ${BLOCK_ITER_WORD});\n` +
+        `    cur.__o = base + bid * bytes;\n` +
+        `    const hbase = bid * 32;\n` +
+        `    const ibase = cur.__o >>> 2;\n` +
+        `    while (bits !== 0) {\n` +
+        `      const slot = 31 - Math.clz32(bits & -bits);\n` +
+        `      bits &= bits - 1;\n` +
+        `      cur.__s = slot;\n` +
+        `      cur.__h = hbase + slot;\n` +
+        `      cur.__i = ibase + slot;\n` +
+        `      ${call}\n` +
+        `    }\n` +
+        `  }\n` +
+        `  return fn;\n` +
+        `};`;
+      run = (new Function(src) as () => BlockRunner)();
+      this.runners.set(key, run);
+    }
+    return run;
   }
 
   /**

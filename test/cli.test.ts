@@ -270,7 +270,15 @@ test('--check compares a WASM run with the TypeScript reference field by field a
   const report = lastJson(r.stdout);
   const check = report['check'] as { ok: boolean; fields: Record<string, { rel: number }>; digest: { rel: number } };
   t.true(check.ok);
-  t.deepEqual(Object.keys(check.fields).sort(), ['Body.forceX', 'Body.forceY', 'Body.mass', 'Body.posX', 'Body.posY', 'Body.velX', 'Body.velY']);
+  t.deepEqual(Object.keys(check.fields).sort(), [
+    'Body.forceX',
+    'Body.forceY',
+    'Body.mass',
+    'Body.posX',
+    'Body.posY',
+    'Body.velX',
+    'Body.velY',
+  ]);
   t.true(check.digest.rel <= 1e-5);
   t.deepEqual(report['kernels'], { 'Body.computeForce': 'wasm', 'Body.update': 'wasm' });
 });

@@ -120,7 +120,12 @@ export function newObjects(
   }
   for (let j = 0; j < k; j++) ctx.zero(typeId, out[j]!);
   if (call.method === '') return null;
-  const cur = ctx.view(out[0]!) as unknown as Record<string, (...a: unknown[]) => void> & { __o: number; __s: number; __h: number };
+  const cur = ctx.view(out[0]!) as unknown as Record<string, (...a: unknown[]) => void> & {
+    __o: number;
+    __s: number;
+    __h: number;
+    __i: number;
+  };
   const fn = cur[call.method]!;
   const args = call.args;
   const heap = ctx.heap;
@@ -131,6 +136,7 @@ export function newObjects(
       cur.__o = heap.blockOffset(h >>> 5);
       cur.__s = h & 31;
       cur.__h = h;
+      cur.__i = (cur.__o >>> 2) + cur.__s;
       if (args.length === 0) fn.call(cur, first + j);
       else fn.call(cur, first + j, ...args);
     }
