@@ -121,10 +121,12 @@ export function makeAccessorClass(
           `get(i) {\nswitch (i) {\n${cases.map((c) => c.get).join('\n')}\n}\nthrow new RangeError(${JSON.stringify(`${t.name}.${f.name}[`)} + i + '] is out of bounds (length ${f.length})');\n}\n` +
           `set(i, v) {\nswitch (i) {\n${cases.map((c) => c.set).join('\n')}\n}\nthrow new RangeError(${JSON.stringify(`${t.name}.${f.name}[`)} + i + '] is out of bounds (length ${f.length})');\n}\n}`,
       );
-      lines.push(`get ${f.name}() { return this.__a_${f.name}; }`);
+      // Created on first use (most views never touch their arrays); the slot exists
+      // from the constructor on, so every view of the class keeps one shape.
+      lines.push(`get ${f.name}() { return this.__a_${f.name} ?? (this.__a_${f.name} = new Arr_${f.name}(this)); }`);
     }
   }
-  const ctorInit = t.fields.filter((f) => f.length > 0).map((f) => `this.__a_${f.name} = new Arr_${f.name}(this);`);
+  const ctorInit = t.fields.filter((f) => f.length > 0).map((f) => `this.__a_${f.name} = null;`);
   const src =
     `'use strict';\n${arrays.join('\n')}\n` +
     `return class ${t.name}$View extends Base {\n` +

@@ -26,6 +26,9 @@ export interface SmmoContext {
   deviceDo<C extends SmmoClass>(cls: C, fn: (obj: InstanceType<C>) => void): void;
   /** Number of live objects of `cls` and its subclasses. */
   count(cls: SmmoClass): number;
-  /** A fresh view of the object named by `handle` (checked against `cls` in checked mode). */
+  /**
+   * A fresh view of the object named by `handle`: checked against `cls` in checked mode;
+   * otherwise only checked to lie in the heap and in a block that holds objects.
+   */
   get<C extends SmmoClass>(cls: C, handle: number): InstanceType<C>;
 }

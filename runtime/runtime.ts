@@ -292,7 +292,7 @@ export class Runtime {
 
   /** A view of the object named by `handle` (always checked: live and of class `cls`). */
   get<C extends SmmoClass>(cls: C, handle: number): InstanceType<C> {
-    return this.live('get').get(cls, handle);
+    return this.live('get').getChecked(cls, handle);
   }
 
   /** Live objects of `cls` and its subclasses. */

@@ -179,7 +179,23 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     this.allocator.releaseHandle(obj.__h);
   }
 
+  /**
+   * A view of `handle`. In checked mode the handle is fully checked (live, of `cls` or a
+   * subclass); otherwise only that it lies in the heap and its block holds objects (a
+   * hot path of grid apps: game-of-life looks up neighbour cells by handle).
+   */
   get<C extends SmmoClass>(cls: C, handle: number): InstanceType<C> {
+    if (this.checked) {
+      const t = this.typeOf(cls, 'get');
+      this.checkHandle(handle, t.id, `get(${t.name})`);
+    } else if (!(handle > 0 && handle < this.heap.numBlocks * 32) || handle !== (handle | 0)) {
+      throw new InvalidHandleError(handle, handle === 0 ? 'null' : 'forged', `get: not a handle of this heap`);
+    }
+    return this.view(handle) as InstanceType<C>;
+  }
+
+  /** get() with every check, whatever the mode (Runtime.get, the user-facing lookup). */
+  getChecked<C extends SmmoClass>(cls: C, handle: number): InstanceType<C> {
     const t = this.typeOf(cls, 'get');
     this.checkHandle(handle, t.id, `get(${t.name})`);
     return this.view(handle) as InstanceType<C>;
