@@ -249,7 +249,10 @@ export class Allocator {
     if ((before & mask) === 0) {
       throw new InvalidHandleError(bid * 32 + slot, 'deleted', `slot ${slot} of block ${bid} is not allocated (deleted twice?)`);
     }
-    andWord(mem, w + BLOCK_ITER_WORD, ~mask); // a deleted object is not visited by the running do-all
+    // A deleted object is not visited by the running do-all. Iteration bits are only set
+    // by snapshot(), which runs between do-alls, never concurrently with a release: a
+    // plain check first saves the read-modify-write for objects no pass has listed.
+    if ((loadWord(mem, w + BLOCK_ITER_WORD) & mask) !== 0) andWord(mem, w + BLOCK_ITER_WORD, ~mask);
     if (before === ALL_ONES) heap.active[t]!.set(bid); // FIRST: the block was full
     if ((before & ~mask) === heap.highMask[t]) {
       // EMPTY: this release freed the last object; we are responsible for the block.
