@@ -50,7 +50,8 @@ const wasmStd = () => {
 // WebGPU on machines without a GPU: SwiftShader's Vulkan driver ships in Debian's
 // chromium package; Dawn (npm `webgpu`) loads it through the Vulkan loader (libvulkan1).
 const swiftShader = () => existsSync('/usr/lib/chromium/vk_swiftshader_icd.json');
-const vulkanLoader = () => ['/usr/lib/x86_64-linux-gnu/libvulkan.so.1', '/usr/lib/aarch64-linux-gnu/libvulkan.so.1'].some((f) => existsSync(f));
+const vulkanLoader = () =>
+  ['/usr/lib/x86_64-linux-gnu/libvulkan.so.1', '/usr/lib/aarch64-linux-gnu/libvulkan.so.1'].some((f) => existsSync(f));
 
 const needed = [];
 if (!process.env.SMMO_RUSTC && !wasmStd()) needed.push('rustc', 'libstd-rust-dev-wasm32', 'cargo');
