@@ -17,6 +17,19 @@ export interface AppFlag {
 
 export type AppParams = Record<string, number | string | undefined>;
 
+/**
+ * A picture of a grid app's state (`smmo run --render`): one pixel per grid cell, row
+ * by row from the top left, each pixel an index into `palette` (RGB triples).
+ */
+export interface Picture {
+  width: number;
+  height: number;
+  /** Colours, [r, g, b] with components 0 … 255; at most 256. */
+  palette: readonly (readonly [number, number, number])[];
+  /** width × height palette indices. */
+  pixels: Uint8Array;
+}
+
 export interface App {
   name: string;
   /** One line for `smmo --help`. */
@@ -35,4 +48,16 @@ export interface App {
   step(rt: Runtime, iteration: number): Promise<void>;
   /** The app's digest (APPS.md / issue text: what it sums). */
   digest(rt: Runtime): number;
+  /**
+   * State files (`--dump`, runtime/state.ts): what the app keeps outside the heap (a
+   * grid's size), as numbers. Leave out when the whole state is in the heap.
+   */
+  saveState?(rt: Runtime): Record<string, number>;
+  /**
+   * `--init FILE`: take over a runtime whose objects were loaded from a state file
+   * instead of calling init(); `saved` is what saveState returned (empty without it).
+   */
+  restoreState?(rt: Runtime, saved: Record<string, number>): void;
+  /** `--render`: the current state as a picture (grid apps; others leave it out). */
+  picture?(rt: Runtime): Picture;
 }

@@ -54,6 +54,38 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
   },
   { name: 'json', kind: 'switch', description: 'print the summary as one JSON object, the last line of stdout' },
   { name: 'quiet', kind: 'switch', description: 'no progress bar and no human summary' },
+  {
+    name: 'dump',
+    kind: 'path',
+    value: 'DIR',
+    description:
+      'after the run, write every object as Apache Arrow IPC files DIR/<Class>.arrow, one column per field (README: State files)',
+  },
+  {
+    name: 'init',
+    kind: 'path',
+    value: 'DIR',
+    description: "start from a state written by --dump instead of the app's init; its parameters and seed are the file's",
+  },
+  {
+    name: 'render',
+    kind: 'path',
+    value: 'FILE',
+    description: 'wa-tor, game-of-life: write the final state as a PNG picture, one cell per pixel',
+  },
+  {
+    name: 'render-every',
+    kind: 'positive',
+    value: 'K',
+    description: 'with --render: a frame every K iterations and the last, FILE-0000.png, FILE-0010.png, … (the number: iterations done)',
+  },
+  {
+    name: 'render-scale',
+    kind: 'positive',
+    value: 'S',
+    description: 'with --render: S × S pixels per cell',
+    defaultText: 'about 512 pixels on the longer side, 1 … 16',
+  },
 ];
 
 export const DEFAULT_SEED = 42;
@@ -89,6 +121,14 @@ export interface RunOptions {
   help: boolean;
   /** The app's own flags, defaults applied. */
   params: AppParams;
+  /** --dump DIR: write the final state there. */
+  dump?: string;
+  /** --init DIR: start from this state instead of the app's init. */
+  init?: string;
+  /** --render FILE, --render-every K, --render-scale S (undefined: auto). */
+  render?: { path: string; every?: number; scale?: number };
+  /** App flags and --seed given on the command line (with --init they must agree with the state). */
+  given?: readonly string[];
 }
 
 /**
@@ -132,7 +172,14 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
   const seed = text('seed');
   const threads = text('threads');
   const heap = text('heap');
+  const extra = stateAndRenderFlags(
+    app,
+    values,
+    where,
+    [...app.flags.map((f) => f.name), 'seed'].filter((n) => values[n] !== undefined),
+  );
   return {
+    ...extra,
     iterations: iterations === undefined ? app.iterations : (validate(spec('iterations'), iterations, where) as number),
     seed: seed === undefined ? DEFAULT_SEED : (validate(spec('seed'), seed, where) as number),
     threads: threads === undefined ? 1 : (validate(spec('threads'), threads, where) as number),
@@ -145,6 +192,38 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
     help: false,
     params,
   };
+}
+
+/** --dump, --init, --render*: values and the rules that tie them together. */
+function stateAndRenderFlags(
+  app: App,
+  values: Record<string, string | boolean | undefined>,
+  where: string,
+  given: string[],
+): Pick<RunOptions, 'dump' | 'init' | 'render' | 'given'> {
+  const out: Pick<RunOptions, 'dump' | 'init' | 'render' | 'given'> = { given };
+  const get = (name: string): string | number | undefined => {
+    const raw = values[name] as string | undefined;
+    return raw === undefined ? undefined : validate(spec(name), raw, where);
+  };
+  const dump = get('dump');
+  const init = get('init');
+  if (dump !== undefined) out.dump = String(dump);
+  if (init !== undefined) out.init = String(init);
+  const render = get('render');
+  const every = get('render-every') as number | undefined;
+  const scale = get('render-scale') as number | undefined;
+  if (render === undefined) {
+    const orphan = every !== undefined ? '--render-every' : scale !== undefined ? '--render-scale' : null;
+    if (orphan) throw new CliUsageError(`${where}: ${orphan} needs --render FILE (e.g. --render out.png ${orphan} 10)`);
+    return out;
+  }
+  if (app.picture === undefined) {
+    throw new CliUsageError(`${where}: --render: this app has no picture; pictures are drawn by the grid apps (wa-tor, game-of-life)`);
+  }
+  if (scale !== undefined && scale > 64) throw new CliUsageError(`${where}: --render-scale must be in 1 … 64, got ${scale}`);
+  out.render = { path: String(render), ...(every !== undefined ? { every } : {}), ...(scale !== undefined ? { scale } : {}) };
+  return out;
 }
 
 /** The options of a plain `smmo run <app>`. */

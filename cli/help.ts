@@ -28,6 +28,8 @@ export function mainHelp(version: string, apps: readonly AppSummary[]): string {
 Usage:
   smmo run <app> [flags]   run a simulation and print a summary
   smmo help [command|app]  show help for a command or an app
+  smmo compare A B         compare two states written by --dump, field by field
+  smmo bench [flags]       time the apps and their baselines: table, JSON, SVG chart
   smmo --version           print the version
   smmo --help              show this help
 
@@ -57,7 +59,13 @@ ${formatFlags(COMMON_FLAGS, [['-h, --help', 'show the flags of the app']])}
 --json prints one JSON object as the last line of stdout, with the keys app, backend,
 threads, iterations, seconds (the iterations only), initSeconds, iterationsPerSecond,
 digest, objects ({class: count}), heap ({bytes, blockBytes, blocks, usedBlocks,
-fragmentation}), params, seed, checked, heapValidated, version, node, machine.
+fragmentation}), params, seed, checked, heapValidated, version, node, machine; with
+--init also init and startIteration, with --dump dump (the files), with --render frames.
+
+State files and pictures: --dump DIR writes DIR/<Class>.arrow (Apache Arrow IPC,
+one column per field, a 'handle' column; read them with pyarrow or pandas);
+--init DIR resumes from one; 'smmo compare A B' compares two. --render FILE writes
+PNG pictures of the grid apps. See README.md, "State files and pictures".
 
 ${EXIT_CODES}`;
 }

@@ -18,7 +18,7 @@ import { closest, parseRunFlags } from './flags.js';
 import { appHelp, mainHelp, runHelp, type AppSummary } from './help.js';
 import { formatSummary, runApp } from './run.js';
 
-const COMMANDS = ['run', 'help'];
+const COMMANDS = ['run', 'help', 'bench', 'compare'];
 
 /** The command being run, for error messages ('smmo run nbody: HeapExhaustedError: …'). */
 let where = 'smmo';
@@ -63,6 +63,15 @@ async function dispatch(argv: readonly string[]): Promise<void> {
   if (first === '--version' || first === '-V') return print(`smmo ${version()}`);
   if (first === 'help') return help(rest);
   if (first === 'run') return run(rest);
+  if (first === 'compare') {
+    where = 'smmo compare';
+    exitCode = await (await import('./compare.js')).compare(rest, print);
+    return;
+  }
+  if (first === 'bench') {
+    where = 'smmo bench';
+    return print(await (await import('./bench.js')).bench(rest));
+  }
   if (first.startsWith('-'))
     throw new CliUsageError(`smmo: unknown flag ${first} before the command; write 'smmo run <app> ${first} …', see 'smmo --help'`);
   const guess = closest(first, COMMANDS);
@@ -98,6 +107,8 @@ async function help(args: readonly string[]): Promise<void> {
   if (extra.length > 0) throw new CliUsageError(`smmo help: one topic at a time, got '${args.join(' ')}'; e.g. 'smmo help run'`);
   if (topic === undefined || topic === 'help') return print(mainHelp(version(), await summaries()));
   if (topic === 'run') return print(runHelp(await summaries()));
+  if (topic === 'compare') return print((await import('./compare.js')).compareHelp());
+  if (topic === 'bench') return print((await import('./bench.js')).benchHelp());
   const app = await loadApp(topic);
   if (app === undefined) {
     const topics = ['run', ...appNames()];

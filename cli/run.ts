@@ -7,6 +7,10 @@
  * are `initSeconds`; the digest, the statistics and (with --checked) the final
  * validateHeap() are outside both.
  *
+ * State files and pictures (cli/state.ts, cli/render.ts): --init replaces the app's
+ * init (part of initSeconds), --dump runs after the digest (outside both timings),
+ * --render frames are drawn between iterations and their time is left out of `seconds`.
+ *
  * Errors: a UsageError while setting up (runtime options such as --threads, or an
  * app's parameters and input files) is the command line's fault: it becomes a
  * CliUsageError (exit 2). Everything the runtime throws later (HeapExhaustedError, …)
@@ -19,6 +23,8 @@ import { createRuntime, UsageError, type Runtime, type RuntimeOptions } from '..
 import { CliUsageError } from './errors.js';
 import type { Backend, RunOptions } from './flags.js';
 import { progressBar } from './progress.js';
+import { FrameWriter } from './render.js';
+import { dumpState, heapForState, prepareDump, readInitState, restoreInto, type InitState } from './state.js';
 
 /** `--check`: this run against the TypeScript reference from the same initial state. */
 export interface CheckReport {
@@ -52,6 +58,13 @@ export interface RunReport {
   seed: number;
   /** With --check: the comparison with the TypeScript reference run. */
   check?: CheckReport;
+  /** With --init: the state started from, and its iteration count (this run's iterations continue from it). */
+  init?: string;
+  startIteration?: number;
+  /** With --dump: the files written. */
+  dump?: string[];
+  /** With --render: the PNG files written. */
+  frames?: string[];
   /** Which implementation ran each do-all method ("Body.update": "wasm" | "ts" | "webgpu"). */
   kernels: Record<string, string>;
   checked: boolean;
@@ -65,8 +78,21 @@ export interface RunReport {
 /** Run `app` as `opts` says; `version` is smmo's (for the report). */
 export async function runApp(app: App, opts: RunOptions, version: string): Promise<RunReport> {
   const where = `smmo run ${app.name}`;
-  const heapBytes = opts.heapBytes ?? app.heapFor(opts.params);
   const t0 = performance.now();
+  // --init: the state's parameters and seed replace the command line's (cli/state.ts).
+  let init: InitState | undefined;
+  if (opts.init !== undefined) {
+    try {
+      init = await readInitState(app, opts, where);
+    } catch (e) {
+      if (e instanceof UsageError) throw new CliUsageError(`${where}: --init: ${e.message}`);
+      throw e;
+    }
+    opts = { ...opts, params: init.params, seed: init.seed };
+  }
+  if (opts.dump !== undefined) await prepareDump(app, opts.dump, where);
+  const first = init?.state.info.iterations ?? 0;
+  const heapBytes = opts.heapBytes ?? (init ? heapForState(app, init) : app.heapFor(opts.params));
   let rt: Runtime;
   try {
     const options: RuntimeOptions = {
@@ -92,7 +118,8 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
       );
     }
     try {
-      await app.init(rt, opts.params, opts.seed);
+      if (init) await restoreInto(app, rt, init);
+      else await app.init(rt, opts.params, opts.seed);
     } catch (e) {
       if (e instanceof UsageError) throw new CliUsageError(`${where}: ${e.message}`);
       throw e;
@@ -100,11 +127,23 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
     await rt.prepare(); // backend 'webgpu': compile the GPU kernels outside the timing; others: no-op
     const t1 = performance.now();
 
+    const render = opts.render;
+    const frames = render ? new FrameWriter(render.path, render.every, render.scale, first + opts.iterations) : null;
+    let renderMs = 0;
+    const draw = async (done: number): Promise<void> => {
+      const r0 = performance.now();
+      await rt.sync(); // backend 'webgpu': the picture is read on the host
+      frames!.write(app.picture!(rt), done);
+      renderMs += performance.now() - r0;
+    };
+    const every = render?.every;
+    if (every !== undefined) await draw(first);
     const bar = progressBar(process.stderr, app.name, opts.iterations, !opts.json && !opts.quiet);
     try {
       for (let k = 0; k < opts.iterations; k++) {
-        await app.step(rt, k);
+        await app.step(rt, first + k);
         bar?.update(k + 1);
+        if (every !== undefined && ((k + 1) % every === 0 || k + 1 === opts.iterations)) await draw(first + k + 1);
       }
     } finally {
       bar?.finish();
@@ -112,16 +151,20 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
     // Backend 'webgpu': wait for the GPU and bring its results into the heap (inside the
     // timing: the iterations are done when their results are on the host). Others: no-op.
     await rt.sync();
-    const t2 = performance.now();
+    const t2 = performance.now() - renderMs;
+    if (frames && every === undefined) await draw(first + opts.iterations);
 
     const digest = app.digest(rt);
     const stats = rt.stats();
     if (opts.checked) rt.validateHeap();
-    const check = opts.check ? await checkAgainstReference(app, opts, heapBytes, rt, digest) : undefined;
+    const check = opts.check ? await checkAgainstReference(app, opts, heapBytes, rt, digest, init) : undefined;
+    const dump =
+      opts.dump === undefined
+        ? undefined
+        : await dumpState(app, rt, opts.dump, { iterations: first + opts.iterations, seed: opts.seed, params: paramsOf(opts), version });
     const seconds = (t2 - t1) / 1000;
     const cpu = cpus();
-    const params: Record<string, number | string | null> = {};
-    for (const [k, v] of Object.entries(opts.params)) params[k] = v ?? null;
+    const params = paramsOf(opts);
     return {
       app: app.name,
       backend,
@@ -144,6 +187,9 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
       checked: opts.checked,
       heapValidated: opts.checked,
       ...(check ? { check } : {}),
+      ...(init ? { init: opts.init!, startIteration: first } : {}),
+      ...(dump ? { dump } : {}),
+      ...(frames ? { frames: frames.written } : {}),
       kernels: { ...stats.backend.methods },
       version,
       node: process.version,
@@ -154,18 +200,34 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
   }
 }
 
+/** The app's parameters for reports and state files (unset: null). */
+function paramsOf(opts: RunOptions): Record<string, number | string | null> {
+  const params: Record<string, number | string | null> = {};
+  for (const [k, v] of Object.entries(opts.params)) params[k] = v ?? null;
+  return params;
+}
+
 /**
- * Run the TypeScript reference (one thread, same seed and parameters) for the same
+ * Run the TypeScript reference (one thread, same seed and parameters, or the same --init state) for the same
  * iterations and compare it with `rt` field by field, by handle. The comparison code is
  * the WebGPU cross-check's (runtime/webgpu/check.ts), loaded only when asked for.
  */
-async function checkAgainstReference(app: App, opts: RunOptions, heapBytes: number, rt: Runtime, digest: number): Promise<CheckReport> {
+async function checkAgainstReference(
+  app: App,
+  opts: RunOptions,
+  heapBytes: number,
+  rt: Runtime,
+  digest: number,
+  init: InitState | undefined,
+): Promise<CheckReport> {
   const { compareHeaps, DEFAULT_TOLERANCE } = await import('../runtime/webgpu/check.js');
   const ref = await createRuntime({ classes: app.classes, heap: heapBytes, backend: 'ts' });
   try {
-    await app.init(ref, opts.params, opts.seed);
+    if (init) await restoreInto(app, ref, init);
+    else await app.init(ref, opts.params, opts.seed);
+    const first = init?.state.info.iterations ?? 0;
     const t0 = performance.now();
-    for (let k = 0; k < opts.iterations; k++) await app.step(ref, k);
+    for (let k = 0; k < opts.iterations; k++) await app.step(ref, first + k);
     const referenceSeconds = (performance.now() - t0) / 1000;
     const cmp = compareHeaps(ref, rt, DEFAULT_TOLERANCE);
     const refDigest = app.digest(ref);
@@ -210,6 +272,14 @@ export function formatSummary(r: RunReport): string {
     ],
   ];
   if (r.checked) rows.push(['checks', r.heapValidated ? 'validateHeap() passed' : 'not run']);
+  if (r.init !== undefined)
+    rows.push(['init', `${r.init} (after ${r.startIteration} iterations; now ${(r.startIteration ?? 0) + r.iterations})`]);
+  if (r.dump) rows.push(['dump', r.dump.join(', ')]);
+  if (r.frames)
+    rows.push([
+      'pictures',
+      r.frames.length <= 3 ? r.frames.join(', ') : `${r.frames.length} frames: ${r.frames[0]} … ${r.frames[r.frames.length - 1]}`,
+    ]);
   const c = r.check;
   if (c) {
     rows.push([

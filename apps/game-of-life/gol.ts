@@ -11,7 +11,7 @@ import { cellTable, resetCellTable } from '../grid.js';
 import { fnvWord, FNV_OFFSET } from '../hash.js';
 import { readPgm } from '../pgm.js';
 import { Random } from '../random.js';
-import { Alive, Candidate, Cell, CLASSES } from './model.js';
+import { Agent, Alive, Candidate, Cell, CLASSES } from './model.js';
 
 export { CLASSES };
 
@@ -94,6 +94,53 @@ function gridOf(rt: Runtime): { width: number; height: number } {
   const g = grids.get(rt);
   if (g === undefined) throw new UsageError('game-of-life: this runtime has no grid; call init() first');
   return g;
+}
+
+/** The grid's size (state files: App.saveState). */
+export function gridSize(rt: Runtime): { width: number; height: number } {
+  return { ...gridOf(rt) };
+}
+
+/**
+ * Take over a runtime whose cells and agents were loaded from a state file (`--init`)
+ * instead of init(): record the grid's size and check that every agent's cellId names
+ * a cell of the grid that holds that agent (UsageError otherwise).
+ */
+export function adoptGrid(rt: Runtime, width: number, height: number): void {
+  checkSize(width, height);
+  if (grids.has(rt)) throw new UsageError('game-of-life: this runtime already has a grid');
+  grids.set(rt, { width, height });
+  resetCellTable(rt.context);
+  const cells = cellTable(rt.context, Cell, width * height);
+  let problem: string | null = null;
+  rt.deviceDo(Agent, (a) => {
+    if (problem !== null) return;
+    const id = a.cellId;
+    if (!(id >= 0 && id < cells.length)) problem = `agent ${a.handle} has cellId ${id}, outside the ${width} × ${height} grid`;
+    else if (rt.get(Cell, cells[id]!).agent?.handle !== a.handle)
+      problem = `agent ${a.handle} has cellId ${id}, but that cell holds another agent`;
+  });
+  if (problem !== null) throw new UsageError(`the loaded state is not a valid game-of-life grid: ${problem}`);
+}
+
+/** Colours of `picture`: empty, alive, candidate. */
+export const PALETTE: readonly (readonly [number, number, number])[] = [
+  [12, 12, 16],
+  [245, 245, 235],
+  [70, 80, 140],
+];
+
+/** One pixel per cell: empty (0), alive (1) or candidate (2) (PALETTE). */
+export function picture(rt: Runtime): { width: number; height: number; palette: typeof PALETTE; pixels: Uint8Array } {
+  const { width, height } = gridOf(rt);
+  const pixels = new Uint8Array(width * height);
+  rt.deviceDo(Alive, (a) => {
+    pixels[a.cellId] = 1;
+  });
+  rt.deviceDo(Candidate, (c) => {
+    pixels[c.cellId] = 2;
+  });
+  return { width, height, palette: PALETTE, pixels };
 }
 
 /** Create the cells and the live agents, then the Candidates around them (as the original's load). */

@@ -1,6 +1,6 @@
 import type { App, AppParams } from '../app.js';
 import { readPgmHeader } from '../pgm.js';
-import { CLASSES, DEFAULTS, digest, init, startFromParams, step } from './gol.js';
+import { adoptGrid, CLASSES, DEFAULTS, digest, gridSize, init, picture, startFromParams, step } from './gol.js';
 
 /** Grid cells the parameters describe; undefined when they cannot be read (init reports why). */
 function cellsOf(p: AppParams): number | undefined {
@@ -32,5 +32,8 @@ const app: App = {
   init: (rt, p, seed) => init(rt, startFromParams(p, seed)),
   step: (rt) => step(rt),
   digest,
+  saveState: (rt) => gridSize(rt),
+  restoreState: (rt, saved) => adoptGrid(rt, Number(saved['width']), Number(saved['height'])),
+  picture,
 };
 export default app;

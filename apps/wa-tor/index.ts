@@ -1,5 +1,5 @@
 import type { App } from '../app.js';
-import { CLASSES, DEFAULTS, digest, init, step } from './wator.js';
+import { adoptGrid, CLASSES, DEFAULTS, digest, gridSize, init, picture, step } from './wator.js';
 
 const app: App = {
   name: 'wa-tor',
@@ -16,5 +16,8 @@ const app: App = {
   init: (rt, p, seed) => init(rt, Number(p['width']), Number(p['height']), seed),
   step: (rt) => step(rt),
   digest,
+  saveState: (rt) => gridSize(rt),
+  restoreState: (rt, saved) => adoptGrid(rt, Number(saved['width']), Number(saved['height'])),
+  picture,
 };
 export default app;

@@ -73,6 +73,62 @@ function gridOf(rt: Runtime): { width: number; height: number } {
   return g;
 }
 
+/** The torus's size (state files: App.saveState). */
+export function gridSize(rt: Runtime): { width: number; height: number } {
+  return { ...gridOf(rt) };
+}
+
+/**
+ * Take over a runtime whose cells and agents were loaded from a state file (`--init`)
+ * instead of init(): record the torus's size and check the model's invariants, so that
+ * a state file that is not a torus of this size is refused here (UsageError) rather
+ * than failing in a step.
+ */
+export function adoptGrid(rt: Runtime, width: number, height: number): void {
+  checkSize(width, height);
+  if (grids.has(rt)) throw new UsageError('wa-tor: this runtime already has a torus');
+  grids.set(rt, { width, height });
+  resetCellTable(rt.context);
+  const cells = cellTable(rt.context, Cell, width * height); // checks the number of cells
+  // checkInvariants' rules, in one pass in cell-id order (deviceDo visits cells by ascending handle).
+  let problem: string | null = null;
+  let i = 0;
+  rt.deviceDo(Cell, (c) => {
+    if (problem !== null) return;
+    const nb = c.neighbors;
+    for (let d = 0; d < 4; d++) {
+      if (nb.get(d)?.handle !== cells[neighborId(i, d, width, height)])
+        problem = `cell ${i}: neighbour ${d} is not cell ${neighborId(i, d, width, height)}`;
+    }
+    const a = c.agent;
+    if (a !== null && a.position?.handle !== c.handle)
+      problem = `cell ${i} holds agent ${a.handle}, whose position is ${a.position?.handle ?? 'null'}`;
+    i++;
+  });
+  rt.deviceDo(Agent, (a) => {
+    if (problem === null && a.position?.agent?.handle !== a.handle)
+      problem = `agent ${a.handle} is not on the cell it names (${a.position?.handle ?? 'null'})`;
+  });
+  if (problem !== null) throw new UsageError(`the loaded state is not a valid ${width} × ${height} torus: ${problem}`);
+}
+
+/** Colours of `picture`: water, fish, shark (indices 0, KIND_FISH, KIND_SHARK). */
+export const PALETTE: readonly (readonly [number, number, number])[] = [
+  [10, 28, 58],
+  [80, 210, 120],
+  [235, 70, 45],
+];
+
+/** One pixel per cell, in cell-id order: water, fish or shark (PALETTE). */
+export function picture(rt: Runtime): { width: number; height: number; palette: typeof PALETTE; pixels: Uint8Array } {
+  const { width, height } = gridOf(rt);
+  const pixels = new Uint8Array(width * height);
+  forEachCell(rt, (i, kind) => {
+    pixels[i] = kind;
+  });
+  return { width, height, palette: PALETTE, pixels };
+}
+
 /** Create the cells, link them into a torus and place the first fish and sharks. */
 export async function init(rt: Runtime, width: number, height: number, seed: number): Promise<void> {
   checkSize(width, height);
