@@ -64,7 +64,7 @@ interface ProbeResult {
   peakJsHeapMiB?: number;
   /** JS heap in use before the app's state was created (MiB). */
   baseJsHeapMiB?: number;
-  /** Peak of ArrayBuffer memory (MiB) outside the smmo heap (smmo: the cell table; AOS: none expected). */
+  /** Peak of the ArrayBuffer memory (MiB) the app made, outside the smmo heap (smmo: the cell table). */
   peakExtraBuffersMiB?: number;
   /** smmo: peak heap blocks in use × block bytes (MiB), and the heap's fixed part (bitmaps, block list). */
   peakBlocksMiB?: number;
@@ -79,9 +79,11 @@ async function child(p: Probe): Promise<ProbeResult> {
   // Calibration runs with --expose-gc: collect first, so that garbage does not count as data.
   const gc = (globalThis as { gc?: () => void }).gc;
   const used = (): number => (gc?.(), process.memoryUsage().heapUsed / MiB);
-  let heapBuffer = 0; // bytes of the smmo heap, which process.memoryUsage() counts among arrayBuffers
+  // ArrayBuffers made by the app (smmo: the cell table; the start list). process.memoryUsage()
+  // does not count the smmo heap (a WebAssembly.Memory) among them.
+  const buffers0 = process.memoryUsage().arrayBuffers;
   let peakBuffers = 0;
-  const buffers = (): void => void (peakBuffers = Math.max(peakBuffers, (process.memoryUsage().arrayBuffers - heapBuffer) / MiB));
+  const buffers = (): void => void (peakBuffers = Math.max(peakBuffers, (process.memoryUsage().arrayBuffers - buffers0) / MiB));
   const app = await loadApp(p.app);
   if (app === undefined) throw new Error(`no app ${p.app}`);
   const params = paramsFor(app, { width: p.side, height: p.side });
@@ -112,7 +114,6 @@ async function child(p: Probe): Promise<ProbeResult> {
   let peakBlocks = 0;
   const s0 = rt.stats();
   const fixedMiB = (s0.heap.bytes - s0.heap.blocks * s0.heap.blockBytes) / MiB;
-  heapBuffer = rt.heap.memory.buffer.byteLength;
   try {
     await app.init(rt, params, p.seed);
     peakBlocks = rt.stats().heap.usedBlocks;
