@@ -77,19 +77,25 @@ export type ChildResult = { ok: true; sample: Sample } | { ok: false; skipped: s
 
 // ------------------------------------------------------------------ sizes
 
-/** Per app: its parameters and iterations at each size (default: small, a few minutes in all on 2 cores). */
+/**
+ * Per app: its parameters and iterations at each size. small: 71 s in all for the
+ * default cases on the 2-core dev VM (docs/apps-benchmarks.md); every app gets more than
+ * DEFAULT_INLINE_BLOCKS (64) blocks, so that its passes go to the worker threads at all
+ * (below that, a pass runs on the calling thread alone, whatever --threads says).
+ * medium: about 4× the work per iteration.
+ */
 export const SIZES: Readonly<Record<SizeName, Readonly<Record<string, { params: AppParams; iterations: number }>>>> = {
   small: {
-    nbody: { params: { bodies: 1000 }, iterations: 10 },
-    collision: { params: { bodies: 1000 }, iterations: 10 },
-    'wa-tor': { params: { width: 128, height: 128 }, iterations: 50 },
-    'game-of-life': { params: { width: 128, height: 128 }, iterations: 30 },
+    nbody: { params: { bodies: 3000 }, iterations: 5 },
+    collision: { params: { bodies: 3000 }, iterations: 5 },
+    'wa-tor': { params: { width: 256, height: 256 }, iterations: 30 },
+    'game-of-life': { params: { width: 256, height: 256 }, iterations: 20 },
   },
   medium: {
-    nbody: { params: { bodies: 4000 }, iterations: 10 },
-    collision: { params: { bodies: 4000 }, iterations: 10 },
-    'wa-tor': { params: { width: 512, height: 512 }, iterations: 50 },
-    'game-of-life': { params: { width: 512, height: 512 }, iterations: 30 },
+    nbody: { params: { bodies: 6000 }, iterations: 5 },
+    collision: { params: { bodies: 6000 }, iterations: 5 },
+    'wa-tor': { params: { width: 512, height: 512 }, iterations: 30 },
+    'game-of-life': { params: { width: 512, height: 512 }, iterations: 20 },
   },
 };
 
