@@ -513,21 +513,8 @@ function copyView(v: ArrayBufferView, elemBytes: number, len: number): Raw {
 }
 
 function typedValues(k: ScalarKind, raw: Raw): ColumnData['values'] {
-  const b = raw.buffer;
-  switch (k) {
-    case 'f32':
-      return new Float32Array(b);
-    case 'f64':
-      return new Float64Array(b);
-    case 'i8':
-      return new Int8Array(b);
-    case 'i16':
-      return new Int16Array(b);
-    case 'i32':
-      return new Int32Array(b);
-    default:
-      return raw;
-  }
+  // The same typed view of the raw bits as when writing (asArrowValues).
+  return asArrowValues(k, raw) as ColumnData['values'];
 }
 
 function readClass(tbl: Table, file: string, t: TypeLayout): ClassData {
