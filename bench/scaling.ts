@@ -13,12 +13,14 @@
  *
  *   node dist/bench/scaling.js [--threads 1,2,4,8,16] [--force] [--bodies 20000]
  *        [--iterations 2] [--lanes 2048] [--kmax 1024] [--skip nbody,linux,…]
- *        [--machine "name"] [--out bench-results/scaling.json]
+ *        [--keep 0,4] [--machine "name"] [--out bench-results/scaling.json]
  *
  * Thread counts above the machine's cores are dropped unless --force. "threads"
  * counts the calling thread: threads = N runs N-1 workers plus the caller.
  * Timings are medians of repeated runs; the machine is named in the JSON.
  *
+ * --keep: RuntimeOptions.keepBlocks values for the linux sections (each a row set; 0 = the
+ * paper's allocator, every emptied block back to `free` at once).
  * Sections: forkjoin, inline, nbody (TypeScript methods), nbody-wasm (WASM SIMD kernels), linux
  * (create/destroy in methods), linux-raw (the same through the allocator alone).
  * Every measurement runs in a fresh child process (`--child <section> --threads N`):
@@ -32,6 +34,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { dirname } from 'node:path';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime/index.js';
+import { DEFAULT_KEEP_BLOCKS } from '../runtime/allocator.js';
 import { CLASSES as NBODY_CLASSES, init as nbodyInit, step as nbodyStep, digest as nbodyDigest } from '../apps/nbody/nbody.js';
 import { Body, DT } from '../apps/nbody/body.js';
 import { Allocator8, Blob8, Empty, SCALING_CLASSES_URL } from './scaling-classes.js';
@@ -59,6 +62,7 @@ const LANES = Number(arg('lanes', '2048'));
 const KMAX = Number(arg('kmax', '1024'));
 const SKIP = new Set(arg('skip', '').split(','));
 const OUT = arg('out', 'bench-results/scaling.json');
+const KEEP = arg('keep', `0,${DEFAULT_KEEP_BLOCKS}`).split(',').map(Number);
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -195,6 +199,7 @@ async function nbody(threads: number, backend: 'ts' | 'wasm'): Promise<Omit<Nbod
 
 interface LinuxRow {
   threads: number;
+  keepBlocks: number;
   k: number;
   lanes: number;
   nsPerAlloc: number;
@@ -204,7 +209,10 @@ interface LinuxRow {
 
 async function linux(threads: number, method: 'allocFree' | 'allocFreeRaw'): Promise<Omit<LinuxRow, 'speedup'>[]> {
   const heap = Math.min(4000 * 2 ** 20, 64 * 2 ** 20 + LANES * KMAX * 80);
-  return withRuntime({ classes: [Blob8, Allocator8], threads, heap, modules: [SCALING_CLASSES_URL] }, async (rt) => {
+  // inlineBlocks 0: a pass of 2048 lanes is only ~70 blocks, which the default would run on the calling thread.
+  const keepBlocks = KEEP[0]!; // a child gets one value
+  const options = { classes: [Blob8, Allocator8], threads, heap, modules: [SCALING_CLASSES_URL], inlineBlocks: 0, keepBlocks };
+  return withRuntime(options, async (rt) => {
     await rt.parallelNew(Allocator8, LANES);
     for (let i = 0; i < 30; i++) await rt.parallelDo(Allocator8, method, 4); // JIT warm-up on every thread
     const rows: Omit<LinuxRow, 'speedup'>[] = [];
@@ -219,7 +227,7 @@ async function linux(threads: number, method: 'allocFree' | 'allocFreeRaw'): Pro
       }
       if (rt.count(Blob8) !== 0) throw new Error(`linux-scalability: ${rt.count(Blob8)} objects left after k=${k}`);
       const ms = median(ts);
-      rows.push({ threads, k, lanes: LANES, nsPerAlloc: (ms * 1e6) / (LANES * k), allocsPerSec: (LANES * k) / (ms / 1000) });
+      rows.push({ threads, keepBlocks, k, lanes: LANES, nsPerAlloc: (ms * 1e6) / (LANES * k), allocsPerSec: (LANES * k) / (ms / 1000) });
     }
     rt.validateHeap();
     return rows;
@@ -229,11 +237,11 @@ async function linux(threads: number, method: 'allocFree' | 'allocFreeRaw'): Pro
 // ------------------------------------------------------------------ main
 
 /** Run one section at one thread count in a fresh process; returns what it printed as JSON. */
-function child<T>(section: string, threads: number): T {
-  const passthrough = process.argv
-    .slice(2)
-    .filter((_, i, a) => !['--threads', '--child'].includes(a[i]!) && !['--threads', '--child'].includes(a[i - 1]!));
-  const r = spawnSync(process.execPath, [process.argv[1]!, '--child', section, '--threads', String(threads), ...passthrough], {
+function child<T>(section: string, threads: number, keep = KEEP[0]!): T {
+  const own = ['--threads', '--child', '--keep'];
+  const passthrough = process.argv.slice(2).filter((_, i, a) => !own.includes(a[i]!) && !own.includes(a[i - 1]!));
+  const argv = [process.argv[1]!, '--child', section, '--threads', String(threads), '--keep', String(keep), ...passthrough];
+  const r = spawnSync(process.execPath, argv, {
     encoding: 'utf8',
     maxBuffer: 64 << 20,
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -334,17 +342,19 @@ function main(): void {
   ] as const) {
     if (SKIP.has(section)) continue;
     const rows: LinuxRow[] = [];
-    for (const t of THREADS) {
-      const r = child<Omit<LinuxRow, 'speedup'>[]>(section, t);
-      for (const x of r) {
-        const base = rows.find((y) => y.threads === THREADS[0] && y.k === x.k)?.allocsPerSec ?? x.allocsPerSec;
-        rows.push({ ...x, speedup: x.allocsPerSec / base });
+    for (const keep of KEEP) {
+      for (const t of THREADS) {
+        const r = child<Omit<LinuxRow, 'speedup'>[]>(section, t, keep);
+        for (const x of r) {
+          const base = rows.find((y) => y.keepBlocks === keep && y.threads === THREADS[0] && y.k === x.k)?.allocsPerSec ?? x.allocsPerSec;
+          rows.push({ ...x, speedup: x.allocsPerSec / base });
+        }
+        console.log(
+          `linux-scalability (${what}), keepBlocks ${keep}, ${t} threads, ${LANES} lanes: ns/alloc ` +
+            r.map((x) => `k=${x.k}:${x.nsPerAlloc.toFixed(0)}`).join(' ') +
+            `; at k=${r[r.length - 1]!.k}: ${(r[r.length - 1]!.allocsPerSec / 1e6).toFixed(2)} M allocs/s`,
+        );
       }
-      console.log(
-        `linux-scalability (${what}), ${t} threads, ${LANES} lanes: ns/alloc ` +
-          r.map((x) => `k=${x.k}:${x.nsPerAlloc.toFixed(0)}`).join(' ') +
-          `; at k=${r[r.length - 1]!.k}: ${(r[r.length - 1]!.allocsPerSec / 1e6).toFixed(2)} M allocs/s`,
-      );
     }
     out[key] = rows;
   }

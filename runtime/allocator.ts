@@ -12,6 +12,32 @@
  *
  * Invariants between operations (checked by Heap.validate): see heap.ts H1–H5.
  *
+ * Kept blocks (a per-thread cache of emptied blocks; not in the paper). A thread that
+ * empties a block and wins its invalidation (Alg. 7) may *keep* it instead of
+ * retiring it: the block stays of its type, allocated and active, opens again in a new
+ * generation, and goes on this thread's stack of at most `keep` blocks per type.
+ * allocate() takes blocks from that stack before searching `active` or `free`. On a
+ * GPU every block transition is cheap next to a kernel launch; on a CPU the `free`,
+ * `allocated[T]` and `active[T]` words are shared by all threads (32 blocks per word,
+ * 16 words per cache line), so a thread that allocates and frees in turn (the
+ * linux-scalability pattern, a lane that creates and deletes objects in one call)
+ * would otherwise write five shared bitmap words per block it goes through.
+ *  (K1) A kept block is an ordinary used block: it satisfies H4 (empty, active), any
+ *       thread may allocate in it (it is in `active`), and the stack is only a hint,
+ *       re-checked on use like `hint` (D1 type check after reservation).
+ *  (K2) Nothing owns a kept block: giving it back (flushKept, reclaimEmpty) takes it
+ *       through the same invalidation as a release (lock, same generation, empty)
+ *       and rolls back if another thread allocated in it meanwhile.
+ *  (K3) Kept blocks never cause HeapExhaustedError: when `free` is empty, newBlock
+ *       reclaims empty blocks of every type (any thread's) before giving up.
+ *  (K4) A thread that empties the block it is allocating in (its hint) leaves it open
+ *       without invalidating it: an empty used block is a valid state (H4), and the
+ *       responsibility passes to flushKept or to whichever thread empties it next.
+ *  Threads flush their kept blocks when their share of a pass ends (workers/pass.ts,
+ *  runtime.ts), so between passes a heap holds no empty blocks except those the
+ *  calling thread kept from create/destroy outside passes (flushed by stats() and
+ *  validateHeap()) and rare ones whose flush lost a race (allowed by H4).
+ *
  * Deliberate differences from the original (DESIGN.md "Known defects"):
  *  (D1) When the block's type changed under a reservation (Alg. 1 l. 14–17), the slot
  *       is rolled back *and the loop continues*; the original rolled back but still
@@ -32,6 +58,9 @@ import { FREE_TYPE, type Heap } from './heap.js';
 import { ALL_ONES, BLOCK_ALLOC_WORD, BLOCK_GEN_WORD, BLOCK_ITER_WORD, BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout } from './layout.js';
 import { andWord, loadWord, orWord, retryPause, storeWord, addWord } from './shared.js';
 
+/** Default of RuntimeOptions.keepBlocks: emptied blocks a thread keeps per type (see K1). */
+export const DEFAULT_KEEP_BLOCKS = 4;
+
 /** @internal Outcomes of Allocator.invalidateResolve. */
 export const INVALIDATE_FAILED = 0;
 /** @internal */
@@ -47,14 +76,31 @@ export class Allocator {
   private full = false;
   /** Rotation seed (§4.2): differs per thread/warp, advanced on every retry. */
   seed: number;
+  /** Most blocks kept per type (K1); 0 retires every emptied block at once (the paper's behaviour). */
+  readonly keep: number;
+  /** Kept blocks: type t's stack is kept[t * keep …], keptCount[t] deep. */
+  private readonly kept: Int32Array;
+  private readonly keptCount: Int32Array;
 
   constructor(
     readonly heap: Heap,
     seed: number,
+    keep = DEFAULT_KEEP_BLOCKS,
   ) {
     this.mem = heap.i32;
     this.hint = new Int32Array(heap.table.types.length);
     this.seed = seed >>> 0;
+    this.keep = keep;
+    this.kept = new Int32Array(heap.table.types.length * keep);
+    this.keptCount = new Int32Array(heap.table.types.length);
+  }
+
+  /** Take a kept block of type `id` off this thread's stack (0: none). */
+  private popKept(id: number): number {
+    const n = this.keptCount[id]!;
+    if (n === 0) return 0;
+    this.keptCount[id] = n - 1;
+    return this.kept[id * this.keep + n - 1]!;
   }
 
   // ---------------------------------------------------------------- allocate (Alg. 1)
@@ -66,7 +112,8 @@ export class Allocator {
     let bid = this.hint[id]!;
     for (let attempt = 1; ; attempt++) {
       if (bid === 0) {
-        bid = active.tryFindSet(this.seed + attempt);
+        bid = this.popKept(id);
+        if (bid === 0) bid = active.tryFindSet(this.seed + attempt);
         if (bid < 0) bid = this.newBlock(t);
       }
       const slot = this.reserve(bid);
@@ -105,7 +152,8 @@ export class Allocator {
       let attempt = 0;
       while (done < count) {
         if (bid === 0) {
-          bid = active.tryFindSet(this.seed + attempt);
+          bid = this.popKept(id);
+          if (bid === 0) bid = active.tryFindSet(this.seed + attempt);
           if (bid < 0) bid = this.newBlock(t);
         }
         const got = this.reserveMany(bid, count - done);
@@ -149,12 +197,14 @@ export class Allocator {
   /** @internal Take a free block for type `t` (Alg. 1 l. 4–7); returns its index. */
   newBlock(t: TypeLayout): number {
     const heap = this.heap;
-    const bid = heap.free.findAndClear(this.seed);
+    let bid = heap.free.findAndClear(this.seed);
     if (bid < 0) {
       // No free block. An active block of this type may have appeared meanwhile.
       const other = heap.active[t.id]!.scanFindSet(this.seed);
       if (other >= 0) return other;
-      throw new HeapExhaustedError(t.name, heap.plan.heapBytes, heap.numBlocks - 1);
+      // (K3) Empty blocks kept by any thread go back to `free`, then one more try.
+      if (this.reclaimEmpty() > 0) bid = heap.free.findAndClear(this.seed);
+      if (bid < 0) throw new HeapExhaustedError(t.name, heap.plan.heapBytes, heap.numBlocks - 1);
     }
     this.initializeBlock(bid, t);
     return bid;
@@ -256,9 +306,98 @@ export class Allocator {
     if (before === ALL_ONES) heap.active[t]!.set(bid); // FIRST: the block was full
     if ((before & ~mask) === heap.highMask[t]) {
       // EMPTY: this release freed the last object; we are responsible for the block.
-      if (this.invalidate(bid, gen)) this.retireBlock(bid, t);
+      // (K4) The block this thread allocates in stays as it is, empty and open: no
+      // invalidation, no bitmap change. flushKept() (or a later emptying) retires it.
+      if (this.keep > 0 && this.hint[t] === bid) return;
+      if (this.invalidate(bid, gen)) {
+        const n = this.keptCount[t]!;
+        if (n < this.keep) {
+          this.reopenBlock(bid);
+          this.kept[t * this.keep + n] = bid;
+          this.keptCount[t] = n + 1;
+          return;
+        }
+        this.retireBlock(bid, t);
+      }
       if (this.hint[t] === bid) this.hint[t] = 0;
     }
+  }
+
+  /**
+   * @internal (K1) Open block `bid`, which this thread has invalidated (all bits set,
+   * empty), again for its type in a new generation, instead of retiring it: no bitmap
+   * changes (it is still allocated and active).
+   */
+  reopenBlock(bid: number): void {
+    const w = this.heap.blockWord(bid);
+    const t = loadWord(this.mem, w + BLOCK_TYPE_WORD);
+    storeWord(this.mem, w + BLOCK_ITER_WORD, 0);
+    addWord(this.mem, w + BLOCK_GEN_WORD, 1);
+    storeWord(this.mem, w + BLOCK_ALLOC_WORD, this.heap.highMask[t]!);
+  }
+
+  /**
+   * Give every kept block back to `free` (K2): those still empty are retired; so is the
+   * hint block when it is empty (a block reopened while it was the hint).
+   */
+  flushKept(): void {
+    if (this.keep === 0) return;
+    const heap = this.heap;
+    for (let t = 0; t < this.keptCount.length; t++) {
+      for (let n = this.keptCount[t]!; n > 0; n--) this.retireIfEmpty(this.kept[t * this.keep + n - 1]!);
+      this.keptCount[t] = 0;
+      const h = this.hint[t]!;
+      if (h !== 0 && loadWord(this.mem, heap.blockWord(h) + BLOCK_ALLOC_WORD) === heap.highMask[t]) {
+        this.retireIfEmpty(h);
+        this.hint[t] = 0;
+      }
+    }
+  }
+
+  /** Blocks on this thread's stacks (tests and stats). */
+  keptBlocks(): number {
+    let n = 0;
+    for (let t = 0; t < this.keptCount.length; t++) n += this.keptCount[t]!;
+    return n;
+  }
+
+  /**
+   * (K3) Retire every empty used block of every type (kept by any thread, or left by a
+   * lost flush race); returns how many went back to `free`. O(blocks).
+   */
+  reclaimEmpty(): number {
+    const heap = this.heap;
+    let n = 0;
+    for (let b = 1; b < heap.numBlocks; b++) {
+      const w = heap.blockWord(b);
+      const t = loadWord(this.mem, w + BLOCK_TYPE_WORD);
+      if (t !== FREE_TYPE && loadWord(this.mem, w + BLOCK_ALLOC_WORD) === heap.highMask[t] && this.retireIfEmpty(b)) n++;
+    }
+    for (let t = 0; t < this.keptCount.length; t++) this.keptCount[t] = 0;
+    return n;
+  }
+
+  /**
+   * (K2) Retire block `bid` if it is empty, through Alg. 7 with the generation read
+   * now: if anyone allocates in it (or recycles it) meanwhile, the lock is rolled back
+   * and the block stays. No live object pins the generation here, but a block that is
+   * freed and re-initialised between the read and the lock has a new generation, so
+   * the lock fails (D2); a free block is all ones, so the lock fails too.
+   */
+  private retireIfEmpty(bid: number): boolean {
+    const w = this.heap.blockWord(bid);
+    const gen = loadWord(this.mem, w + BLOCK_GEN_WORD);
+    // RETRY (emptied again during our lock, Alg. 7 l. 10): a few more tries, then the
+    // block stays an empty used block (valid, H4; reclaimed when the heap runs out).
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const outcome = this.invalidateResolve(bid, gen, this.invalidateLock(bid));
+      if (outcome === INVALIDATE_FAILED) return false;
+      if (outcome === INVALIDATE_OWNED) {
+        this.retireBlock(bid, loadWord(this.mem, w + BLOCK_TYPE_WORD));
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

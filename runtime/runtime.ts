@@ -21,6 +21,7 @@ import type { Init, SmmoContext } from './context.js';
 import { MethodError, SmmoError, UsageError } from './errors.js';
 import { Heap } from './heap.js';
 import { configureBackend, type Backend } from './kernels.js';
+import { DEFAULT_KEEP_BLOCKS } from './allocator.js';
 import { planTypes, type TypeLayout, type TypeTable } from './layout.js';
 import type { SmmoClass, SmmoObject } from './schema.js';
 import { ThreadContext } from './thread.js';
@@ -51,10 +52,25 @@ export interface RuntimeOptions {
   modules?: readonly (string | URL)[];
   /**
    * Passes over fewer blocks than this (parallelNew: fewer objects than this × 32) run
-   * on the calling thread alone. 0: every pass uses the workers. Default
-   * DEFAULT_INLINE_BLOCKS (measured: see bench/scaling.ts).
+   * on the calling thread alone, unless the method is heavy (see inlineMicros). 0: every
+   * pass uses the workers. Default DEFAULT_INLINE_BLOCKS (measured: see bench/scaling.ts).
    */
   inlineBlocks?: number;
+  /**
+   * A pass under `inlineBlocks` blocks still goes to the workers when the same class and
+   * method, run on the calling thread last time, took more than this many µs for that
+   * many blocks (the block count alone cannot tell a light method from one that
+   * allocates thousands of objects per call). Default DEFAULT_INLINE_MICROS.
+   */
+  inlineMicros?: number;
+  /**
+   * Blocks a thread keeps per class after emptying them, for its next allocations,
+   * instead of returning them to the heap's free bitmap at once (runtime/allocator.ts
+   * K1–K3; they are returned when the thread's share of a pass ends, and reclaimed from
+   * any thread before a HeapExhaustedError). 0: the paper's behaviour. Default
+   * DEFAULT_KEEP_BLOCKS.
+   */
+  keepBlocks?: number;
   /** A worker thread that has had no pass for this long stops waiting (so an idle process can exit). Default 250 ms. */
   workerIdleMs?: number;
   /**
@@ -125,6 +141,13 @@ export interface RuntimeStats {
  */
 export const DEFAULT_INLINE_BLOCKS = 64;
 
+/**
+ * Default of RuntimeOptions.inlineMicros: about the cost of an empty pass on 16 threads
+ * of the device host (146 µs back to back, bench/scaling.ts); a small pass whose inline
+ * run is estimated above it pays for the fork-join on any thread count measured.
+ */
+export const DEFAULT_INLINE_MICROS = 150;
+
 const UNITS: Record<string, number> = {
   '': 1,
   b: 1,
@@ -161,6 +184,10 @@ export class Runtime {
   readonly pool: WorkerPool | null;
   /** See RuntimeOptions.inlineBlocks; may be changed between passes (benchmarks tune it). */
   inlineBlocks: number;
+  /** See RuntimeOptions.inlineMicros. */
+  inlineMicros: number;
+  /** Per "typeId:method": µs per block of its last run on the calling thread (adaptive inlining). */
+  private readonly inlineCost = new Map<string, number>();
   private closed = false;
   /** Backend 'webgpu': the GPU side (createRuntime attaches it); null otherwise. */
   gpu: GpuRunner | null = null;
@@ -183,11 +210,17 @@ export class Runtime {
     const inline = options.inlineBlocks ?? DEFAULT_INLINE_BLOCKS;
     if (!Number.isInteger(inline) || inline < 0) throw new UsageError(`inlineBlocks must be a non-negative integer, got ${inline}`);
     this.inlineBlocks = inline;
+    const micros = options.inlineMicros ?? DEFAULT_INLINE_MICROS;
+    if (!(typeof micros === 'number' && micros >= 0)) throw new UsageError(`inlineMicros must be a non-negative number, got ${micros}`);
+    this.inlineMicros = micros;
     this.threads = threads;
     this.checked = options.checked === true;
     this.table = planTypes(options.classes);
     this.heap = Heap.create(this.table, parseSize(options.heap ?? 64 << 20));
-    this.main = new ThreadContext(this.heap, this.table, this.checked, options.seed ?? 1);
+    const keep = options.keepBlocks ?? DEFAULT_KEEP_BLOCKS;
+    if (!Number.isInteger(keep) || keep < 0 || keep > 1024)
+      throw new UsageError(`keepBlocks must be an integer from 0 to 1024, got ${keep}`);
+    this.main = new ThreadContext(this.heap, this.table, this.checked, options.seed ?? 1, keep);
     this.backend = configureBackend(this.main, options.backend, options.wasm);
     this.pool =
       threads === 1
@@ -201,6 +234,7 @@ export class Runtime {
             wasm: options.wasm ?? {},
             idleMs: options.workerIdleMs ?? 250,
             spinMicros: options.spinMicros ?? 0,
+            keepBlocks: keep,
             startTimeoutMs: options.startTimeoutMs ?? 30_000,
             ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}),
           });
@@ -348,6 +382,7 @@ export class Runtime {
         if (failed !== null) throw this.methodError(t.id, call.method, failed.handle, failed.error);
       }
     } finally {
+      ctx.allocator.flushKept();
       this.inFlight = null;
     }
   }
@@ -411,7 +446,7 @@ export class Runtime {
         const from = lists[2 * id]!;
         const blocks = lists[2 * id + 1]!;
         if (blocks === 0) continue;
-        if (blocks < this.inlineBlocks || blocks < 2) {
+        if (blocks < 2 || (blocks < this.inlineBlocks && this.inlineEstimate(id, method, blocks) < this.inlineMicros)) {
           this.runInline(ctx, lists, id, method, args, from, from + blocks);
           continue;
         }
@@ -422,6 +457,7 @@ export class Runtime {
         await this.pool.run({ kind: KIND_DO, typeId: id, from, to: from + blocks, chunk, call, lists, operation }, ctx);
       }
     } finally {
+      ctx.allocator.flushKept();
       this.inFlight = null;
     }
   }
@@ -435,9 +471,13 @@ export class Runtime {
     const ctx = this.live('parallelDo');
     const t = this.checkDoAll(ctx, cls, method, args);
     const lists = ctx.snapshot();
-    for (const id of t.concrete) {
-      const from = lists[2 * id]!;
-      this.runInline(ctx, lists, id, method, args, from, from + lists[2 * id + 1]!);
+    try {
+      for (const id of t.concrete) {
+        const from = lists[2 * id]!;
+        this.runInline(ctx, lists, id, method, args, from, from + lists[2 * id + 1]!);
+      }
+    } finally {
+      ctx.allocator.flushKept();
     }
   }
 
@@ -460,6 +500,11 @@ export class Runtime {
     return t;
   }
 
+  /** Estimated µs of a pass of `blocks` blocks on the calling thread (0 before its first run there). */
+  private inlineEstimate(id: number, method: string, blocks: number): number {
+    return (this.inlineCost.get(`${id}:${method}`) ?? 0) * blocks;
+  }
+
   /** One concrete type's pass on the calling thread. */
   private runInline(
     ctx: ThreadContext,
@@ -472,8 +517,10 @@ export class Runtime {
   ): void {
     const pass = { lists, typeId: id, current: null as SmmoObject | null };
     ctx.pass = pass;
+    const t0 = this.pool === null ? 0 : performance.now();
     try {
       ctx.runBlocks(id, method, args, from, to);
+      if (this.pool !== null && to > from) this.inlineCost.set(`${id}:${method}`, ((performance.now() - t0) * 1000) / (to - from));
     } catch (e) {
       throw new MethodError(this.table.types[id]!.name, method, pass.current === null ? 0 : pass.current.__h, 0, e);
     } finally {
@@ -491,6 +538,7 @@ export class Runtime {
   /** Objects and blocks per class, heap usage and fragmentation. */
   stats(): RuntimeStats {
     const ctx = this.live('stats');
+    ctx.allocator.flushKept(); // blocks kept from create/destroy outside passes are not in use
     const types: Record<string, TypeStats> = {};
     let usedBlocks = 0;
     let slots = 0;
@@ -527,6 +575,7 @@ export class Runtime {
   validateHeap(): void {
     const ctx = this.live('validateHeap');
     if (ctx.pass) throw new UsageError('validateHeap cannot run inside a do-all');
+    ctx.allocator.flushKept();
     this.heap.validate();
   }
 

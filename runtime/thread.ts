@@ -5,7 +5,7 @@
  * what methods see as `this.runtime` (SmmoContext).
  */
 import { makeAccessorClass, type AccessorHost, type ViewClass } from './accessors.js';
-import { Allocator } from './allocator.js';
+import { Allocator, DEFAULT_KEEP_BLOCKS } from './allocator.js';
 import { popc } from './bits.js';
 import type { Init, SmmoContext } from './context.js';
 import { InvalidHandleError, UsageError } from './errors.js';
@@ -54,8 +54,9 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     readonly table: TypeTable,
     readonly checked: boolean,
     seed: number,
+    keepBlocks = DEFAULT_KEEP_BLOCKS,
   ) {
-    this.allocator = new Allocator(heap, seed);
+    this.allocator = new Allocator(heap, seed, keepBlocks);
     this.typeIds = new Map(table.types.map((t) => [t.cls, t.id]));
     this.views = table.types.map((t) => (t.abstract ? null : makeAccessorClass(t, heap, this, checked, this.typeIds)));
     this.blockList = new Uint32Array(heap.buffer, heap.plan.blockListOffset, heap.numBlocks);

@@ -553,7 +553,7 @@ test('allocateMany and parallelNew roll back on exhaustion and leave the heap va
 // ------------------------------------------------------------------ invalid deletes
 
 test('double delete → InvalidHandleError, also in unchecked mode; the heap is unchanged', async (t) => {
-  const rt = await smallRuntime();
+  const rt = await smallRuntime({ keepBlocks: 0 });
   const a = rt.create(Small, { a: 1 });
   const b = rt.create(Small, { a: 2 });
   rt.destroy(a);

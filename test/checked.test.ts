@@ -64,8 +64,13 @@ class Fish extends Agent.extend({ target: ref(() => Agent), food: ref(() => Shar
 }
 class Shark extends Agent.extend({ energy: f32, flags: u8 }) {}
 
-async function checkedRuntime(checked = true): Promise<Runtime> {
-  return createRuntime({ classes: [ListNode, Big, Agent, Fish, Shark], heap: MIN_HEAP_BYTES, checked });
+async function checkedRuntime(checked = true, keepBlocks?: number): Promise<Runtime> {
+  return createRuntime({
+    classes: [ListNode, Big, Agent, Fish, Shark],
+    heap: MIN_HEAP_BYTES,
+    checked,
+    ...(keepBlocks === undefined ? {} : { keepBlocks }),
+  });
 }
 
 function reasonOf(t: import('ava').ExecutionContext, fn: () => unknown, reason: InvalidHandleError['reason'], what: string): void {
@@ -102,7 +107,7 @@ test('a deleted object whose block lives on: field access, rt.get and a second d
 });
 
 test('a deleted object whose block was freed: field access, rt.get and a second destroy fail', async (t) => {
-  const rt = await checkedRuntime();
+  const rt = await checkedRuntime(true, 0);
   const only = rt.create(ListNode, { value: 7 });
   const h = only.handle;
   rt.destroy(only);
@@ -277,8 +282,26 @@ test('deleting another object of the iterated class during a pass → UsageError
 
 // ------------------------------------------------------------------ unchecked mode
 
+test('a deleted object in a kept block (keepBlocks default): the slot is free, then the block is, after validateHeap', async (t) => {
+  const rt = await checkedRuntime();
+  const only = rt.create(ListNode, { value: 7 });
+  const h = only.handle;
+  rt.destroy(only);
+  // The calling thread keeps the emptied block it allocates in (allocator.ts K4).
+  t.false(rt.heap.free.get(h >>> 5), 'the block is kept, not free');
+  reasonOf(t, () => only.value, 'deleted', 'read through the old view');
+  reasonOf(t, () => rt.get(ListNode, h), 'deleted', 'rt.get with the old handle');
+  reasonOf(t, () => rt.destroy(only), 'deleted', 'destroy twice');
+  rt.validateHeap(); // gives kept blocks back first
+  t.true(rt.heap.free.get(h >>> 5), 'free after validateHeap');
+  reasonOf(t, () => rt.get(ListNode, h), 'free-block', 'rt.get after the block was freed');
+  reasonOf(t, () => rt.destroy(only), 'free-block', 'destroy after the block was freed');
+  t.is(rt.heap.free.count(), rt.heap.numBlocks - 1);
+  await rt.close();
+});
+
 test('unchecked mode still catches a double delete and keeps the heap valid', async (t) => {
-  const rt = await checkedRuntime(false);
+  const rt = await checkedRuntime(false, 0);
   t.false(rt.checked);
   const a = rt.create(ListNode);
   const b = rt.create(ListNode);

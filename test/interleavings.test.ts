@@ -50,17 +50,18 @@ interface Fixture {
   t4: Allocator;
 }
 
-function fixture(): Fixture {
+/** `keep` 0 (default here): the paper's allocator, every emptied block retired at once. */
+function fixture(keep = 0): Fixture {
   const table = planTypes([A, B]);
   const heap = Heap.create(table, MIN_HEAP_BYTES);
   return {
     heap,
     tA: table.byClass(A)!,
     tB: table.byClass(B)!,
-    t1: new Allocator(heap, 11),
-    t2: new Allocator(heap, 22),
-    t3: new Allocator(heap, 33),
-    t4: new Allocator(heap, 44),
+    t1: new Allocator(heap, 11, keep),
+    t2: new Allocator(heap, 22, keep),
+    t3: new Allocator(heap, 33, keep),
+    t4: new Allocator(heap, 44, keep),
   };
 }
 

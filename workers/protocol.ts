@@ -186,6 +186,8 @@ export interface WorkerConfig {
   wasm: WasmOptions;
   idleMs: number;
   spinMicros: number;
+  /** RuntimeOptions.keepBlocks. */
+  keepBlocks: number;
 }
 
 /** Set on globalThis in smmo's worker threads (a runtime must not be created while they import the class modules). */
