@@ -9,7 +9,8 @@
  *      pay (DEFAULT_INLINE_BLOCKS comes from this);
  *   3. nbody, 20 000 bodies: ms per step and speedup over 1 thread;
  *   4. linux-scalability: D lanes each allocate k objects of an 8×f64 class and free
- *      them again, k = 1 … 1024: ns per allocation (alloc + free) and throughput.
+ *      them again, kmax / k times (every pass makes lanes × kmax allocations), k = 1 …
+ *      kmax: ns per allocation (alloc + free, over all threads) and throughput.
  *
  *   node dist/bench/scaling.js [--threads 1,2,4,8,16] [--force] [--bodies 20000]
  *        [--iterations 2] [--lanes 2048] [--kmax 1024] [--skip nbody,linux,…]
@@ -214,20 +215,24 @@ async function linux(threads: number, method: 'allocFree' | 'allocFreeRaw'): Pro
   const options = { classes: [Blob8, Allocator8], threads, heap, modules: [SCALING_CLASSES_URL], inlineBlocks: 0, keepBlocks };
   return withRuntime(options, async (rt) => {
     await rt.parallelNew(Allocator8, LANES);
-    for (let i = 0; i < 30; i++) await rt.parallelDo(Allocator8, method, 4); // JIT warm-up on every thread
+    for (let i = 0; i < 30; i++) await rt.parallelDo(Allocator8, method, 4, 1); // JIT warm-up on every thread
     const rows: Omit<LinuxRow, 'speedup'>[] = [];
+    // Every pass makes LANES × KMAX allocations: each lane runs KMAX / k rounds of k.
+    const total = LANES * KMAX;
     for (let k = 1; k <= KMAX; k *= 2) {
-      for (let i = 0; i < 2; i++) await rt.parallelDo(Allocator8, method, k); // warm-up (and the first touch of these blocks)
-      const reps = k >= 256 ? 3 : 7;
+      const rounds = Math.max(1, Math.floor(KMAX / k));
+      await rt.parallelDo(Allocator8, method, k, rounds); // warm-up (and the first touch of these blocks)
       const ts: number[] = [];
-      for (let r = 0; r < reps; r++) {
+      for (let r = 0; r < 3; r++) {
         const t0 = performance.now();
-        await rt.parallelDo(Allocator8, method, k);
+        await rt.parallelDo(Allocator8, method, k, rounds);
         ts.push(performance.now() - t0);
       }
       if (rt.count(Blob8) !== 0) throw new Error(`linux-scalability: ${rt.count(Blob8)} objects left after k=${k}`);
       const ms = median(ts);
-      rows.push({ threads, keepBlocks, k, lanes: LANES, nsPerAlloc: (ms * 1e6) / (LANES * k), allocsPerSec: (LANES * k) / (ms / 1000) });
+      const allocs = LANES * k * rounds;
+      if (allocs !== total && k <= KMAX) throw new Error(`linux-scalability: ${allocs} allocations per pass at k=${k}, expected ${total}`);
+      rows.push({ threads, keepBlocks, k, lanes: LANES, nsPerAlloc: (ms * 1e6) / allocs, allocsPerSec: allocs / (ms / 1000) });
     }
     rt.validateHeap();
     return rows;

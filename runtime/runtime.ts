@@ -60,7 +60,9 @@ export interface RuntimeOptions {
    * A pass under `inlineBlocks` blocks still goes to the workers when the same class and
    * method, run on the calling thread last time, took more than this many µs for that
    * many blocks (the block count alone cannot tell a light method from one that
-   * allocates thousands of objects per call). Default DEFAULT_INLINE_MICROS.
+   * allocates thousands of objects per call). Such a pass that then takes less than this
+   * on the workers, fork-join included, is measured inline again next time (its first
+   * inline run may have included compiling the method). Default DEFAULT_INLINE_MICROS.
    */
   inlineMicros?: number;
   /**
@@ -221,6 +223,7 @@ export class Runtime {
     if (!Number.isInteger(keep) || keep < 0 || keep > 1024)
       throw new UsageError(`keepBlocks must be an integer from 0 to 1024, got ${keep}`);
     this.main = new ThreadContext(this.heap, this.table, this.checked, options.seed ?? 1, keep);
+    this.main.allocator.setOwnFirstBlock(threads > 1);
     this.backend = configureBackend(this.main, options.backend, options.wasm);
     this.pool =
       threads === 1
@@ -454,7 +457,12 @@ export class Runtime {
         const chunk = Math.max(1, Math.min(64, Math.floor(blocks / (this.threads * 8))));
         const operation = `parallelDo(${this.table.types[id]!.name}, '${method}')`;
         ctx.kernels.note(id, method); // stats().backend names it even if the workers ran every block
+        const t0 = performance.now();
         await this.pool.run({ kind: KIND_DO, typeId: id, from, to: from + blocks, chunk, call, lists, operation }, ctx);
+        // A small pass sent to the workers by its estimate (inlineMicros) that took less
+        // than inlineMicros with the fork-join included was over-estimated (e.g. its first
+        // run included compiling the method): forget the estimate, measure inline again.
+        if (blocks < this.inlineBlocks && (performance.now() - t0) * 1000 < this.inlineMicros) this.inlineCost.delete(`${id}:${method}`);
       }
     } finally {
       ctx.allocator.flushKept();

@@ -191,6 +191,39 @@ test('D1 through the stack: a kept block reclaimed and re-initialised for anothe
   heap.validate();
 });
 
+test('K5: with own first blocks, a second thread opens its own block instead of sharing the first thread active one', (t) => {
+  for (const own of [false, true]) {
+    const { heap, tA, t1, t2 } = fixture();
+    t1.setOwnFirstBlock(own);
+    t2.setOwnFirstBlock(own);
+    const b1 = blockOf(t1.allocate(tA));
+    const b2 = blockOf(t2.allocate(tA));
+    if (own) t.not(b2, b1, 'own first block');
+    else t.is(b2, b1, "the paper's choice: the only active block");
+    heap.validate();
+    if (own) {
+      // Once t2's block is full, its next choice is an active block again (b1 has room).
+      for (let i = 0; i < 31; i++) t.is(blockOf(t2.allocate(tA)), b2);
+      t.is(blockOf(t2.allocate(tA)), b1, 'then Alg. 1: an active block');
+      // A hint that still holds objects survives the flush: the next pass goes on in it.
+      t2.flushKept();
+      t.is(blockOf(t2.allocate(tA)), b1);
+      // A thread whose hint block was emptied and retired starts the next pass in a block of its own.
+      const t3 = new Allocator(heap, 77);
+      t3.setOwnFirstBlock(true);
+      const h3 = t3.allocate(tA);
+      const b3 = blockOf(h3);
+      t.true(b3 !== b1 && b3 !== b2, 'own block although b1 has room');
+      t3.releaseHandle(h3);
+      t3.flushKept();
+      t.true(heap.free.get(b3));
+      const b4 = blockOf(t3.allocate(tA));
+      t.true(b4 !== b1 && b4 !== b2, 'own block again in the next pass');
+      heap.validate();
+    }
+  }
+});
+
 // ------------------------------------------------------------------ random model
 
 type Op =
@@ -218,6 +251,7 @@ test('random interleavings of allocate / release / flushKept / reclaimEmpty on t
     fc.property(fc.integer({ min: 0, max: 4 }), fc.array(opArb, { maxLength: 120 }), (keep, ops) => {
       const { heap, tA, tB, t1, t2, t3 } = fixture(keep);
       const threads = [t1, t2, t3];
+      for (const a of threads) a.setOwnFirstBlock(keep % 2 === 1); // half the cases with K5
       const types = [tA, tB];
       const live = new Map<number, number>(); // handle → type id
       for (const o of ops) {

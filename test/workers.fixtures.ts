@@ -203,6 +203,12 @@ export class Probe extends object({ value: f32, hits: u32 }) {
     else this.spin(micros);
   }
 
+  /** Records where it ran (value 0: the calling thread, 1: a worker), after `micros` µs of work. */
+  where(micros: number): void {
+    if (micros > 0) this.spin(micros);
+    this.value = isMainThread ? 0 : 1;
+  }
+
   /** Loops for `micros` µs: a pass whose per-block cost is known. */
   spin(micros: number): void {
     const until = performance.now() + micros / 1000;
