@@ -32,7 +32,13 @@
  * Then one or two numbers per KernelParam, in order:
  *   field     byte offset of the field's SOA array (element `element` of an inline array)
  *             within a block of T, from T's TypeLayout (layout.ts, the single source); the
- *             field must be of kind `type`;
+ *             field must be of kind `type`. With `class`: the field's offset in the blocks of
+ *             that concrete class instead of T's (a kernel that follows a reference, e.g. an
+ *             agent reading the cell it stands on; a concrete class, since an inherited
+ *             field's offset differs per concrete type);
+ *   typeId    the type id of concrete class `class`, as block headers hold it
+ *             (BLOCK_TYPE_WORD): with it a kernel tells the concrete type of a referenced
+ *             object, as `instanceof` does for a class without subclasses;
  *   arg       argument `index` of the parallelDo call (a number);
  *   value     a constant;
  *   deviceDo  two numbers (pointer, count) to a table written into the thread's scratch area,
@@ -52,7 +58,8 @@ export const KERNELS: unique symbol = Symbol.for('smmo.kernels');
 
 /** `type`: the field kind the kernel reads (checked against the class; a mismatch is a UsageError). */
 export type KernelParam =
-  | { readonly kind: 'field'; readonly name: string; readonly type: ScalarKind; readonly element?: number }
+  | { readonly kind: 'field'; readonly name: string; readonly type: ScalarKind; readonly element?: number; readonly class?: string }
+  | { readonly kind: 'typeId'; readonly class: string }
   | { readonly kind: 'arg'; readonly index: number }
   | { readonly kind: 'value'; readonly value: number }
   | { readonly kind: 'deviceDo'; readonly class: string; readonly fields: readonly string[]; readonly type: ScalarKind };
@@ -118,7 +125,12 @@ class BoundKernel {
     for (const p of spec.params) {
       switch (p.kind) {
         case 'field':
-          this.argv.push(fieldOffset(t, p.name, p.type, p.element ?? 0, label));
+          this.argv.push(
+            fieldOffset(p.class === undefined ? t : concreteNamed(ctx, p.class, label), p.name, p.type, p.element ?? 0, label),
+          );
+          break;
+        case 'typeId':
+          this.argv.push(concreteNamed(ctx, p.class, label).id);
           break;
         case 'arg':
           this.argSlots.push([this.argv.length, p.index]);
@@ -191,6 +203,17 @@ class BoundKernel {
       at += bytes;
     }
   }
+}
+
+/** The concrete class named `name` among the runtime's classes (kernel parameters `field` with `class`, `typeId`). */
+function concreteNamed(ctx: ThreadContext, name: string, label: string): TypeLayout {
+  const u = ctx.table.types.find((x) => x.name === name);
+  if (!u) throw new UsageError(`${label}: its kernel reads class ${name}, which is not registered with this runtime`);
+  if (u.abstract)
+    throw new UsageError(
+      `${label}: its kernel reads class ${name}, which is abstract; name a concrete class (field offsets and type ids are per concrete class)`,
+    );
+  return u;
 }
 
 function fieldOffset(t: TypeLayout, name: string, type: ScalarKind, element: number, label: string): number {

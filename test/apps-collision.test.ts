@@ -158,3 +158,24 @@ test('same digest on 1 and 2 threads', async (t) => {
   // order and every tie) are the same: the digests are equal, not just close.
   t.is(digests[1], digests[0]);
 });
+
+test('profile.ts times every phase of a step and ends where step() ends', async (t) => {
+  const { profile } = await import('../apps/collision/profile.js');
+  const { PHASES } = await import('../apps/collision/collision.js');
+  const p = await profile({ bodies: 300, steps: 2, backend: 'ts', threads: 1, seed: 5 });
+  t.deepEqual(
+    Object.keys(p.steps[0]!.phases),
+    PHASES.map(([name]) => name),
+  );
+  t.is(p.steps[0]!.bodies, 300);
+  const rt = await runtime();
+  try {
+    await init(rt, 300, 5);
+    await step(rt);
+    t.is(p.steps[1]!.bodies, rt.count(Body));
+    await step(rt);
+    t.is(p.bodiesAfter, rt.count(Body));
+  } finally {
+    await rt.close();
+  }
+});

@@ -37,7 +37,8 @@ export const MAX_MASS = 75;
 export const DAMPENING = 0.05;
 /** Bodies closer than this merge (kMergeThreshold, an f32 in the original). */
 export const MERGE_THRESHOLD = Math.fround(0.005);
-const THRESHOLD_SQ = MERGE_THRESHOLD * MERGE_THRESHOLD;
+/** Bodies merge when their squared distance (in float64) is below this. */
+export const THRESHOLD_SQ = MERGE_THRESHOLD * MERGE_THRESHOLD;
 
 export class Body extends object({
   mergeTarget: ref<Body>('Body'), // the lighter body this one merges into (this one then disappears)
@@ -51,7 +52,7 @@ export class Body extends object({
   hasIncomingMerge: bool, // another body merged into this one in this step
   successfulMerge: bool, // this body merged into its mergeTarget and is deleted
 }) {
-  /** WASM implementations of computeForce and update (backend 'wasm'; apps/collision/kernels.ts). */
+  /** WASM implementations of computeForce, update, prepareMerge and resolveMerge (backend 'wasm'; apps/collision/kernels.ts). */
   static readonly [KERNELS] = collisionKernels;
 
   /** Zero the force, then add the pull of every other body (deviceDo over Body). */

@@ -8,11 +8,22 @@
  * TypeScript methods is as stated in apps/nbody/kernels.ts: update bit-identical,
  * computeForce within FORCE_TOLERANCE of the sum of the magnitudes of its terms.
  *
- * The merge phases run as TypeScript (per-method fallback): prepareMerge and resolveMerge
- * are O(n²) too, but they take and compare handles, which the kernels do not do yet.
+ * Body.prepareMerge and Body.resolveMerge, the merge phases that visit every body for each
+ * body (O(n²), like computeForce), run wasm/src/collision.rs. Their results are
+ * bit-identical to the TypeScript methods (the kernels filter with f32 SIMD tests that can
+ * only let more bodies through, then apply the method's f64 rule and handle tie rule;
+ * test/wasm-collision.test.ts). Handles: a ref field is passed as a 'field' of type 'ref'
+ * (u32 handles), a bool as 'bool' (u8); resolveMerge reads the other bodies' mergeTarget
+ * through a second deviceDo table over the same blocks (one table has one field type).
+ * The kernels compute a body's handle from its block index and slot, and find the target's
+ * field offsets through the deviceDo tables, so no new kind of parameter is needed.
+ *
+ * initializeMerge, updateMerge and deleteMerged are O(n) with small bodies (and
+ * deleteMerged deletes, which kernels do not do): they stay TypeScript (per-method
+ * fallback); README "Cost" has their share of a step.
  */
 import type { KernelSpec } from '../../runtime/index.js';
-import { DAMPENING, G } from './body.js';
+import { DAMPENING, G, THRESHOLD_SQ } from './body.js';
 
 export function collisionKernels(): readonly KernelSpec[] {
   return [
@@ -42,6 +53,30 @@ export function collisionKernels(): readonly KernelSpec[] {
         { kind: 'field', name: 'forceY', type: 'f32' },
         { kind: 'field', name: 'mass', type: 'f32' },
         { kind: 'arg', index: 0 }, // dt
+      ],
+    },
+    {
+      method: 'prepareMerge',
+      export: 'collision_prepare_merge',
+      params: [
+        { kind: 'field', name: 'posX', type: 'f32' },
+        { kind: 'field', name: 'posY', type: 'f32' },
+        { kind: 'field', name: 'mass', type: 'f32' },
+        { kind: 'field', name: 'mergeTarget', type: 'ref' }, // written: the chosen handle
+        { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
+        { kind: 'value', value: THRESHOLD_SQ }, // an f64 parameter: the method's exact bound
+      ],
+    },
+    {
+      method: 'resolveMerge',
+      export: 'collision_resolve_merge',
+      params: [
+        { kind: 'field', name: 'posX', type: 'f32' },
+        { kind: 'field', name: 'posY', type: 'f32' },
+        { kind: 'field', name: 'mergeTarget', type: 'ref' },
+        { kind: 'field', name: 'successfulMerge', type: 'bool' }, // written
+        { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
+        { kind: 'deviceDo', class: 'Body', fields: ['mergeTarget'], type: 'ref' },
       ],
     },
   ];

@@ -26,8 +26,15 @@
  *    cell it enters (only the agent that cell chose enters it). A shark deletes at most
  *    the fish on the cell it was granted. New agents get their stream seed from the
  *    parent's stream.
+ *
+ * Backends: with `--backend wasm` the four passes that neither create nor delete objects
+ * (Cell.prepare, Cell.decide, Fish.prepare, Shark.prepare) run as the Rust kernels of
+ * wasm/src/wator.rs (declared in kernels.ts), with the same rules and writes; the methods
+ * below stay the reference. Every reference read here makes a view object, which is most
+ * of these methods' cost: the methods read each reference once (README "Performance").
  */
-import { array, bool, object, ref, u32, type SmmoContext } from '../../runtime/index.js';
+import { array, bool, KERNELS, object, ref, u32, type SmmoContext } from '../../runtime/index.js';
+import { cellKernels, fishKernels, sharkKernels } from './kernels.js';
 import { nextInFields, seedAgentStream, storeStream } from './stream.js';
 
 /** An agent spawns when its egg timer is above this (kSpawnThreshold). */
@@ -55,7 +62,11 @@ export class Cell extends object({
   agent: ref<Agent>('Agent'), // the fish or shark on this cell, or null
   neighborRequest: array(bool, 5), // LEFT … BOTTOM: that neighbour's agent asks to come here; STAY
 }) {
+  static readonly [KERNELS] = cellKernels; // prepare, decide (kernels.ts)
+
   prepare(): void {
+    // A loop, not five calls: one call site of the inline array's set() stays within V8's
+    // inlining budget (measured: the unrolled form was 1.5× slower).
     const r = this.neighborRequest;
     for (let i = 0; i < 5; i++) r.set(i, false);
   }
@@ -67,12 +78,12 @@ export class Cell extends object({
       this.agent!.newPosition = this;
       return;
     }
-    let candidates = 0; // directions of requesters, 3 bits each
+    let candidates = 0; // directions of requesters, 3 bits each, in direction order
     let n = 0;
     for (let i = 0; i < 4; i++) {
       if (r.get(i)) candidates |= i << (3 * n++);
     }
-    if (n === 0) return;
+    if (n === 0) return; // most cells: nobody asked
     const chosen = (candidates >>> (3 * (nextInFields(this.randomState) % n))) & 7;
     this.neighbors.get(chosen)!.agent!.newPosition = this;
   }
@@ -88,41 +99,57 @@ export abstract class Agent extends object(
   { abstract: true },
 ) {
   /**
-   * Ask for a random neighbouring cell that holds a fish (`wantFish`) or is free, drawing
-   * from this agent's stream; false when there is none.
+   * Stay put unless a request succeeds (the original's fallback): ask for a random
+   * neighbouring cell that holds a fish (only when `wantFish`), else for a free one,
+   * drawing from this agent's stream, by raising that cell's request flag for the
+   * direction this agent comes from; with neither, raise this cell's STAY flag.
+   *
+   * One pass over the four neighbours collects both candidate sets (each neighbour's
+   * views are made once: every reference read makes a view), and a stream number is
+   * drawn only when a set is used, exactly as the original's two tries in a row.
    */
-  protected requestNeighbor(wantFish: boolean): boolean {
-    const cell = this.position!;
-    const neighbors = cell.neighbors;
-    let candidates = 0;
-    let n = 0;
-    for (let i = 0; i < 4; i++) {
-      const a = neighbors.get(i)!.agent;
-      if (wantFish ? a instanceof Fish : a === null) candidates |= i << (3 * n++);
-    }
-    if (n === 0) return false;
-    const chosen = (candidates >>> (3 * (nextInFields(this.randomState) % n))) & 7;
-    // The chosen neighbour sees this agent in the opposite direction.
-    neighbors.get(chosen)!.neighborRequest.set((chosen + 2) % 4, true);
-    return true;
-  }
-
-  /** Stay put unless a request succeeds (the original's fallback). */
-  protected stayUnlessRequested(wantFish: boolean): void {
+  protected requestMove(wantFish: boolean): void {
     const cell = this.position!;
     this.newPosition = cell;
-    if (wantFish && this.requestNeighbor(true)) return;
-    if (!this.requestNeighbor(false)) cell.neighborRequest.set(STAY, true);
+    const nb = cell.neighbors;
+    const c0 = nb.get(LEFT)!;
+    const c1 = nb.get(TOP)!;
+    const c2 = nb.get(RIGHT)!;
+    const c3 = nb.get(BOTTOM)!;
+    let fish = 0; // directions of the candidates, 3 bits each, in direction order
+    let nFish = 0;
+    let free = 0;
+    let nFree = 0;
+    // LEFT is direction 0: a candidate there adds to the count only.
+    const a0 = c0.agent;
+    if (a0 === null) nFree = 1;
+    else if (wantFish && a0 instanceof Fish) nFish = 1;
+    const a1 = c1.agent;
+    if (a1 === null) free |= TOP << (3 * nFree++);
+    else if (wantFish && a1 instanceof Fish) fish |= TOP << (3 * nFish++);
+    const a2 = c2.agent;
+    if (a2 === null) free |= RIGHT << (3 * nFree++);
+    else if (wantFish && a2 instanceof Fish) fish |= RIGHT << (3 * nFish++);
+    const a3 = c3.agent;
+    if (a3 === null) free |= BOTTOM << (3 * nFree++);
+    else if (wantFish && a3 instanceof Fish) fish |= BOTTOM << (3 * nFish++);
+    let chosen: number;
+    if (nFish > 0) chosen = (fish >>> (3 * (nextInFields(this.randomState) % nFish))) & 7;
+    else if (nFree > 0) chosen = (free >>> (3 * (nextInFields(this.randomState) % nFree))) & 7;
+    else {
+      cell.neighborRequest.set(STAY, true);
+      return;
+    }
+    // The chosen neighbour sees this agent in the opposite direction.
+    const target = chosen === LEFT ? c0 : chosen === TOP ? c1 : chosen === RIGHT ? c2 : c3;
+    target.neighborRequest.set((chosen + 2) & 3, true);
   }
 
-  /** Move to newPosition: leave the old cell, enter the new one. Returns the old cell. */
-  protected moveToNewPosition(): Cell {
-    const from = this.position!;
-    const to = this.newPosition!;
+  /** Move from cell `from` to cell `to` (this agent's position and newPosition). */
+  protected move(from: Cell, to: Cell): void {
     from.agent = null;
     to.agent = this;
     this.position = to;
-    return from;
   }
 
   /** The seed of a child: the next number of this agent's stream. */
@@ -135,14 +162,19 @@ export abstract class Agent extends object(
 export class Fish extends Agent.extend({
   eggTimer: u32, // steps since it last spawned
 }) {
+  static readonly [KERNELS] = fishKernels; // prepare (kernels.ts)
+
   prepare(): void {
     this.eggTimer += 1;
-    this.stayUnlessRequested(false);
+    this.requestMove(false);
   }
 
   update(): void {
-    if (this.position!.handle === this.newPosition!.handle) return;
-    const from = this.moveToNewPosition();
+    // Each reference is read once (a read makes a view).
+    const from = this.position!;
+    const to = this.newPosition!;
+    if (from.handle === to.handle) return;
+    this.move(from, to);
     if (this.eggTimer > SPAWN_THRESHOLD) {
       spawnFish(this.runtime, from, this.childSeed());
       this.eggTimer = 0;
@@ -155,28 +187,30 @@ export class Shark extends Agent.extend({
   energy: u32, // steps it can still live without eating
   eggTimer: u32, // steps since it last spawned
 }) {
+  static readonly [KERNELS] = sharkKernels; // prepare (kernels.ts)
+
   prepare(): void {
     this.eggTimer += 1;
     this.energy -= 1;
     // A shark with no energy left does not move; Shark.update removes it.
-    if (this.energy !== 0) this.stayUnlessRequested(true);
+    if (this.energy !== 0) this.requestMove(true);
   }
 
   update(): void {
+    const from = this.position!;
     if (this.energy === 0) {
-      this.position!.agent = null;
+      from.agent = null;
       this.destroy();
       return;
     }
     const to = this.newPosition!;
-    if (this.position!.handle === to.handle) return;
+    if (from.handle === to.handle) return;
     const prey = to.agent;
     if (prey instanceof Fish) {
       this.energy += ENERGY_BOOST;
-      prey.destroy();
-      to.agent = null;
+      prey.destroy(); // move() below overwrites to.agent
     }
-    const from = this.moveToNewPosition();
+    this.move(from, to);
     if (this.eggTimer > SPAWN_THRESHOLD) {
       spawnShark(this.runtime, from, this.childSeed());
       this.eggTimer = 0;

@@ -140,10 +140,13 @@ export async function init(rt: Runtime, width: number, height: number, seed: num
   resetCellTable(ctx);
   const cells = cellTable(ctx, Cell, n);
   const stream = new Uint32Array(4);
+  // ctx.get, not rt.get: the handles come from the cell table, so the full check of every
+  // lookup (rt.get always checks) is not needed here; checked mode still checks them.
   for (let i = 0; i < n; i++) {
-    const cell = rt.get(Cell, cells[i]!);
+    const cell = ctx.get(Cell, cells[i]!);
     const nb = neighborIds(i, width, height);
-    for (let d = 0; d < 4; d++) cell.neighbors.set(d, rt.get(Cell, cells[nb[d]!]!));
+    const links = cell.neighbors;
+    for (let d = 0; d < 4; d++) links.set(d, ctx.get(Cell, cells[nb[d]!]!));
     seedCellStream(stream, 0, seed, i);
     const kind = nextInArray(stream, 0) % 4;
     if (kind === 0) spawnFish(ctx, cell, nextInArray(stream, 0));

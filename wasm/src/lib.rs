@@ -43,7 +43,9 @@ mod blocks;
 mod lanes;
 #[allow(dead_code)]
 mod layout;
+pub mod collision;
 pub mod nbody;
+pub mod wator;
 
 /// Bumped whenever an export changes its signature or meaning (checked by runtime/wasm.ts).
 pub const ABI_VERSION: u32 = 1;

@@ -1,0 +1,374 @@
+//! Kernels of apps/collision/body.ts: `Body.prepareMerge` and `Body.resolveMerge`, the two
+//! merge phases that visit all bodies (`deviceDo(Body)`) for each body, O(n²) per step
+//! (the paper's "Particle Collisions" benchmark, Fig. 1 and §7; `device_do` is its §2.1
+//! API: a sequential for-each over the objects that existed when the do-all started, which
+//! here are the pass's block list and iteration bitmaps, §3 "Parallel Object Enumeration").
+//!
+//! Both take the fixed kernel arguments `(list, from, to, blocks, block_bytes)` of the
+//! crate root's kernel contract, then the parameters of their spec (apps/collision/kernels.ts).
+//!
+//! Exactness: the results are bit-identical to the TypeScript methods, not merely close.
+//! The TypeScript methods decide with squared distances in f64 (JavaScript numbers) of f32
+//! fields, and compare handles. A kernel first narrows the other bodies down with a cheap
+//! SIMD test that can only let through MORE lanes than the exact rule accepts (the proofs
+//! are at `near_lanes` and at the `eq_lanes` call), and then applies the method's exact
+//! rule, in f64 and with the same tie rule, lane by lane to the lanes let through. The
+//! rules are minima or existence tests over the set of other bodies (ties broken by
+//! handle), so the order in which the kernel visits the bodies does not matter.
+//!
+//! Handles are `block index · 32 + slot` (runtime/layout.ts); a ref field is an SOA array
+//! of u32 handles (0 = null), a bool field an SOA array of u8 (0 or 1).
+//!
+//! Writes: only the running lane's own `mergeTarget` (prepare) or `successfulMerge`
+//! (resolve), and only when the method would write it. Reads of other bodies touch only
+//! fields no method writes during the same pass (positions, masses; mergeTarget in resolve).
+use crate::blocks::{for_each_lane, sources, Pass, Source};
+use crate::layout::{BLOCK_TYPE_WORD, SLOT_BITS};
+
+/// The number of four-lane groups that hold the set bits of `bits` (lanes at or beyond a
+/// type's slot count are never set, so the groups read stay inside the padded SOA arrays).
+#[inline(always)]
+fn groups_of(bits: u32) -> u32 {
+    (32 - bits.leading_zeros() + 3) >> 2
+}
+
+#[cfg(target_feature = "simd128")]
+mod filter {
+    use core::arch::wasm32::*;
+
+    /// Bit i set (i < 4·groups) ⇔ `(fl32(p[i] − x))² < bound` in f32.
+    ///
+    /// # Safety
+    /// `p .. p + 4·groups` is inside the memory.
+    #[inline(always)]
+    pub unsafe fn near_lanes(p: *const f32, groups: u32, x: f32, bound: f32) -> u32 {
+        let (xv, bv) = (f32x4_splat(x), f32x4_splat(bound));
+        let near = |k: u32| {
+            // SAFETY: group k < groups, inside the range of the caller's contract.
+            let d = f32x4_sub(unsafe { v128_load(p.add(4 * k as usize) as *const v128) }, xv);
+            f32x4_lt(f32x4_mul(d, d), bv)
+        };
+        // The common answer is "none": OR the group masks and test once, then (rarely)
+        // recompute with per-group bit masks.
+        let mut any = i32x4_splat(0);
+        let mut k = 0;
+        while k < groups {
+            any = v128_or(any, near(k));
+            k += 1;
+        }
+        if !v128_any_true(any) {
+            return 0;
+        }
+        let mut out = 0u32;
+        k = 0;
+        while k < groups {
+            out |= (i32x4_bitmask(near(k)) as u32 & 0xf) << (4 * k);
+            k += 1;
+        }
+        out
+    }
+
+    /// Bit i set (i < 4·groups) ⇔ `p[i] == v`.
+    ///
+    /// # Safety
+    /// `p .. p + 4·groups` is inside the memory.
+    #[inline(always)]
+    pub unsafe fn eq_lanes(p: *const u32, groups: u32, v: u32) -> u32 {
+        let vv = u32x4_splat(v);
+        // SAFETY: group k < groups, inside the range of the caller's contract.
+        let eq = |k: u32| i32x4_eq(unsafe { v128_load(p.add(4 * k as usize) as *const v128) }, vv);
+        let mut any = i32x4_splat(0);
+        let mut k = 0;
+        while k < groups {
+            any = v128_or(any, eq(k));
+            k += 1;
+        }
+        if !v128_any_true(any) {
+            return 0;
+        }
+        let mut out = 0u32;
+        k = 0;
+        while k < groups {
+            out |= (i32x4_bitmask(eq(k)) as u32 & 0xf) << (4 * k);
+            k += 1;
+        }
+        out
+    }
+}
+
+#[cfg(not(target_feature = "simd128"))]
+mod filter {
+    /// As the simd128 build: bit i set ⇔ `(fl32(p[i] − x))² < bound` in f32 (the same IEEE
+    /// operations lane by lane, so the same bits).
+    ///
+    /// # Safety
+    /// `p .. p + 4·groups` is inside the memory.
+    #[inline(always)]
+    pub unsafe fn near_lanes(p: *const f32, groups: u32, x: f32, bound: f32) -> u32 {
+        let mut out = 0u32;
+        let mut i = 0;
+        while i < 4 * groups {
+            // SAFETY: lane i < 4·groups.
+            let d = unsafe { *p.add(i as usize) } - x;
+            if d * d < bound {
+                out |= 1 << i;
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// As the simd128 build: bit i set ⇔ `p[i] == v`.
+    ///
+    /// # Safety
+    /// `p .. p + 4·groups` is inside the memory.
+    #[inline(always)]
+    pub unsafe fn eq_lanes(p: *const u32, groups: u32, v: u32) -> u32 {
+        let mut out = 0u32;
+        let mut i = 0;
+        while i < 4 * groups {
+            // SAFETY: lane i < 4·groups.
+            if unsafe { *p.add(i as usize) } == v {
+                out |= 1 << i;
+            }
+            i += 1;
+        }
+        out
+    }
+}
+
+use filter::{eq_lanes, near_lanes};
+
+/// Byte address of block `index`.
+#[inline(always)]
+fn block_base(blocks: u32, block_bytes: u32, index: u32) -> usize {
+    blocks as usize + index as usize * block_bytes as usize
+}
+
+/// `(x − ox)² + (y − oy)²` in f64 from f32 values, as the TypeScript methods compute it
+/// (JavaScript: `dx * dx + dy * dy`, each operation rounded to f64; no fused multiply-add).
+#[inline(always)]
+fn dist2(x: f32, y: f32, ox: f32, oy: f32) -> f64 {
+    let dx = x as f64 - ox as f64;
+    let dy = y as f64 - oy as f64;
+    dx * dx + dy * dy
+}
+
+/// `Body.prepareMerge()`: mergeTarget = the handle of the nearest body `o` of the pass with
+/// `o.mass < mass` and squared distance `d < threshold_sq` (ties: the lower handle); left
+/// as it is (null, from initializeMerge) when there is none.
+///
+/// Filter: a lane is looked at exactly only if `fl32(fl32(x − o.x)²) < bound`, with
+/// `bound = fl32(threshold_sq · (1 + 2⁻⁸))`. Every pair the method accepts passes: with
+/// `dx` the f64 difference and `dx₃₂` the f32 one, `d ≥ fl64(dx²)` (adding `fl64(dy²) ≥ 0`
+/// rounds to no less), so `dx² < threshold_sq·(1 + 2⁻⁵²)`; `|dx₃₂| ≤ |dx|·(1 + 2⁻²⁴)·(1 + 2⁻⁵³)`
+/// and squaring in f32 adds one more factor (1 + 2⁻²⁴): in all below `threshold_sq·(1 + 2⁻²¹)`,
+/// which is below `bound`. Underflow only makes the f32 square smaller; an f32 overflow
+/// (inf) or NaN fails the filter and the f64 test alike.
+///
+/// `sources`/`n_sources`: the `deviceDo(Body)` blocks, one `Source<3>` per concrete type
+/// (offsets of posX, posY, mass).
+///
+/// # Safety
+/// The kernel contract of the crate root; `merge_target` is a ref field of the running type.
+#[no_mangle]
+pub unsafe extern "C" fn collision_prepare_merge(
+    list: u32,
+    from: u32,
+    to: u32,
+    blocks: u32,
+    block_bytes: u32,
+    pos_x: u32,
+    pos_y: u32,
+    mass: u32,
+    merge_target: u32,
+    sources_ptr: u32,
+    n_sources: u32,
+    threshold_sq: f64,
+) {
+    // SAFETY: kernel contract.
+    let pass = unsafe { Pass::new(list, blocks, block_bytes) };
+    // SAFETY: the host wrote n_sources entries of 2 + 3 words at sources_ptr.
+    let others: &[Source<3>] = unsafe { sources::<3>(sources_ptr, n_sources) };
+    let bound = (threshold_sq * (1.0 + 1.0 / 256.0)) as f32;
+    let mut i = from;
+    while i < to {
+        // SAFETY: from <= i < to, inside the list range.
+        let b = unsafe { pass.block(i) };
+        let (px, py, pm) = (b.f32s(pos_x), b.f32s(pos_y), b.f32s(mass));
+        let mt = b.f32s(merge_target) as *mut u32;
+        for_each_lane(b.iter_bits(), |s| {
+            let s = s as usize;
+            // SAFETY: slot s of this block's arrays.
+            let (x, y, m) = unsafe { (*px.add(s), *py.add(s), *pm.add(s)) };
+            let mut best = 0u32;
+            let mut best_d = f64::INFINITY;
+            for src in others {
+                let [ox_off, oy_off, om_off] = src.fields;
+                let mut j = src.start;
+                while j < src.start + src.count {
+                    // SAFETY: j is inside the source's list range.
+                    let ob = unsafe { pass.block(j) };
+                    j += 1;
+                    let bits = ob.iter_bits();
+                    // SAFETY: the groups holding set bits lie inside the padded array.
+                    let near = unsafe { near_lanes(ob.f32s(ox_off), groups_of(bits), x, bound) } & bits;
+                    if near == 0 {
+                        continue;
+                    }
+                    let (ox, oy, om) = (ob.f32s(ox_off), ob.f32s(oy_off), ob.f32s(om_off));
+                    for_each_lane(near, |t| {
+                        let t = t as usize;
+                        // SAFETY: slot t of block ob, which takes part in the pass.
+                        let (ox, oy, om) = unsafe { (*ox.add(t), *oy.add(t), *om.add(t)) };
+                        if !(om < m) {
+                            return; // lighter bodies only (so never this one)
+                        }
+                        let d = dist2(x, y, ox, oy);
+                        let h = (ob.index << SLOT_BITS) | t as u32;
+                        if d < threshold_sq && (d < best_d || (d == best_d && h < best)) {
+                            best = h;
+                            best_d = d;
+                        }
+                    });
+                }
+            }
+            if best != 0 {
+                // SAFETY: slot s of this block, taking part in the pass: this lane is ours.
+                unsafe { *mt.add(s) = best };
+            }
+        });
+        i += 1;
+    }
+}
+
+/// `Body.resolveMerge()`: for a body X with a target B (`mergeTarget` = B's handle) where B
+/// has no target itself, successfulMerge = no other body `o` of the pass with
+/// `o.mass > B.mass` and `o.mergeTarget == B` is nearer to B than X (squared f64 distances;
+/// at equal distance, `o`'s handle lower than X's). Bodies without a target, or whose target
+/// has a target, are left as they are (false, from initializeMerge).
+///
+/// Filter: `o.mergeTarget == B` is an exact integer test (SIMD, four lanes at a time); it is
+/// part of the method's rule, so the lanes it lets through are exactly those that can make
+/// X lose, and the rest of the rule is applied to them in f64.
+///
+/// B may be of any concrete subtype of Body: its field offsets are those of the source
+/// whose blocks have B's type (both tables list the concrete types in the same order).
+///
+/// `f_ptr`/`n_f`: `deviceDo(Body)` with the offsets of posX, posY, mass (`Source<3>`);
+/// `t_ptr`/`n_t`: the same blocks with the offset of mergeTarget (`Source<1>`).
+///
+/// # Safety
+/// The kernel contract of the crate root; `merge_target` is a ref field of Body and
+/// `successful_merge` a bool field of the running type.
+#[no_mangle]
+pub unsafe extern "C" fn collision_resolve_merge(
+    list: u32,
+    from: u32,
+    to: u32,
+    blocks: u32,
+    block_bytes: u32,
+    pos_x: u32,
+    pos_y: u32,
+    merge_target: u32,
+    successful_merge: u32,
+    f_ptr: u32,
+    n_f: u32,
+    t_ptr: u32,
+    n_t: u32,
+) {
+    // SAFETY: kernel contract.
+    let pass = unsafe { Pass::new(list, blocks, block_bytes) };
+    // SAFETY: the host wrote these tables (n_f entries of 5 words, n_t of 3 words).
+    let (fsrc, tsrc): (&[Source<3>], &[Source<1>]) = unsafe { (sources::<3>(f_ptr, n_f), sources::<1>(t_ptr, n_t)) };
+    let mut i = from;
+    while i < to {
+        // SAFETY: from <= i < to, inside the list range.
+        let b = unsafe { pass.block(i) };
+        let (px, py) = (b.f32s(pos_x), b.f32s(pos_y));
+        let mt = b.f32s(merge_target) as *const u32;
+        let ok = b.f32s(successful_merge) as *mut u8;
+        for_each_lane(b.iter_bits(), |s| {
+            let me = (b.index << SLOT_BITS) | s;
+            let s = s as usize;
+            // SAFETY: slot s of this block's arrays.
+            let th = unsafe { *mt.add(s) };
+            if th == 0 {
+                return;
+            }
+            // B's block, and the field offsets of B's concrete type.
+            let tb_base = block_base(blocks, block_bytes, th >> SLOT_BITS);
+            let bs = (th & ((1 << SLOT_BITS) - 1)) as usize;
+            // SAFETY: B is a live Body (prepareMerge took its handle from this pass's blocks);
+            // its header's type word is not written while it is allocated.
+            let tb = unsafe { *((tb_base + 4 * BLOCK_TYPE_WORD as usize) as *const u32) };
+            let type_of = |src: &Source<3>| {
+                // SAFETY: src.start is inside the list range when src.count > 0.
+                let first = unsafe { pass.block(src.start) }.index;
+                // SAFETY: a block of the pass, allocated: its type word is readable and fixed.
+                unsafe { *((block_base(blocks, block_bytes, first) + 4 * BLOCK_TYPE_WORD as usize) as *const u32) }
+            };
+            let found = fsrc.iter().zip(tsrc.iter()).find(|(f, _)| f.count > 0 && type_of(f) == tb);
+            let (bf, bref) = match found {
+                Some(x) => x,
+                // B is a Body of the pass, so one source has its type: unreachable by
+                // construction (a trap, rather than a wrong answer, if that ever breaks).
+                None => core::arch::wasm32::unreachable(),
+            };
+            let [bx_off, by_off, bm_off] = bf.fields;
+            let [bt_off] = bref.fields;
+            // SAFETY: slot bs of B's block, at the offsets of B's type.
+            let (bx, by, bm, bt) = unsafe {
+                (
+                    *((tb_base + bx_off as usize) as *const f32).add(bs),
+                    *((tb_base + by_off as usize) as *const f32).add(bs),
+                    *((tb_base + bm_off as usize) as *const f32).add(bs),
+                    *((tb_base + bt_off as usize) as *const u32).add(bs),
+                )
+            };
+            if bt != 0 {
+                return; // B merges elsewhere this step
+            }
+            // SAFETY: slot s of this block.
+            let mine = unsafe { dist2(*px.add(s), *py.add(s), bx, by) };
+            let mut won = true;
+            for (fs, ts) in fsrc.iter().zip(tsrc.iter()) {
+                if !won {
+                    break;
+                }
+                let ([ox_off, oy_off, om_off], [ot_off]) = (fs.fields, ts.fields);
+                let (start, count) = (fs.start, fs.count);
+                let mut j = start;
+                while won && j < start + count {
+                    // SAFETY: j is inside the source's list range.
+                    let ob = unsafe { pass.block(j) };
+                    j += 1;
+                    let bits = ob.iter_bits();
+                    // SAFETY: the groups holding set bits lie inside the padded array.
+                    let wants = unsafe { eq_lanes(ob.f32s(ot_off) as *const u32, groups_of(bits), th) } & bits;
+                    if wants == 0 {
+                        continue;
+                    }
+                    let (ox, oy, om) = (ob.f32s(ox_off), ob.f32s(oy_off), ob.f32s(om_off));
+                    for_each_lane(wants, |t| {
+                        let h = (ob.index << SLOT_BITS) | t;
+                        let t = t as usize;
+                        // SAFETY: slot t of block ob, which takes part in the pass.
+                        let (ox, oy, om) = unsafe { (*ox.add(t), *oy.add(t), *om.add(t)) };
+                        if !(om > bm) {
+                            return;
+                        }
+                        let d = dist2(ox, oy, bx, by);
+                        if d > mine || (d == mine && h >= me) {
+                            return;
+                        }
+                        won = false;
+                    });
+                }
+            }
+            // SAFETY: slot s of this block, taking part in the pass: this lane is ours.
+            unsafe { *ok.add(s) = u8::from(won) };
+        });
+        i += 1;
+    }
+}
