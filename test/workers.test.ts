@@ -293,9 +293,9 @@ test.serial('idle workers park their session and the next pass starts new ones',
 
 test('inlineMicros: a small pass of a heavy method runs on the calling thread once, then on the workers; a light one stays inline', async (t) => {
   // Default inlineBlocks (64): 10 blocks is a "small" pass by block count. inlineMicros
-  // 2 ms: far above a light pass (even its first, compiling run) on a loaded machine, far
-  // below the heavy one (~13 ms).
-  const rt = await createRuntime({ classes: [Probe], threads: 2, heap: '4MB', modules: [FIXTURES], inlineMicros: 2000 });
+  // 20 ms: far above a light pass (even its first, compiling run, on a loaded machine),
+  // below the heavy one (≥ 32 ms).
+  const rt = await createRuntime({ classes: [Probe], threads: 2, heap: '4MB', modules: [FIXTURES], inlineMicros: 20_000 });
   try {
     await rt.parallelNew(Probe, 320);
     const onWorkers = (): number => {
@@ -307,9 +307,9 @@ test('inlineMicros: a small pass of a heavy method runs on the calling thread on
     };
     for (let i = 0; i < 3; i++) await rt.parallelDo(Probe, 'where', 0); // ~µs per block: below inlineMicros
     t.is(onWorkers(), 0, 'a light small pass runs on the calling thread');
-    await rt.parallelDo(Probe, 'where', 40); // 320 × 40 µs ≈ 13 ms on the calling thread: its cost is now known
-    t.is(onWorkers(), 0, 'first run of the heavy method: inline (nothing measured yet)');
-    await rt.parallelDo(Probe, 'where', 40);
+    await rt.parallelDo(Probe, 'where', 100); // 320 × 100 µs ≥ 32 ms on the calling thread: its cost is now known
+    t.is(onWorkers(), 0, 'first heavy run: inline (the estimate came from the light runs)');
+    await rt.parallelDo(Probe, 'where', 100);
     t.true(onWorkers() > 0, 'second run: the workers took part');
     t.is(rt.count(Probe), 320);
     rt.validateHeap();

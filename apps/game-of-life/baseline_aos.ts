@@ -41,14 +41,14 @@ export class GolAos implements BaselineRun {
     const cells = this.cells;
     // --- DECIDE ---
     for (const id of this.candidates) {
-      const n = this.aliveAround(id);
+      const n = this.aliveNeighbours(id);
       if (n === 3) cells[id]!.action = ACTION_SPAWN;
       else if (n === 0) cells[id]!.action = ACTION_DIE;
     }
     for (const id of this.alive) {
       const c = cells[id]!;
       c.isNew = false;
-      const n = this.aliveAround(id) - 1;
+      const n = this.aliveNeighbours(id);
       if (n < 2 || n > 3) c.action = ACTION_DIE;
     }
     // --- APPLY ---
@@ -84,17 +84,19 @@ export class GolAos implements BaselineRun {
     this.candidates = candidates;
   }
 
-  private aliveAround(id: number): number {
+  /** Live neighbours of cell `id` (own cell excluded), counted up to 4, as the smmo version's aliveNeighbours. */
+  private aliveNeighbours(id: number): number {
     const { width, height, cells } = this;
     const x = id % width;
     const y = (id - x) / width;
+    const x0 = x > 0 ? x - 1 : 0;
+    const x1 = x < width - 1 ? x + 1 : x;
+    const y0 = y > 0 ? y - 1 : 0;
+    const y1 = y < height - 1 ? y + 1 : y;
     let n = 0;
-    for (let dx = -1; dx <= 1; dx++) {
-      const nx = x + dx;
-      if (nx < 0 || nx >= width) continue;
-      for (let dy = -1; dy <= 1; dy++) {
-        const ny = y + dy;
-        if (ny >= 0 && ny < height && cells[ny * width + nx]!.agent === ALIVE) n++;
+    for (let ny = y0; ny <= y1; ny++) {
+      for (let c = ny * width + x0, end = ny * width + x1; c <= end; c++) {
+        if (c !== id && cells[c]!.agent === ALIVE && ++n > 3) return n;
       }
     }
     return n;

@@ -50,14 +50,14 @@ export class GolSoa implements BaselineRun {
     // --- DECIDE ---
     for (let i = 0; i < this.numCandidates; i++) {
       const id = this.candidates[i]!;
-      const n = this.aliveAround(id);
+      const n = this.aliveNeighbours(id);
       if (n === 3) action[id] = ACTION_SPAWN;
       else if (n === 0) action[id] = ACTION_DIE;
     }
     for (let i = 0; i < this.numAlive; i++) {
       const id = this.alive[i]!;
       isNew[id] = 0;
-      const n = this.aliveAround(id) - 1;
+      const n = this.aliveNeighbours(id);
       if (n < 2 || n > 3) action[id] = ACTION_DIE;
     }
     // --- APPLY ---
@@ -98,17 +98,19 @@ export class GolSoa implements BaselineRun {
     this.numCandidates = nc;
   }
 
-  private aliveAround(id: number): number {
+  /** Live neighbours of cell `id` (own cell excluded), counted up to 4, as the smmo version's aliveNeighbours. */
+  private aliveNeighbours(id: number): number {
     const { width, height, agent } = this;
     const x = id % width;
     const y = (id - x) / width;
+    const x0 = x > 0 ? x - 1 : 0;
+    const x1 = x < width - 1 ? x + 1 : x;
+    const y0 = y > 0 ? y - 1 : 0;
+    const y1 = y < height - 1 ? y + 1 : y;
     let n = 0;
-    for (let dx = -1; dx <= 1; dx++) {
-      const nx = x + dx;
-      if (nx < 0 || nx >= width) continue;
-      for (let dy = -1; dy <= 1; dy++) {
-        const ny = y + dy;
-        if (ny >= 0 && ny < height && agent[ny * width + nx] === ALIVE) n++;
+    for (let ny = y0; ny <= y1; ny++) {
+      for (let c = ny * width + x0, end = ny * width + x1; c <= end; c++) {
+        if (c !== id && agent[c] === ALIVE && ++n > 3) return n;
       }
     }
     return n;

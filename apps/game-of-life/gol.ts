@@ -11,7 +11,7 @@ import { cellTable, resetCellTable } from '../grid.js';
 import { fnvWord, FNV_OFFSET } from '../hash.js';
 import { readPgm } from '../pgm.js';
 import { Random } from '../random.js';
-import { Agent, Alive, Candidate, Cell, CLASSES } from './model.js';
+import { Agent, Alive, Candidate, Cell, CELL_ALIVE, CELL_CANDIDATE, CELL_EMPTY, CELL_NEW, CLASSES, newAlive } from './model.js';
 
 export { CLASSES };
 
@@ -104,7 +104,8 @@ export function gridSize(rt: Runtime): { width: number; height: number } {
 /**
  * Take over a runtime whose cells and agents were loaded from a state file (`--init`)
  * instead of init(): record the grid's size and check that every agent's cellId names
- * a cell of the grid that holds that agent (UsageError otherwise).
+ * a cell of the grid that holds that agent, and that every cell's state says what its
+ * agent is (model.ts; UsageError otherwise).
  */
 export function adoptGrid(rt: Runtime, width: number, height: number): void {
   checkSize(width, height);
@@ -120,6 +121,17 @@ export function adoptGrid(rt: Runtime, width: number, height: number): void {
     else if (rt.get(Cell, cells[id]!).agent?.handle !== a.handle)
       problem = `agent ${a.handle} has cellId ${id}, but that cell holds another agent`;
   });
+  if (problem === null) {
+    let id = 0;
+    rt.deviceDo(Cell, (c) => {
+      if (problem === null) {
+        const a = c.agent;
+        const want = a === null ? CELL_EMPTY : a instanceof Candidate ? CELL_CANDIDATE : (a as Alive).isNew ? CELL_NEW : CELL_ALIVE;
+        if (c.state !== want) problem = `cell ${id} has state ${c.state}, but its agent calls for ${want} (Cell.state: model.ts)`;
+      }
+      id++;
+    });
+  }
   if (problem !== null) throw new UsageError(`the loaded state is not a valid game-of-life grid: ${problem}`);
 }
 
@@ -153,7 +165,9 @@ export async function init(rt: Runtime, start: GolStart): Promise<void> {
   const cells = cellTable(rt.context, Cell, width * height);
   for (let i = 0; i < alive.length; i++) {
     const id = alive[i]!;
-    rt.get(Cell, cells[id]!).agent = rt.create(Alive, { cellId: id, isNew: true });
+    const cell = rt.get(Cell, cells[id]!);
+    cell.agent = newAlive(rt.context, id);
+    cell.state = CELL_NEW;
   }
   await rt.parallelDo(Alive, 'createCandidates', width, height);
 }

@@ -26,7 +26,7 @@ const app: App = {
     { name: 'density', type: 'float', description: 'random start: probability that a cell starts alive', default: DEFAULTS.density },
   ],
   iterations: DEFAULTS.iterations,
-  // Per grid cell: a Cell (4.5 bytes in its block) and at most one agent (≤ 9 bytes),
+  // Per grid cell: a Cell (5.5 bytes in its block) and at most one agent (≤ 8 bytes),
   // doubled for blocks left partly empty by deletions.
   heapFor: (p) => (16 << 20) + Math.ceil((cellsOf(p) ?? 1 << 22) * 24),
   init: (rt, p, seed) => init(rt, startFromParams(p, seed)),
