@@ -210,7 +210,8 @@ interface LinuxRow {
 
 async function linux(threads: number, method: 'allocFree' | 'allocFreeRaw'): Promise<Omit<LinuxRow, 'speedup'>[]> {
   const heap = Math.min(4000 * 2 ** 20, 64 * 2 ** 20 + LANES * KMAX * 80);
-  // inlineBlocks 0: a pass of 2048 lanes is only ~70 blocks, which the default would run on the calling thread.
+  // inlineBlocks 0: Allocator8 has 30 slots per block, so --lanes 1024 is 35 blocks, which the default threshold
+  // (64) would run on the calling thread alone: the measured scaling must come from the workers at any lane count.
   const keepBlocks = KEEP[0]!; // a child gets one value
   const options = { classes: [Blob8, Allocator8], threads, heap, modules: [SCALING_CLASSES_URL], inlineBlocks: 0, keepBlocks };
   return withRuntime(options, async (rt) => {
