@@ -21,49 +21,12 @@
  */
 import test from 'ava';
 import { Allocator, INVALIDATE_FAILED, INVALIDATE_OWNED, INVALIDATE_RETRY } from '../runtime/allocator.js';
-import { f32, f64, object } from '../runtime/index.js';
-import { Heap } from '../runtime/heap.js';
-import {
-  ALL_ONES,
-  BLOCK_ALLOC_WORD,
-  BLOCK_GEN_WORD,
-  BLOCK_ITER_WORD,
-  BLOCK_TYPE_WORD,
-  MIN_HEAP_BYTES,
-  planTypes,
-  type TypeLayout,
-} from '../runtime/layout.js';
-
-/** 4 bytes: 32 slots per block. */
-class A extends object({ x: f32 }) {}
-/** 16 bytes: 8 slots per block (bits 8…31 pre-set). */
-class B extends object({ y: f64, z: f64 }) {}
-
-interface Fixture {
-  heap: Heap;
-  tA: TypeLayout;
-  tB: TypeLayout;
-  /** Threads. */
-  t1: Allocator;
-  t2: Allocator;
-  t3: Allocator;
-  t4: Allocator;
-}
+import { allocatorFixture, type Fixture } from './helpers/allocators.js';
+import type { Heap } from '../runtime/heap.js';
+import { ALL_ONES, BLOCK_ALLOC_WORD, BLOCK_GEN_WORD, BLOCK_ITER_WORD, BLOCK_TYPE_WORD } from '../runtime/layout.js';
 
 /** `keep` 0 (default here): the paper's allocator, every emptied block retired at once. */
-function fixture(keep = 0): Fixture {
-  const table = planTypes([A, B]);
-  const heap = Heap.create(table, MIN_HEAP_BYTES);
-  return {
-    heap,
-    tA: table.byClass(A)!,
-    tB: table.byClass(B)!,
-    t1: new Allocator(heap, 11, keep),
-    t2: new Allocator(heap, 22, keep),
-    t3: new Allocator(heap, 33, keep),
-    t4: new Allocator(heap, 44, keep),
-  };
-}
+const fixture = (keep = 0): Fixture => allocatorFixture(keep);
 
 const blockOf = (h: number): number => h >>> 5;
 

@@ -10,32 +10,16 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { Allocator, DEFAULT_KEEP_BLOCKS } from '../runtime/allocator.js';
-import { createRuntime, f32, f64, HeapExhaustedError, object } from '../runtime/index.js';
-import { Heap } from '../runtime/heap.js';
-import { BLOCK_ALLOC_WORD, BLOCK_GEN_WORD, MIN_HEAP_BYTES, planTypes, type TypeLayout } from '../runtime/layout.js';
+import { createRuntime, HeapExhaustedError } from '../runtime/index.js';
+import type { Heap } from '../runtime/heap.js';
+import { BLOCK_ALLOC_WORD, BLOCK_GEN_WORD, MIN_HEAP_BYTES } from '../runtime/layout.js';
+import { A, allocatorFixture, type Fixture } from './helpers/allocators.js';
 import { fcParams } from './helpers/fc.js';
 import { Driver, Item } from './workers.fixtures.js';
 
-/** 4 bytes: 32 slots per block. */
-class A extends object({ x: f32 }) {}
-/** 16 bytes. */
-class B extends object({ y: f64, z: f64 }) {}
-
 const FIXTURES = new URL('./workers.fixtures.js', import.meta.url).href;
 const blockOf = (h: number): number => h >>> 5;
-
-function fixture(keep = DEFAULT_KEEP_BLOCKS): { heap: Heap; tA: TypeLayout; tB: TypeLayout; t1: Allocator; t2: Allocator; t3: Allocator } {
-  const table = planTypes([A, B]);
-  const heap = Heap.create(table, MIN_HEAP_BYTES);
-  return {
-    heap,
-    tA: table.byClass(A)!,
-    tB: table.byClass(B)!,
-    t1: new Allocator(heap, 11, keep),
-    t2: new Allocator(heap, 22, keep),
-    t3: new Allocator(heap, 33, keep),
-  };
-}
+const fixture = (keep = DEFAULT_KEEP_BLOCKS): Fixture => allocatorFixture(keep);
 
 const allocWord = (heap: Heap, b: number): number => Atomics.load(heap.i32, heap.blockWord(b) + BLOCK_ALLOC_WORD);
 const genWord = (heap: Heap, b: number): number => Atomics.load(heap.i32, heap.blockWord(b) + BLOCK_GEN_WORD);
