@@ -150,6 +150,9 @@ export const DEFAULT_INLINE_BLOCKS = 64;
  */
 export const DEFAULT_INLINE_MICROS = 150;
 
+/** Work per claim of a do-all on the workers that the claim size aims at, when the method's cost is known (µs). */
+const CLAIM_MICROS = 500;
+
 const UNITS: Record<string, number> = {
   '': 1,
   b: 1,
@@ -190,6 +193,8 @@ export class Runtime {
   inlineMicros: number;
   /** Per "typeId:method": µs per block of its last run on the calling thread (adaptive inlining). */
   private readonly inlineCost = new Map<string, number>();
+  /** Per "typeId:method": thread-µs per block of its last pass on the workers (claim sizes). */
+  private readonly workerCost = new Map<string, number>();
   private closed = false;
   /** Backend 'webgpu': the GPU side (createRuntime attaches it); null otherwise. */
   gpu: GpuRunner | null = null;
@@ -454,11 +459,18 @@ export class Runtime {
           continue;
         }
         // Several claims per thread balance uneven blocks; ≤ 64 blocks per claim keep the tail short.
-        const chunk = Math.max(1, Math.min(64, Math.floor(blocks / (this.threads * 8))));
+        let chunk = Math.max(1, Math.min(64, Math.floor(blocks / (this.threads * 8))));
+        // A heavy method claims fewer blocks at a time, so that the last claims end together:
+        // about CLAIM_MICROS of work per claim, from the thread-µs per block its last pass on
+        // the workers took (nbody's computeForce at 20 000 bodies: ~18 ms per block, so one
+        // block per claim instead of four; the idle tail at the end of a pass was up to one claim).
+        const perBlock = this.workerCost.get(`${id}:${method}`);
+        if (perBlock !== undefined) chunk = Math.max(1, Math.min(chunk, Math.ceil(CLAIM_MICROS / perBlock)));
         const operation = `parallelDo(${this.table.types[id]!.name}, '${method}')`;
         ctx.kernels.note(id, method); // stats().backend names it even if the workers ran every block
         const t0 = performance.now();
         await this.pool.run({ kind: KIND_DO, typeId: id, from, to: from + blocks, chunk, call, lists, operation }, ctx);
+        this.workerCost.set(`${id}:${method}`, ((performance.now() - t0) * 1000 * this.threads) / blocks);
         // A small pass sent to the workers by its estimate (inlineMicros) that took less
         // than inlineMicros with the fork-join included was over-estimated (e.g. its first
         // run included compiling the method): forget the estimate, measure inline again.
