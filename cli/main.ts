@@ -111,7 +111,7 @@ async function help(args: readonly string[]): Promise<void> {
   if (topic === 'bench') return print((await import('./bench.js')).benchHelp());
   const app = await loadApp(topic);
   if (app === undefined) {
-    const topics = ['run', ...appNames()];
+    const topics = ['run', 'compare', 'bench', ...appNames()];
     const guess = closest(topic, topics);
     throw new CliUsageError(
       `smmo help: no help on '${topic}'${guess ? ` (did you mean '${guess}'?)` : ''}; the topics are ${topics.join(', ')}`,

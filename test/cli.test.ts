@@ -206,6 +206,10 @@ test('--help lists commands and apps; --version prints the package version', asy
   t.is(version.stdout, `smmo ${pkg.version}\n`);
   t.is(runHelp.code, 0);
   for (const f of COMMON_FLAGS) t.regex(runHelp.stdout, new RegExp(`--${f.name}\\b`));
+  // An unknown topic: exit 2, and the message lists every topic, the commands included.
+  const unknown = await smmo('help', 'bnch');
+  t.is(unknown.code, 2);
+  t.regex(unknown.stderr, /no help on 'bnch' \(did you mean 'bench'\?\); the topics are run, compare, bench, nbody/);
 });
 
 test("README's CLI reference is the CLI's own help text", async (t) => {
