@@ -142,6 +142,7 @@ export class Allocator {
       if (bid === 0) {
         bid = this.popKept(id);
         if (bid === 0) bid = this.fresh[id] === 1 ? this.firstBlock(t) : active.tryFindSet(this.seed + attempt);
+        else this.fresh[id] = 0; // a kept block is this thread's own too
         if (bid < 0) bid = this.newBlock(t);
       }
       const slot = this.reserve(bid);
@@ -182,6 +183,7 @@ export class Allocator {
         if (bid === 0) {
           bid = this.popKept(id);
           if (bid === 0) bid = this.fresh[id] === 1 ? this.firstBlock(t) : active.tryFindSet(this.seed + attempt);
+          else this.fresh[id] = 0; // a kept block is this thread's own too
           if (bid < 0) bid = this.newBlock(t);
         }
         const got = this.reserveMany(bid, count - done);
