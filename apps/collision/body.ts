@@ -40,6 +40,13 @@ export const MERGE_THRESHOLD = Math.fround(0.005);
 /** Bodies merge when their squared distance (in float64) is below this. */
 export const THRESHOLD_SQ = MERGE_THRESHOLD * MERGE_THRESHOLD;
 
+/**
+ * computeForce's running sum, written in place: a float64 `let` that the deviceDo callback
+ * adds to would get a new heap number per write from V8 (Node 20), as apps/nbody/body.ts
+ * measured (752 → 10 scavenges, 1.5× faster). One per thread; computeForce does not nest.
+ */
+const FORCE_SUM = new Float64Array(2);
+
 export class Body extends object({
   mergeTarget: ref<Body>('Body'), // the lighter body this one merges into (this one then disappears)
   posX: f32, // position in [-1, 1]²
@@ -61,8 +68,9 @@ export class Body extends object({
     const py = this.posY;
     const m = this.mass;
     const self = this.handle;
-    let fx = 0;
-    let fy = 0;
+    const sum = FORCE_SUM; // not `let fx`: see FORCE_SUM
+    sum[0] = 0;
+    sum[1] = 0;
     this.runtime.deviceDo(Body, (other) => {
       if (other.handle === self) return;
       // Towards the other body, as the original's apply_force (which runs on `other`).
@@ -70,11 +78,11 @@ export class Body extends object({
       const dy = other.posY - py;
       const dist = Math.sqrt(dx * dx + dy * dy);
       const f = (G * m * other.mass) / (dist * dist + DAMPENING);
-      fx += (f * dx) / dist;
-      fy += (f * dy) / dist;
+      sum[0] += (f * dx) / dist;
+      sum[1] += (f * dy) / dist;
     });
-    this.forceX = fx;
-    this.forceY = fy;
+    this.forceX = sum[0]!;
+    this.forceY = sum[1]!;
   }
 
   /** v += F·dt/m; p += v·dt; bounce off the walls of [-1, 1]². */

@@ -11,6 +11,16 @@ export const MAX_MASS = 1000;
 /** Added to the squared distance (the original's kDampeningFactor). */
 export const DAMPENING = 0.05;
 
+/**
+ * The running force sum of computeForce. A float64 `let` that the deviceDo callback adds
+ * to lives in the closure's context, and V8 (Node 20) allocates a new heap number for
+ * every write there: two per pair of bodies, a young-generation GC every few ms (measured
+ * on the dev VM: 752 scavenges in 4 steps of 4 000 bodies). A Float64Array slot is
+ * written in place. One per thread (module state is per worker); computeForce does not
+ * nest.
+ */
+const FORCE_SUM = new Float64Array(2);
+
 export class Body extends object({
   posX: f32, // position in [-1, 1]²
   posY: f32,
@@ -32,9 +42,10 @@ export class Body extends object({
     const px = this.posX;
     const py = this.posY;
     const m = this.mass;
-    let fx = 0;
-    let fy = 0;
     const self = this.handle;
+    const sum = FORCE_SUM;
+    sum[0] = 0;
+    sum[1] = 0;
     this.runtime.deviceDo(Body, (other) => {
       if (other.handle === self) return;
       // Towards the other body, as the original's apply_force (which runs on `other`).
@@ -42,11 +53,11 @@ export class Body extends object({
       const dy = other.posY - py;
       const dist = Math.sqrt(dx * dx + dy * dy);
       const f = (G * m * other.mass) / (dist * dist + DAMPENING);
-      fx += (f * dx) / dist;
-      fy += (f * dy) / dist;
+      sum[0] += (f * dx) / dist;
+      sum[1] += (f * dy) / dist;
     });
-    this.forceX = fx;
-    this.forceY = fy;
+    this.forceX = sum[0]!;
+    this.forceY = sum[1]!;
   }
 
   /** v += F·dt/m; p += v·dt; bounce off the walls of [-1, 1]². */
