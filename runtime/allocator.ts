@@ -59,6 +59,7 @@
  *       slot that is not taken raises InvalidHandleError (the original livelocks);
  *       every retry loop is bounded (shared.ts retryPause).
  */
+import type { HierarchicalBitmap } from './bitmap.js';
 import { ffsFrom, lowestSetBits, popc } from './bits.js';
 import { HeapExhaustedError, InvalidHandleError } from './errors.js';
 import { FREE_TYPE, type Heap } from './heap.js';
@@ -123,6 +124,31 @@ export class Allocator {
     return this.newBlock(t);
   }
 
+  /**
+   * A block to allocate in when the hint has none (-1: take a new one from `free`).
+   * Multi-threaded (K5 on): the thread's own blocks first — a kept one, else, for its
+   * first block of the pass, a new one — then Alg. 1's active blocks: a block another
+   * thread is filling costs a cache line transfer per reservation. One thread: Alg. 1's
+   * order, active blocks first (the partly filled ones; measured on wa-tor, taking kept
+   * blocks first there raised the agents' fragmentation after 500 iterations from
+   * 12.6–15.0 % to 16.2–19.7 %), kept blocks when no active one is found.
+   */
+  private selectBlock(t: TypeLayout, active: HierarchicalBitmap, attempt: number): number {
+    const id = t.id;
+    if (this.ownFirstBlock) {
+      const kept = this.popKept(id);
+      if (kept !== 0) {
+        this.fresh[id] = 0; // a kept block is this thread's own too
+        return kept;
+      }
+      return this.fresh[id] === 1 ? this.firstBlock(t) : active.tryFindSet(this.seed + attempt);
+    }
+    const bid = active.tryFindSet(this.seed + attempt);
+    if (bid >= 0) return bid;
+    const kept = this.popKept(id);
+    return kept !== 0 ? kept : -1;
+  }
+
   /** Take a kept block of type `id` off this thread's stack (0: none). */
   private popKept(id: number): number {
     const n = this.keptCount[id]!;
@@ -140,9 +166,7 @@ export class Allocator {
     let bid = this.hint[id]!;
     for (let attempt = 1; ; attempt++) {
       if (bid === 0) {
-        bid = this.popKept(id);
-        if (bid === 0) bid = this.fresh[id] === 1 ? this.firstBlock(t) : active.tryFindSet(this.seed + attempt);
-        else this.fresh[id] = 0; // a kept block is this thread's own too
+        bid = this.selectBlock(t, active, attempt);
         if (bid < 0) bid = this.newBlock(t);
       }
       const slot = this.reserve(bid);
@@ -181,9 +205,7 @@ export class Allocator {
       let attempt = 0;
       while (done < count) {
         if (bid === 0) {
-          bid = this.popKept(id);
-          if (bid === 0) bid = this.fresh[id] === 1 ? this.firstBlock(t) : active.tryFindSet(this.seed + attempt);
-          else this.fresh[id] = 0; // a kept block is this thread's own too
+          bid = this.selectBlock(t, active, attempt);
           if (bid < 0) bid = this.newBlock(t);
         }
         const got = this.reserveMany(bid, count - done);
