@@ -3,7 +3,7 @@
  * "fragmentation is independent of the problem size and constant at around 18 % after
  * 500 Wa-Tor iterations"; target ≤ 18 %).
  *
- *   node dist/bench/fragmentation.js [--sizes 256,512] [--iterations 500] [--threads 1]
+ *   node dist/bench/fragmentation.js [--sizes 256,512] [--iterations 500] [--threads 1] [--keep N]
  *        [--seed 42] [--out bench-results/fragmentation.json] [--plot bench-results/fragmentation.svg]
  *        [--slots-plot bench-results/wator-slots.svg]
  *
@@ -69,9 +69,15 @@ function summarise(samples: readonly Sample[], key: 'heap' | 'agents', from: num
   };
 }
 
-async function runSize(side: number, iterations: number, threads: number, seed: number) {
+async function runSize(side: number, iterations: number, threads: number, seed: number, keepBlocks: number | undefined) {
   const params = { width: side, height: side };
-  const rt = await createRuntime({ classes: app.classes, heap: app.heapFor(params), threads, modules: [appModule('wa-tor')!] });
+  const rt = await createRuntime({
+    classes: app.classes,
+    heap: app.heapFor(params),
+    threads,
+    modules: [appModule('wa-tor')!],
+    ...(keepBlocks === undefined ? {} : { keepBlocks }),
+  });
   try {
     const t0 = performance.now();
     await app.init(rt, params, seed);
@@ -118,6 +124,7 @@ async function main(): Promise<void> {
       sizes: { type: 'string', default: '256,512' },
       iterations: { type: 'string', default: '500' },
       threads: { type: 'string', default: '1' },
+      keep: { type: 'string' }, // RuntimeOptions.keepBlocks (default: the runtime's)
       seed: { type: 'string', default: '42' },
       out: { type: 'string', default: 'bench-results/fragmentation.json' },
       plot: { type: 'string', default: 'bench-results/fragmentation.svg' },
@@ -143,15 +150,20 @@ async function main(): Promise<void> {
   const sizes = values.sizes!.split(',').map((s) => int('sizes', s));
   const iterations = int('iterations', values.iterations!);
   const threads = int('threads', values.threads!);
+  const keep = values.keep === undefined ? undefined : Number(values.keep);
+  if (keep !== undefined && !(Number.isInteger(keep) && keep >= 0))
+    throw new Error(`--keep must be a non-negative integer, got ${values.keep}`);
   const seed = Number(values.seed);
   const machine = machineInfo();
   process.stdout.write(`machine: ${machine.cpu}, ${machine.cores} cores, load average ${machine.loadStart.join(' ')}\n`);
   const runs = [];
-  for (const side of sizes) runs.push(await runSize(side, iterations, threads, seed));
+  for (const side of sizes) runs.push(await runSize(side, iterations, threads, seed, keep));
   machine.loadEnd = machineInfo().loadStart;
 
   const pct = (v: number): string => `${(v * 100).toFixed(1)} %`;
-  process.stdout.write(`\nwa-tor fragmentation, ${iterations} iterations, ${threads} thread(s), seed ${seed}\n`);
+  process.stdout.write(
+    `\nwa-tor fragmentation, ${iterations} iterations, ${threads} thread(s), keepBlocks ${keep ?? 'default'}, seed ${seed}\n`,
+  );
   process.stdout.write(
     'grid        heap: final  mean/max last 100  peak (iteration)   agents: final  mean/max last 100  peak (iteration)\n',
   );
