@@ -27,6 +27,7 @@
  */
 import { bool, f32, KERNELS, object, ref } from '../../runtime/index.js';
 import { collisionKernels } from './kernels.js';
+import { move, pullOfOthers } from '../nbody/body.js';
 
 /** Time step (kTimeInterval). */
 export const DT = 0.05;
@@ -39,13 +40,6 @@ export const DAMPENING = 0.05;
 export const MERGE_THRESHOLD = Math.fround(0.005);
 /** Bodies merge when their squared distance (in float64) is below this. */
 export const THRESHOLD_SQ = MERGE_THRESHOLD * MERGE_THRESHOLD;
-
-/**
- * computeForce's running sum, written in place: a float64 `let` that the deviceDo callback
- * adds to would get a new heap number per write from V8 (Node 20), as apps/nbody/body.ts
- * measured (752 → 10 scavenges, 1.5× faster). One per thread; computeForce does not nest.
- */
-const FORCE_SUM = new Float64Array(2);
 
 export class Body extends object({
   mergeTarget: ref<Body>('Body'), // the lighter body this one merges into (this one then disappears)
@@ -62,37 +56,14 @@ export class Body extends object({
   /** WASM implementations of computeForce, update, prepareMerge and resolveMerge (backend 'wasm'; apps/collision/kernels.ts). */
   static readonly [KERNELS] = collisionKernels;
 
-  /** Zero the force, then add the pull of every other body (deviceDo over Body). */
+  /** Zero the force, then add the pull of every other body (deviceDo over Body), as nbody. */
   computeForce(): void {
-    const px = this.posX;
-    const py = this.posY;
-    const m = this.mass;
-    const self = this.handle;
-    const sum = FORCE_SUM; // not `let fx`: see FORCE_SUM
-    sum[0] = 0;
-    sum[1] = 0;
-    this.runtime.deviceDo(Body, (other) => {
-      if (other.handle === self) return;
-      // Towards the other body, as the original's apply_force (which runs on `other`).
-      const dx = other.posX - px;
-      const dy = other.posY - py;
-      const dist = Math.sqrt(dx * dx + dy * dy);
-      const f = (G * m * other.mass) / (dist * dist + DAMPENING);
-      sum[0] += (f * dx) / dist;
-      sum[1] += (f * dy) / dist;
-    });
-    this.forceX = sum[0]!;
-    this.forceY = sum[1]!;
+    pullOfOthers(this, Body, G, DAMPENING);
   }
 
-  /** v += F·dt/m; p += v·dt; bounce off the walls of [-1, 1]². */
+  /** v += F·dt/m; p += v·dt; bounce off the walls of [-1, 1]², as nbody. */
   update(dt: number): void {
-    this.velX += (this.forceX * dt) / this.mass;
-    this.velY += (this.forceY * dt) / this.mass;
-    this.posX += this.velX * dt;
-    this.posY += this.velY * dt;
-    if (this.posX < -1 || this.posX > 1) this.velX = -this.velX;
-    if (this.posY < -1 || this.posY > 1) this.velY = -this.velY;
+    move(this, dt);
   }
 
   initializeMerge(): void {

@@ -23,38 +23,12 @@
  * fallback); README "Cost" has their share of a step.
  */
 import type { KernelSpec } from '../../runtime/index.js';
+import { gravityKernels } from '../nbody/kernels.js';
 import { DAMPENING, G, THRESHOLD_SQ } from './body.js';
 
 export function collisionKernels(): readonly KernelSpec[] {
   return [
-    {
-      method: 'computeForce',
-      export: 'nbody_compute_force',
-      params: [
-        { kind: 'field', name: 'posX', type: 'f32' },
-        { kind: 'field', name: 'posY', type: 'f32' },
-        { kind: 'field', name: 'forceX', type: 'f32' },
-        { kind: 'field', name: 'forceY', type: 'f32' },
-        { kind: 'field', name: 'mass', type: 'f32' },
-        { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
-        { kind: 'value', value: G },
-        { kind: 'value', value: DAMPENING },
-      ],
-    },
-    {
-      method: 'update',
-      export: 'nbody_update',
-      params: [
-        { kind: 'field', name: 'posX', type: 'f32' },
-        { kind: 'field', name: 'posY', type: 'f32' },
-        { kind: 'field', name: 'velX', type: 'f32' },
-        { kind: 'field', name: 'velY', type: 'f32' },
-        { kind: 'field', name: 'forceX', type: 'f32' },
-        { kind: 'field', name: 'forceY', type: 'f32' },
-        { kind: 'field', name: 'mass', type: 'f32' },
-        { kind: 'arg', index: 0 }, // dt
-      ],
-    },
+    ...gravityKernels(G, DAMPENING),
     {
       method: 'prepareMerge',
       export: 'collision_prepare_merge',

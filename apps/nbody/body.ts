@@ -2,7 +2,7 @@
  * nbody (APPS.md): bodies under mutual gravity; no allocation after the start.
  * The class and constants follow the original DynaSOAr example (commit a4f956c).
  */
-import { f32, KERNELS, object } from '../../runtime/index.js';
+import { f32, KERNELS, object, type SmmoClass, type SmmoObject } from '../../runtime/index.js';
 import { bodyKernels } from './kernels.js';
 
 export const DT = 0.02;
@@ -12,14 +12,63 @@ export const MAX_MASS = 1000;
 export const DAMPENING = 0.05;
 
 /**
- * The running force sum of computeForce. A float64 `let` that the deviceDo callback adds
+ * The running force sum of pullOfOthers. A float64 `let` that the deviceDo callback adds
  * to lives in the closure's context, and V8 (Node 20) allocates a new heap number for
  * every write there: two per pair of bodies, a young-generation GC every few ms (measured
  * on the dev VM: 752 scavenges in 4 steps of 4 000 bodies). A Float64Array slot is
- * written in place. One per thread (module state is per worker); computeForce does not
- * nest.
+ * written in place. One per thread (module state is per worker); the loop does not nest.
  */
 const FORCE_SUM = new Float64Array(2);
+
+/** The fields of a gravitating body: nbody's Body, and collision's, which adds merge fields. */
+export interface Gravitating extends SmmoObject {
+  posX: number;
+  posY: number;
+  velX: number;
+  velY: number;
+  forceX: number;
+  forceY: number;
+  mass: number;
+}
+
+/**
+ * computeForce of nbody and collision (the WASM kernel of both is nbody_compute_force,
+ * apps/nbody/kernels.ts gravityKernels): zero the force of `body`, then add the pull of
+ * every other object of `cls` (deviceDo). Sums in float64, stored as f32 once (the
+ * original adds into the f32 field each time; results agree within the tolerance stated
+ * in the README).
+ */
+export function pullOfOthers<C extends SmmoClass<Gravitating>>(body: Gravitating, cls: C, g: number, dampening: number): void {
+  const px = body.posX;
+  const py = body.posY;
+  const m = body.mass;
+  const self = body.handle;
+  const sum = FORCE_SUM;
+  sum[0] = 0;
+  sum[1] = 0;
+  body.runtime.deviceDo(cls, (other) => {
+    if (other.handle === self) return;
+    // Towards the other body, as the original's apply_force (which runs on `other`).
+    const dx = other.posX - px;
+    const dy = other.posY - py;
+    const dist = Math.sqrt(dx * dx + dy * dy);
+    const f = (g * m * other.mass) / (dist * dist + dampening);
+    sum[0] += (f * dx) / dist;
+    sum[1] += (f * dy) / dist;
+  });
+  body.forceX = sum[0]!;
+  body.forceY = sum[1]!;
+}
+
+/** update of nbody and collision: v += F·dt/m; p += v·dt; bounce off the walls of [-1, 1]². */
+export function move(body: Gravitating, dt: number): void {
+  body.velX += (body.forceX * dt) / body.mass;
+  body.velY += (body.forceY * dt) / body.mass;
+  body.posX += body.velX * dt;
+  body.posY += body.velY * dt;
+  if (body.posX < -1 || body.posX > 1) body.velX = -body.velX;
+  if (body.posY < -1 || body.posY > 1) body.velY = -body.velY;
+}
 
 export class Body extends object({
   posX: f32, // position in [-1, 1]²
@@ -33,40 +82,13 @@ export class Body extends object({
   /** WASM implementations of computeForce and update (backend 'wasm'; apps/nbody/kernels.ts). */
   static readonly [KERNELS] = bodyKernels;
 
-  /**
-   * Zero the force, then add the pull of every other body (deviceDo over Body).
-   * Sums are kept in float64 locals and stored as f32 once (the original adds into the
-   * f32 field each time; results agree within the tolerance stated in the README).
-   */
+  /** Zero the force, then add the pull of every other body (deviceDo over Body). */
   computeForce(): void {
-    const px = this.posX;
-    const py = this.posY;
-    const m = this.mass;
-    const self = this.handle;
-    const sum = FORCE_SUM;
-    sum[0] = 0;
-    sum[1] = 0;
-    this.runtime.deviceDo(Body, (other) => {
-      if (other.handle === self) return;
-      // Towards the other body, as the original's apply_force (which runs on `other`).
-      const dx = other.posX - px;
-      const dy = other.posY - py;
-      const dist = Math.sqrt(dx * dx + dy * dy);
-      const f = (G * m * other.mass) / (dist * dist + DAMPENING);
-      sum[0] += (f * dx) / dist;
-      sum[1] += (f * dy) / dist;
-    });
-    this.forceX = sum[0]!;
-    this.forceY = sum[1]!;
+    pullOfOthers(this, Body, G, DAMPENING);
   }
 
   /** v += F·dt/m; p += v·dt; bounce off the walls of [-1, 1]². */
   update(dt: number): void {
-    this.velX += (this.forceX * dt) / this.mass;
-    this.velY += (this.forceY * dt) / this.mass;
-    this.posX += this.velX * dt;
-    this.posY += this.velY * dt;
-    if (this.posX < -1 || this.posX > 1) this.velX = -this.velX;
-    if (this.posY < -1 || this.posY > 1) this.velY = -this.velY;
+    move(this, dt);
   }
 }

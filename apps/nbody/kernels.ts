@@ -21,6 +21,15 @@ import { DAMPENING, G } from './body.js';
 export const FORCE_TOLERANCE = 1e-5;
 
 export function bodyKernels(): readonly KernelSpec[] {
+  return gravityKernels(G, DAMPENING);
+}
+
+/**
+ * The specs of computeForce and update for any class with nbody's fields (posX, posY,
+ * velX, velY, forceX, forceY, mass: f32) and its `deviceDo(Body, …)` force loop, with the
+ * given gravitational constant and dampening: nbody's Body and collision's.
+ */
+export function gravityKernels(g: number, dampening: number): KernelSpec[] {
   return [
     {
       method: 'computeForce',
@@ -33,8 +42,8 @@ export function bodyKernels(): readonly KernelSpec[] {
         { kind: 'field', name: 'mass', type: 'f32' },
         // the method's deviceDo(Body, …): every Body of the pass, subclasses included
         { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
-        { kind: 'value', value: G },
-        { kind: 'value', value: DAMPENING },
+        { kind: 'value', value: g },
+        { kind: 'value', value: dampening },
       ],
     },
     {
