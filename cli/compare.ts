@@ -20,6 +20,7 @@
 import { parseArgs } from 'node:util';
 import { appNames, loadApp } from '../apps/registry.js';
 import { UsageError } from '../runtime/index.js';
+import { indexOfSorted } from '../runtime/sorted.js';
 import type { ClassData, LoadedState } from '../runtime/state.js';
 import { CliUsageError, EXIT_FAILURE, EXIT_OK } from './errors.js';
 import { stateApi } from './state.js';
@@ -146,7 +147,7 @@ export function compareLoaded(a: LoadedState, b: LoadedState, tol: { abs: number
   /** B's handle matching A's handle `h` (a reference's target), or -1. */
   const corresponding = (h: number, targets: readonly ClassData[], targetsB: readonly ClassData[]): number => {
     for (let t = 0; t < targets.length; t++) {
-      const r = search(targets[t]!.handles, h);
+      const r = indexOfSorted(targets[t]!.handles, h);
       if (r < 0) continue;
       const how = match.get(targets[t]!.name);
       return how === 'handle' ? h : how === 'rank' ? targetsB[t]!.handles[r]! : -1;
@@ -200,19 +201,6 @@ export function compareLoaded(a: LoadedState, b: LoadedState, tol: { abs: number
     b: { dir: b.dir, iterations: b.info.iterations },
     classes,
   };
-}
-
-function search(a: Uint32Array, h: number): number {
-  let lo = 0;
-  let hi = a.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const v = a[mid]!;
-    if (v === h) return mid;
-    if (v < h) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return -1;
 }
 
 /** The human report: one row per class and field. */

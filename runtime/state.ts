@@ -63,6 +63,7 @@ import {
   type Data,
 } from 'apache-arrow';
 import { UsageError } from './errors.js';
+import { indexOfSorted } from './sorted.js';
 import { BLOCK_TYPE_WORD, LAYOUT_VERSION, planTypes, type FieldLayout, type TypeLayout, type TypeTable } from './layout.js';
 import type { Runtime } from './runtime.js';
 import type { ScalarKind, SmmoClass } from './schema.js';
@@ -596,7 +597,7 @@ class HandleIndex {
     }
     this.starts.push(total);
     const dup = (h: number): StateFileError => {
-      const owners = classes.filter((c) => binarySearch(c.handles, h) >= 0).map((c) => c.name);
+      const owners = classes.filter((c) => indexOfSorted(c.handles, h) >= 0).map((c) => c.name);
       return new StateFileError(
         classes[0]?.file ?? '',
         owners.join(' and '),
@@ -629,7 +630,7 @@ class HandleIndex {
   /** Position of `h` in the concatenation, or -1. */
   find(h: number): number {
     if (this.dense !== null) return h < this.dense.length ? this.dense[h]! : -1;
-    const k = binarySearch(this.sorted!, h);
+    const k = indexOfSorted(this.sorted!, h);
     return k < 0 ? -1 : this.sortedPos![k]!;
   }
 
@@ -644,19 +645,6 @@ class HandleIndex {
     }
     return lo;
   }
-}
-
-function binarySearch(a: Uint32Array, h: number): number {
-  let lo = 0;
-  let hi = a.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const v = a[mid]!;
-    if (v === h) return mid;
-    if (v < h) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return -1;
 }
 
 const indexes = new WeakMap<LoadedState | ClassData[], HandleIndex>();
