@@ -396,30 +396,10 @@ export class Runtime {
   }
 
   private newWithFunction(ctx: ThreadContext, typeId: number, n: number, init: (obj: SmmoObject, index: number) => void): void {
-    const t = this.table.types[typeId]!;
-    const chunk = new Uint32Array(Math.min(n, 4096));
-    const cur = new ctx.views[typeId]!();
-    const heap = this.heap;
-    for (let done = 0; done < n;) {
-      const k = Math.min(chunk.length, n - done);
-      ctx.allocator.allocateMany(t, k, chunk, 0);
-      for (let j = 0; j < k; j++) ctx.zero(typeId, chunk[j]!);
-      let j = 0;
-      try {
-        for (; j < k; j++) {
-          const h = chunk[j]!;
-          cur.__o = heap.blockOffset(h >>> 5);
-          cur.__s = h & 31;
-          cur.__h = h;
-          cur.__i = (cur.__o >>> 2) + cur.__s;
-          init(cur, done + j);
-        }
-      } catch (e) {
-        // The rule of workers/pass.ts newObjects: objects whose init had not started are deleted again.
-        for (let r = j + 1; r < k; r++) ctx.allocator.releaseHandle(chunk[r]!);
-        throw this.methodError(typeId, '(init function)', chunk[j]!, e);
-      }
-      done += k;
+    const out = new Uint32Array(Math.min(n, 4096));
+    for (let done = 0; done < n; done += out.length) {
+      const failed = newObjects(ctx, typeId, init, out, Math.min(out.length, n - done), done);
+      if (failed !== null) throw this.methodError(typeId, '(init function)', failed.handle, failed.error);
     }
   }
 

@@ -14,6 +14,7 @@
  * and sets C_STOP so the other threads stop claiming; it never escapes: the thread still
  * arrives at the barrier, so the pass ends and the pool stays usable.
  */
+import type { SmmoObject } from '../runtime/schema.js';
 import type { ThreadContext } from '../runtime/thread.js';
 import {
   C_CURSOR,
@@ -100,7 +101,9 @@ export function runShare(
 
 /**
  * Create `k` objects of type `typeId` with one coalesced allocation, zero them and run
- * `call.method(index, ...args)` on each, indices first … first+k-1. On a throw, the
+ * `init` on each, indices first … first+k-1: the method `init.method(index, ...args)`
+ * (none if its name is ''), or a function `init(obj, index)` (parallelNew with an init
+ * function, on the calling thread). On a throw, the
  * objects whose init had not started are deleted again (they were never seen by user
  * code); the one whose init threw and those before it stay. Returns null, or the
  * failing object's handle and the thrown value. Allocation errors (a full heap) are
@@ -109,7 +112,7 @@ export function runShare(
 export function newObjects(
   ctx: ThreadContext,
   typeId: number,
-  call: PassCall,
+  init: PassCall | ((obj: SmmoObject, index: number) => void),
   out: Uint32Array,
   k: number,
   first: number,
@@ -121,15 +124,15 @@ export function newObjects(
     return { handle: 0, error };
   }
   for (let j = 0; j < k; j++) ctx.zero(typeId, out[j]!);
-  if (call.method === '') return null;
-  const cur = ctx.view(out[0]!) as unknown as Record<string, (...a: unknown[]) => void> & {
-    __o: number;
-    __s: number;
-    __h: number;
-    __i: number;
-  };
-  const fn = cur[call.method]!;
-  const args = call.args;
+  if (typeof init !== 'function' && init.method === '') return null;
+  const cur = ctx.view(out[0]!);
+  let run: (obj: SmmoObject, index: number) => void;
+  if (typeof init === 'function') run = init;
+  else {
+    const fn = (cur as unknown as Record<string, (...a: unknown[]) => void>)[init.method]!;
+    const args = init.args;
+    run = args.length === 0 ? (obj, index) => fn.call(obj, index) : (obj, index) => fn.call(obj, index, ...args);
+  }
   const heap = ctx.heap;
   let j = 0;
   try {
@@ -139,8 +142,7 @@ export function newObjects(
       cur.__s = h & 31;
       cur.__h = h;
       cur.__i = (cur.__o >>> 2) + cur.__s;
-      if (args.length === 0) fn.call(cur, first + j);
-      else fn.call(cur, first + j, ...args);
+      run(cur, first + j);
     }
   } catch (error) {
     for (let r = j + 1; r < k; r++) ctx.allocator.releaseHandle(out[r]!);
