@@ -191,7 +191,7 @@ export class Runtime {
   inlineBlocks: number;
   /** See RuntimeOptions.inlineMicros. */
   inlineMicros: number;
-  /** Per "typeId:method": µs per block of its last run on the calling thread (adaptive inlining). */
+  /** Per "typeId:method": µs per block of its last run on the calling thread (adaptive inlining; absent = 0, so a first run is inline). */
   private readonly inlineCost = new Map<string, number>();
   /** Per "typeId:method": thread-µs per block of its last pass on the workers (claim sizes). */
   private readonly workerCost = new Map<string, number>();
@@ -434,7 +434,8 @@ export class Runtime {
         const from = lists[2 * id]!;
         const blocks = lists[2 * id + 1]!;
         if (blocks === 0) continue;
-        if (blocks < 2 || (blocks < this.inlineBlocks && this.inlineEstimate(id, method, blocks) < this.inlineMicros)) {
+        const key = `${id}:${method}`; // of inlineCost and workerCost
+        if (blocks < 2 || (blocks < this.inlineBlocks && (this.inlineCost.get(key) ?? 0) * blocks < this.inlineMicros)) {
           this.runInline(ctx, lists, id, method, args, from, from + blocks);
           continue;
         }
@@ -444,17 +445,18 @@ export class Runtime {
         // about CLAIM_MICROS of work per claim, from the thread-µs per block its last pass on
         // the workers took (nbody's computeForce at 20 000 bodies: ~18 ms per block, so one
         // block per claim instead of four; the idle tail at the end of a pass was up to one claim).
-        const perBlock = this.workerCost.get(`${id}:${method}`);
+        const perBlock = this.workerCost.get(key);
         if (perBlock !== undefined) chunk = Math.max(1, Math.min(chunk, Math.ceil(CLAIM_MICROS / perBlock)));
         const operation = `parallelDo(${this.table.types[id]!.name}, '${method}')`;
         ctx.kernels.note(id, method); // stats().backend names it even if the workers ran every block
         const t0 = performance.now();
         await this.pool.run({ kind: KIND_DO, typeId: id, from, to: from + blocks, chunk, call, lists, operation }, ctx);
-        this.workerCost.set(`${id}:${method}`, ((performance.now() - t0) * 1000 * this.threads) / blocks);
+        const micros = (performance.now() - t0) * 1000;
+        this.workerCost.set(key, (micros * this.threads) / blocks);
         // A small pass sent to the workers by its estimate (inlineMicros) that took less
         // than inlineMicros with the fork-join included was over-estimated (e.g. its first
         // run included compiling the method): forget the estimate, measure inline again.
-        if (blocks < this.inlineBlocks && (performance.now() - t0) * 1000 < this.inlineMicros) this.inlineCost.delete(`${id}:${method}`);
+        if (blocks < this.inlineBlocks && micros < this.inlineMicros) this.inlineCost.delete(key);
       }
     } finally {
       ctx.allocator.flushKept();
@@ -498,11 +500,6 @@ export class Runtime {
         `parallelDo(${t.name}, '${method}'): ${bad}; arguments are passed by value (numbers, strings, plain data, smmo objects)`,
       );
     return t;
-  }
-
-  /** Estimated µs of a pass of `blocks` blocks on the calling thread (0 before its first run there). */
-  private inlineEstimate(id: number, method: string, blocks: number): number {
-    return (this.inlineCost.get(`${id}:${method}`) ?? 0) * blocks;
   }
 
   /** One concrete type's pass on the calling thread. */
