@@ -90,6 +90,12 @@ export interface RuntimeOptions {
   /** Seed of the allocator's bitmap rotation (deterministic block choice). Default 1. */
   seed?: number;
   /**
+   * Compile do-all methods into specialised loops over the heap (runtime/compiler/;
+   * README "Compiled methods"). A method the compiler cannot take runs interpreted;
+   * stats().compiled says which and why. Default true.
+   */
+  compile?: boolean;
+  /**
    * Which implementation of each method runs (runtime/kernels.ts): 'ts' (default) the
    * TypeScript methods; 'wasm' the Rust kernels a class declares (static [KERNELS]), the
    * TypeScript method for every method without one. 'webgpu' (needs the optional npm
@@ -125,9 +131,19 @@ export interface HeapStats {
   /** Free slots in used blocks / slots in used blocks (thesis slides, seed 003). */
   fragmentation: number;
 }
+/** How a do-all method ran (compiled, or interpreted and why): stats().compiled["Class.method"]. */
+export interface CompiledMethodStats {
+  compiled: boolean;
+  /** Why it runs interpreted (compiled: false). */
+  reason?: string;
+  /** Parts that run as JavaScript inside a compiled method (calls of functions the compiler does not take), with why. */
+  javascript?: string[];
+}
 export interface RuntimeStats {
   heap: HeapStats;
   types: Record<string, TypeStats>;
+  /** Per "Class.method" run so far on the calling thread's compiler (empty with compile: false). */
+  compiled: Record<string, CompiledMethodStats>;
   /** The runtime's backend, and per "Class.method" run so far the backend that ran it. */
   backend: { name: Backend; methods: Record<string, Backend>; webgpu?: GpuRunnerStats };
 }
@@ -227,7 +243,8 @@ export class Runtime {
     const keep = options.keepBlocks ?? DEFAULT_KEEP_BLOCKS;
     if (!Number.isInteger(keep) || keep < 0 || keep > 1024)
       throw new UsageError(`keepBlocks must be an integer from 0 to 1024, got ${keep}`);
-    this.main = new ThreadContext(this.heap, this.table, this.checked, options.seed ?? 1, keep);
+    const compile = options.compile ?? true;
+    this.main = new ThreadContext(this.heap, this.table, this.checked, options.seed ?? 1, keep, compile);
     this.main.allocator.setOwnFirstBlock(threads > 1);
     this.backend = configureBackend(this.main, options.backend, options.wasm);
     this.pool =
@@ -243,6 +260,7 @@ export class Runtime {
             idleMs: options.workerIdleMs ?? 250,
             spinMicros: options.spinMicros ?? 0,
             keepBlocks: keep,
+            compile,
             startTimeoutMs: options.startTimeoutMs ?? 30_000,
             ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}),
           });
@@ -449,6 +467,7 @@ export class Runtime {
         if (perBlock !== undefined) chunk = Math.max(1, Math.min(chunk, Math.ceil(CLAIM_MICROS / perBlock)));
         const operation = `parallelDo(${this.table.types[id]!.name}, '${method}')`;
         ctx.kernels.note(id, method); // stats().backend names it even if the workers ran every block
+        ctx.compiler?.compile(id, method, ctx.compileUse); // likewise stats().compiled
         const t0 = performance.now();
         await this.pool.run({ kind: KIND_DO, typeId: id, from, to: from + blocks, chunk, call, lists, operation }, ctx);
         const micros = (performance.now() - t0) * 1000;
@@ -557,6 +576,16 @@ export class Runtime {
         fragmentation: slots === 0 ? 0 : (slots - objects) / slots,
       },
       types,
+      compiled: Object.fromEntries(
+        [...ctx.compileUse].map(([k, c]): [string, CompiledMethodStats] => [
+          k,
+          c.compiled
+            ? c.notes.length > 0
+              ? { compiled: true, javascript: [...new Set(c.notes)] }
+              : { compiled: true }
+            : { compiled: false, reason: c.reason },
+        ]),
+      ),
       backend: { name: this.backend, methods: Object.fromEntries(ctx.backendUse), ...(this.gpu ? { webgpu: this.gpu.stats } : {}) },
     };
   }

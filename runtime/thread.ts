@@ -11,6 +11,7 @@ import type { Init, SmmoContext } from './context.js';
 import { InvalidHandleError, UsageError } from './errors.js';
 import { FREE_TYPE, Heap } from './heap.js';
 import { KernelDispatch, type Backend } from './kernels.js';
+import { MethodCompiler, type CompileOutcome } from './compiler/index.js';
 import { BLOCK_ALLOC_WORD, BLOCK_ITER_WORD, BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout, type TypeTable } from './layout.js';
 import type { SmmoClass, SmmoObject } from './schema.js';
 
@@ -30,6 +31,8 @@ type BlockRunner = (
 
 /** Per concrete type id: [first index, count] of its blocks in the block list of the running do-all. */
 export type PassLists = Int32Array;
+
+const EMPTY_LISTS = new Int32Array(0);
 
 export class ThreadContext implements SmmoContext, AccessorHost {
   readonly allocator: Allocator;
@@ -53,6 +56,10 @@ export class ThreadContext implements SmmoContext, AccessorHost {
   kernels: KernelDispatch;
   /** "Class.method" → the backend that ran it on this thread (kernels.ts K3). */
   readonly backendUse = new Map<string, Backend>();
+  /** The method compiler (null: every method runs interpreted). */
+  compiler: MethodCompiler | null = null;
+  /** "Class.method" → whether it ran compiled on this thread, and why not. */
+  readonly compileUse = new Map<string, CompileOutcome>();
   get context(): SmmoContext {
     return this;
   }
@@ -63,6 +70,7 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     readonly checked: boolean,
     seed: number,
     keepBlocks = DEFAULT_KEEP_BLOCKS,
+    compile = false,
   ) {
     this.allocator = new Allocator(heap, seed, keepBlocks);
     this.i32 = heap.i32;
@@ -80,6 +88,7 @@ export class ThreadContext implements SmmoContext, AccessorHost {
       return Int32Array.from(pairs);
     });
     this.kernels = new KernelDispatch(this);
+    if (compile) this.compiler = new MethodCompiler(this);
   }
 
   /** Release what this thread holds outside the JS heap (its wasm thread slot). */
@@ -178,6 +187,20 @@ export class ThreadContext implements SmmoContext, AccessorHost {
       }
     }
     return v;
+  }
+
+  /** destroy() of the object named by `handle` (the compiled methods' delete). */
+  destroyHandle(handle: number, current: number): void {
+    if (this.checked) {
+      const t = this.checkHandle(handle, -1, 'destroy');
+      const p = this.pass;
+      if (p && p.typeId === t && current !== handle) {
+        throw new UsageError(
+          `destroy: a ${this.table.types[t]!.name} method may delete itself, but not another ${this.table.types[t]!.name} during a do-all over that type`,
+        );
+      }
+    }
+    this.allocator.releaseHandle(handle);
   }
 
   destroy(obj: SmmoObject): void {
@@ -296,6 +319,19 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     // A kernel of the chosen backend, if the method has one for this type (kernels.ts K1–K3).
     if (this.kernels.run(typeId, method, args, from, to)) return;
     const heap = this.heap;
+    if (this.compiler !== null) {
+      const c = this.compiler.compile(typeId, method, this.compileUse);
+      if (c.compiled) {
+        const pass = this.pass;
+        try {
+          c.run(this, this.blockList, from, to, args, pass !== null ? pass.lists : EMPTY_LISTS);
+        } catch (e) {
+          if (pass) pass.current = { __h: c.state.handle } as SmmoObject;
+          throw e;
+        }
+        return;
+      }
+    }
     const View = this.views[typeId]!;
     const cur = new View();
     const run = this.runnerFor(typeId, method, args.length);

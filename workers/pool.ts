@@ -105,6 +105,8 @@ export interface PoolOptions {
   spinMicros: number;
   /** Emptied blocks each thread keeps per type (allocator.ts K1). */
   keepBlocks: number;
+  /** Compile do-all methods (runtime/compiler/). */
+  compile: boolean;
   /** Limits of each worker's JS heap (worker_threads resourceLimits). */
   resourceLimits?: ResourceLimits;
   /** Longest time a worker may take to start (import modules, attach). */
@@ -174,6 +176,7 @@ export class WorkerPool {
       idleMs: opts.idleMs,
       spinMicros: opts.spinMicros,
       keepBlocks: opts.keepBlocks,
+      compile: opts.compile,
     };
     this.piscina = new Piscina({
       filename: fileURLToPath(new URL('./worker.js', import.meta.url)),

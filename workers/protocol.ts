@@ -188,6 +188,8 @@ export interface WorkerConfig {
   spinMicros: number;
   /** RuntimeOptions.keepBlocks. */
   keepBlocks: number;
+  /** RuntimeOptions.compile. */
+  compile: boolean;
 }
 
 /** Set on globalThis in smmo's worker threads (a runtime must not be created while they import the class modules). */

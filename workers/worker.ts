@@ -106,7 +106,7 @@ async function attach(): Promise<Attached> {
     );
   }
   const heap = Heap.attach(cfg.memory, table, cfg.heapBytes);
-  const ctx = new ThreadContext(heap, table, cfg.checked, cfg.seed, cfg.keepBlocks);
+  const ctx = new ThreadContext(heap, table, cfg.checked, cfg.seed, cfg.keepBlocks, cfg.compile);
   ctx.allocator.setOwnFirstBlock(true); // allocator.ts K5: workers exist only with threads > 1
   configureBackend(ctx, cfg.backend, cfg.wasm);
   const plan = planControl(cfg.threads, table.types.length);

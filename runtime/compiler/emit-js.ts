@@ -1,0 +1,517 @@
+/**
+ * The JavaScript backend of the method compiler: the intermediate form (ir.ts) of one
+ * (concrete class, method) → the source of a warp loop over the heap's typed arrays.
+ *
+ * The emitted runner has the shape of the interpreted executor's loop (thread.ts
+ * runnerFor) with the method inlined into it:
+ *
+ *   for each block b of the pass's block list [from, to):     a virtual warp
+ *     bits = iteration bitmap of b                              (Atomics.load, as the executor)
+ *     warp hooks (allocation coalescing, when the method allocates)
+ *     lanes: while (bits) { slot = lowest bit; self = b·32 + slot; <method body> }
+ *
+ * Field of the lane's own object:   F32[b4 + K + slot]           (K: the field's word offset in T)
+ * Field of another object h:        F32[BW + (h >>> 5)·BWORDS + K + (h & 31)]
+ *   where the static class has several concrete classes, K comes from a per-type table
+ *   indexed by the block's type id. 8-, 2- and 1-byte fields the same with byte offsets.
+ * These are the addresses the generated accessors (accessors.ts) use, from the same
+ * TypeLayout: one layout, every executor.
+ *
+ * Everything else keeps JavaScript's meaning: the operators are emitted as written, a
+ * bool field reads `!== 0` and stores `v ? 1 : 0` as the accessors do, a null
+ * dereference throws TypeError, an inline-array index outside 0 … length-1 throws
+ * RangeError as the accessors' switch does, ctx.get() checks its handle as the unchecked
+ * get() does. Checked mode adds the checked accessors' tests (live object of the right
+ * class, references checked on read and write, destroy's rules).
+ */
+import { BLOCK_ITER_WORD, BLOCK_TYPE_WORD, type FieldLayout, type TypeLayout } from '../layout.js';
+import type { Expr, FieldRef, MethodIR, Stmt, Ty } from './ir.js';
+
+/** Heap geometry and helpers the emitted code is made with (one object per thread context). */
+export interface EmitHost {
+  readonly blocksWord: number;
+  readonly blockWords: number;
+  readonly blocksOffset: number;
+  readonly blockBytes: number;
+  readonly handleLimit: number;
+  readonly typeCount: number;
+  /** Every type of the runtime, by id. */
+  readonly types: readonly TypeLayout[];
+  readonly checked: boolean;
+  /** Whether the allocator takes warp hooks (allocation coalescing): warpBegin(lanes) / warpEnd(). */
+  readonly warpHooks: boolean;
+}
+
+const ARRAYS: Record<FieldLayout['kind'], { arr: string; shift: number }> = {
+  f32: { arr: 'F32', shift: 2 },
+  f64: { arr: 'F64', shift: 3 },
+  i8: { arr: 'I8', shift: 0 },
+  u8: { arr: 'U8', shift: 0 },
+  bool: { arr: 'U8', shift: 0 },
+  i16: { arr: 'I16', shift: 1 },
+  u16: { arr: 'U16', shift: 1 },
+  i32: { arr: 'I32', shift: 2 },
+  u32: { arr: 'U32', shift: 2 },
+  ref: { arr: 'U32', shift: 2 },
+};
+
+const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/** The emitted source: a factory `(H, S) => runner` (H: helpers, S: the method's statics). */
+export function emitJs(ir: MethodIR, host: EmitHost): string {
+  return new Emitter(ir, host).emit();
+}
+
+class Emitter {
+  private readonly tables: string[] = [];
+  private readonly tableIndex = new Map<string, string>();
+  private readonly allocated = new Set<number>();
+  private temps = 0;
+  private readonly selfT: TypeLayout;
+
+  constructor(
+    private readonly ir: MethodIR,
+    private readonly host: EmitHost,
+  ) {
+    this.selfT = ir.cls;
+  }
+
+  emit(): string {
+    const body = this.stmts(this.ir.body, '        ');
+    const locals = this.ir.locals.map((l) => `l${l.id}`);
+    for (let i = 0; i < this.temps; i++) locals.push(`$t${i}`);
+    const args = Array.from({ length: this.ir.arity }, (_, i) => `const a${i} = args[${i}];`).join(' ');
+    const statics = this.ir.statics.map((_, i) => `const S${i} = S[${i}];`).join('\n');
+    const allocs = [...this.allocated].map((id) => this.allocFunction(id)).join('\n');
+    const h = this.host;
+    const warpBegin = h.warpHooks && this.ir.allocates ? `A.warpBegin(popc(bits));` : '';
+    const warpEnd = h.warpHooks && this.ir.allocates ? `A.warpEnd();` : '';
+    return `'use strict';
+const I8 = H.i8, U8 = H.u8, I16 = H.i16, U16 = H.u16, I32 = H.i32, U32 = H.u32, F32 = H.f32, F64 = H.f64;
+const BW = ${h.blocksWord}, BWORDS = ${h.blockWords}, BB = ${h.blocksOffset}, BBYTES = ${h.blockBytes}, LIMIT = ${h.handleLimit};
+const A = H.allocator, TL = H.types, state = H.state;
+const $null = H.nullDeref, $range = H.range, $get = H.get, $view = H.view, $boxArr = H.boxArr, $unbox = H.unbox, $destroyNull = H.destroyNull;
+const $chk = H.check, $chkRef = H.checkRef, $free = H.free;
+const popc = H.popc;
+${statics}
+${this.tables.join('\n')}
+${allocs}
+return function run_${safeName(this.selfT.name)}_${safeName(this.ir.method)}(ctx, list, from, to, args, lists) {
+  ${args}
+  ${locals.length > 0 ? `let ${locals.join(', ')};` : ''}
+  let self = 0;
+  try {
+    for (let i = from; i < to; i++) {
+      const bid = list[i];
+      const bw = BW + bid * BWORDS;
+      let bits = Atomics.load(I32, bw + ${BLOCK_ITER_WORD});
+      const b1 = BB + bid * BBYTES, b2 = b1 >>> 1, b4 = b1 >>> 2, b8 = b1 >>> 3, hb = bid * 32;
+      ${warpBegin}
+      lanes: while (bits !== 0) {
+        const slot = 31 - Math.clz32(bits & -bits);
+        bits &= bits - 1;
+        self = hb + slot;
+${body}
+      }
+      ${warpEnd}
+    }
+  } catch (e) {
+    state.handle = self;
+    throw e;
+  }
+};`;
+  }
+
+  // ---------------------------------------------------------------- tables
+
+  /** A constant table (emitted once before the runner), by its contents. */
+  private table(kind: 'Int32Array' | 'Uint8Array', values: readonly number[]): string {
+    const key = `${kind}:${values.join(',')}`;
+    let name = this.tableIndex.get(key);
+    if (name === undefined) {
+      name = `T${this.tables.length}`;
+      this.tables.push(`const ${name} = ${kind}.of(${values.join(', ')});`);
+      this.tableIndex.set(key, name);
+    }
+    return name;
+  }
+
+  private temp(): string {
+    return `$t${this.temps++}`;
+  }
+
+  // ---------------------------------------------------------------- addressing
+
+  /** Address (index into the field's typed array) of field `f`, element `elem`, of object `obj`. */
+  private address(f: FieldRef, h: string, elemCode: string | null, elemConst: number | null): string {
+    const { shift } = ARRAYS[f.kind];
+    const isSelf = h === 'self';
+    const layouts = f.layouts;
+    const single = isSelf ? layouts.get(this.selfT.id)! : layouts.size === 1 ? layouts.values().next().value! : null;
+    // Offset of the element's array in bytes (per type when several layouts), and the per-element stride.
+    const elemOffset = (fl: FieldLayout): number => fl.offsets[elemConst ?? 0]!;
+    const stride = (fl: FieldLayout): number => (fl.offsets.length > 1 ? fl.offsets[1]! - fl.offsets[0]! : 0);
+    let off: string;
+    if (single !== null) {
+      off = String(elemOffset(single) >>> shift);
+      if (elemCode !== null) off = `(${off} + ${elemCode} * ${stride(single) >>> shift})`;
+    } else {
+      const typeOf = `I32[BW + (${h} >>> 5) * BWORDS + ${BLOCK_TYPE_WORD}]`;
+      const offs = new Array<number>(this.host.typeCount).fill(0);
+      const strides = new Array<number>(this.host.typeCount).fill(0);
+      for (const [id, fl] of layouts) {
+        offs[id] = elemOffset(fl) >>> shift;
+        strides[id] = stride(fl) >>> shift;
+      }
+      const t = this.table('Int32Array', offs);
+      off = `${t}[${typeOf}]`;
+      if (elemCode !== null) off = `(${off} + ${elemCode} * ${this.table('Int32Array', strides)}[${typeOf}])`;
+    }
+    if (isSelf) {
+      const base = shift === 0 ? 'b1' : shift === 1 ? 'b2' : shift === 2 ? 'b4' : 'b8';
+      return `${base} + ${off} + slot`;
+    }
+    if (shift === 2) return `BW + (${h} >>> 5) * BWORDS + ${off} + (${h} & 31)`;
+    if (shift === 0) return `BB + (${h} >>> 5) * BBYTES + ${off} + (${h} & 31)`;
+    // 2- and 8-byte arrays: byte offset of the block, in elements, plus the element offset.
+    return `((BB + (${h} >>> 5) * BBYTES) >>> ${shift}) + ${off} + (${h} & 31)`;
+  }
+
+  /**
+   * An object operand as a simple handle (self, a local, or a temporary it is first
+   * stored in), with its null check (nonNull) and, in checked mode, its liveness check.
+   */
+  private operand(obj: Expr, cls: TypeLayout | null): { h: string; pre: string[] } {
+    const pre: string[] = [];
+    let inner = obj;
+    let what: string | null = null;
+    if (inner.op === 'nonNull') {
+      what = inner.what;
+      inner = inner.obj;
+    }
+    let h: string;
+    if (inner.op === 'self') h = 'self';
+    else if (inner.op === 'local') h = `l${inner.id}`;
+    else {
+      h = this.temp();
+      pre.push(`(${h} = ${this.expr(inner)})`);
+    }
+    if (what !== null) pre.push(`(${h} !== 0 || $null(${JSON.stringify(what)}))`);
+    if (this.host.checked && cls !== null) pre.push(`$chk(${h}, ${this.typeSet(cls.concrete)})`);
+    return { h, pre };
+  }
+
+  /** A Uint8Array table t with t[typeId + 1] === 1 for the given type ids (index 0: a free block). */
+  private typeSet(ids: readonly number[]): string {
+    const v = new Array<number>(this.host.typeCount + 1).fill(0);
+    for (const id of ids) v[id + 1] = 1;
+    return this.table('Uint8Array', v);
+  }
+
+  /** The element index as code, with a bounds check (as the accessors' switch); `null` for a scalar. */
+  private element(f: FieldRef, elem: Expr | null): { code: string | null; konst: number | null; check: string } {
+    if (elem === null) return { code: null, konst: null, check: '' };
+    if (elem.op === 'const' && typeof elem.value === 'number' && Number.isInteger(elem.value) && elem.value >= 0 && elem.value < f.length) {
+      return { code: null, konst: elem.value, check: '' };
+    }
+    const t = this.temp();
+    const what = JSON.stringify(`${f.cls.name}.${f.name}[`);
+    return {
+      code: t,
+      konst: null,
+      check: `((${t} = ${this.expr(elem)}) >>> 0 === ${t} && ${t} < ${f.length} || $range(${what}, ${t}, ${f.length}))`,
+    };
+  }
+
+  // ---------------------------------------------------------------- expressions
+
+  private expr(e: Expr): string {
+    switch (e.op) {
+      case 'const':
+        return constant(e.value);
+      case 'local':
+        return `l${e.id}`;
+      case 'self':
+        return 'self';
+      case 'arg':
+        return `a${e.index}`;
+      case 'ctx':
+        return 'ctx';
+      case 'static':
+        return `S${e.index}`;
+      case 'unary':
+        return e.o === 'typeof' || e.o === 'void' ? `(${e.o} ${this.expr(e.a)})` : `(${e.o}${this.expr(e.a)})`;
+      case 'binary':
+        return `(${this.expr(e.a)} ${e.o} ${this.expr(e.b)})`;
+      case 'logical':
+        return `(${this.expr(e.a)} ${e.o} ${this.expr(e.b)})`;
+      case 'cond':
+        return `(${this.expr(e.c)} ? ${this.expr(e.a)} : ${this.expr(e.b)})`;
+      case 'setLocal':
+        return `(l${e.id} = ${this.expr(e.value)})`;
+      case 'updateLocal':
+        return e.prefix ? `(${e.delta === 1 ? '++' : '--'}l${e.id})` : `(l${e.id}${e.delta === 1 ? '++' : '--'})`;
+      case 'seq':
+        return e.items.length === 1 ? this.expr(e.items[0]!) : `(${e.items.map((x) => this.expr(x)).join(', ')})`;
+      case 'load':
+        return this.load(e.field, e.obj, e.elem);
+      case 'store':
+        return this.store(e.field, e.obj, e.elem, e.value, true);
+      case 'typeOf': {
+        const o = this.operand(e.obj, null);
+        return `(${[...o.pre, `I32[BW + (${o.h} >>> 5) * BWORDS + ${BLOCK_TYPE_WORD}]`].join(', ')})`;
+      }
+      case 'isA': {
+        if (e.typeIds.length === 0) return `(${this.expr(e.obj)}, false)`;
+        const t = this.temp();
+        const type = `I32[BW + (${t} >>> 5) * BWORDS + ${BLOCK_TYPE_WORD}]`;
+        const test = e.typeIds.length === 1 ? `${type} === ${e.typeIds[0]}` : `${this.typeSet(e.typeIds)}[${type} + 1] === 1`;
+        return `((${t} = ${this.expr(e.obj)}) !== 0 && ${test})`;
+      }
+      case 'alloc':
+        this.allocated.add(e.cls.id);
+        return `alloc_${e.cls.id}()`;
+      case 'free': {
+        const h = this.expr(e.obj);
+        if (this.host.checked) return `$free(ctx, ${h}, self)`;
+        if (e.obj.op === 'self') return `A.releaseHandle(self)`;
+        const t = this.temp();
+        return `((${t} = ${h}) !== 0 || $destroyNull(), A.releaseHandle(${t}))`;
+      }
+      case 'math':
+        return `Math.${e.name}(${e.args.map((a) => this.expr(a)).join(', ')})`;
+      case 'nonNull': {
+        const o = this.operand(e, null);
+        return `(${[...o.pre, o.h].join(', ')})`;
+      }
+      case 'checkHandle':
+        return this.host.checked ? `$get(ctx, ${this.expr(e.value)}, ${e.cls.id})` : `$get(ctx, ${this.expr(e.value)}, -1)`;
+      case 'dynMember':
+        return `${this.expr(e.obj)}${e.optional ? '?.' : ''}${memberName(e.name, e.optional)}`;
+      case 'dynIndex':
+        return `${this.expr(e.obj)}${e.optional ? '?.' : ''}[${this.expr(e.index)}]`;
+      case 'dynCall':
+        return `${this.expr(e.callee)}${e.optional ? '?.' : ''}(${e.args.map((a) => this.expr(a)).join(', ')})`;
+      case 'dynMethodCall':
+        return `${this.expr(e.obj)}${e.optional ? '?.' : ''}${memberName(e.name, e.optional)}(${e.args.map((a) => this.expr(a)).join(', ')})`;
+      case 'dynNew':
+        return `(new (${this.expr(e.callee)})(${e.args.map((a) => this.expr(a)).join(', ')}))`;
+      case 'dynArray':
+        return `[${e.items.map((a) => this.expr(a)).join(', ')}]`;
+      case 'dynObject':
+        return `({ ${e.entries.map(([k, v]) => `${JSON.stringify(k)}: ${this.expr(v)}`).join(', ')} })`;
+      case 'dynTemplate': {
+        let s = '`' + templateText(e.quasis[0]!);
+        e.exprs.forEach((x, i) => (s += '${' + this.expr(x) + '}' + templateText(e.quasis[i + 1]!)));
+        return s + '`';
+      }
+      case 'dynAssign':
+        return `(${this.expr(e.target)} ${e.o} ${this.expr(e.value)})`;
+      case 'dynUpdate':
+        return e.prefix
+          ? `(${e.delta === 1 ? '++' : '--'}${this.expr(e.target)})`
+          : `(${this.expr(e.target)}${e.delta === 1 ? '++' : '--'})`;
+      case 'box':
+        return `$view(ctx, ${this.expr(e.obj)})`;
+      case 'boxArr':
+        return `$boxArr(ctx, ${this.expr(e.obj)}, ${JSON.stringify(e.field)})`;
+      case 'unbox':
+        return `$unbox(ctx, ${this.expr(e.value)}, ${e.cls.id})`;
+    }
+  }
+
+  private load(f: FieldRef, obj: Expr, elem: Expr | null): string {
+    const o = this.operand(obj, f.cls);
+    const el = this.element(f, elem);
+    const pre = [...o.pre, el.check].filter((x) => x !== '');
+    const { arr } = ARRAYS[f.kind];
+    let read = `${arr}[${this.address(f, o.h, el.code, el.konst)}]`;
+    if (f.kind === 'bool') read = `(${read} !== 0)`;
+    if (f.kind === 'ref' && this.host.checked) {
+      const t = this.temp();
+      read = `((${t} = ${read}) !== 0 && $chkRef(ctx, ${t}, ${this.refTargetId(f)}, ${JSON.stringify(`${f.cls.name}.${f.name}`)}), ${t})`;
+    }
+    return pre.length > 0 ? `(${pre.join(', ')}, ${read})` : read;
+  }
+
+  private refTargetId(f: FieldRef): number {
+    return f.target?.id ?? -1;
+  }
+
+  /** A store; `asValue`: the expression's value is the value assigned (JavaScript assignment). */
+  private store(f: FieldRef, obj: Expr, elem: Expr | null, value: Expr, asValue: boolean): string {
+    const o = this.operand(obj, f.cls);
+    const el = this.element(f, elem);
+    const pre = [...o.pre, el.check].filter((x) => x !== '');
+    const { arr } = ARRAYS[f.kind];
+    const place = `${arr}[${this.address(f, o.h, el.code, el.konst)}]`;
+    let code: string;
+    if (f.kind === 'bool') {
+      if (asValue) {
+        const t = this.temp();
+        code = `(${t} = ${this.expr(value)}, ${place} = ${t} ? 1 : 0, ${t})`;
+      } else code = `${place} = ${this.expr(value)} ? 1 : 0`;
+    } else if (f.kind === 'ref' && this.host.checked) {
+      const t = this.temp();
+      code = `((${t} = ${this.expr(value)}) !== 0 && $chkRef(ctx, ${t}, ${this.refTargetId(f)}, ${JSON.stringify(`${f.cls.name}.${f.name}`)}), ${place} = ${t})`;
+    } else code = `${place} = ${this.expr(value)}`;
+    return pre.length > 0 ? `(${pre.join(', ')}, ${code})` : `(${code})`;
+  }
+
+  private allocFunction(id: number): string {
+    const t = this.typeById(id);
+    const zero: string[] = [];
+    for (const f of t.fields) {
+      const { arr, shift } = ARRAYS[f.kind];
+      for (const off of f.offsets) {
+        const idx = shift === 0 ? `b + ${off} + s` : `((b + ${off}) >>> ${shift}) + s`;
+        zero.push(`${arr === 'U8' ? 'U8' : arr}[${idx}] = 0;`);
+      }
+    }
+    return `function alloc_${id}() {
+  const h = A.allocate(TL[${id}]);
+  const b = BB + (h >>> 5) * BBYTES, s = h & 31;
+  ${zero.join(' ')}
+  return h;
+}`;
+  }
+
+  private typeById(id: number): TypeLayout {
+    return this.host.types[id]!;
+  }
+
+  // ---------------------------------------------------------------- statements
+
+  private stmts(list: readonly Stmt[], indent: string): string {
+    return list.map((s) => this.stmt(s, indent)).join('\n');
+  }
+
+  private stmt(s: Stmt, ind: string): string {
+    switch (s.s) {
+      case 'let': {
+        const ty = this.ir.locals[s.id]!.ty;
+        return `${ind}l${s.id} = ${s.init !== null ? this.expr(s.init) : initial(ty)};`;
+      }
+      case 'expr': {
+        const e = s.e;
+        if (e.op === 'store') return `${ind}${this.store(e.field, e.obj, e.elem, e.value, false)};`;
+        return `${ind}${this.expr(e)};`;
+      }
+      case 'if':
+        return `${ind}if (${this.expr(s.c)}) {\n${this.stmts(s.then, ind + '  ')}\n${ind}}${s.else.length > 0 ? ` else {\n${this.stmts(s.else, ind + '  ')}\n${ind}}` : ''}`;
+      case 'block':
+        return `${ind}${s.label}: {\n${this.stmts(s.body, ind + '  ')}\n${ind}}`;
+      case 'loop':
+        return `${ind}${s.label}: for (;;) {\n${this.stmts(s.body, ind + '  ')}\n${ind}}`;
+      case 'break':
+        return `${ind}break ${s.label};`;
+      case 'continue':
+        return `${ind}continue ${s.label};`;
+      case 'switch': {
+        const cases = s.cases.map(
+          (c) => `${ind}  ${c.test === null ? 'default:' : `case ${this.expr(c.test)}:`}\n${this.stmts(c.body, ind + '    ')}`,
+        );
+        return `${ind}${s.label}: switch (${this.expr(s.on)}) {\n${cases.join('\n')}\n${ind}}`;
+      }
+      case 'forEach': {
+        const n = this.temps++;
+        const [i, e, b, m, h, sl] = ['$i', '$e', '$b', '$m', '$h', '$s'].map((p) => `${p}${n}`);
+        return (
+          `${ind}for (let ${i} = lists[${2 * s.typeId}], ${e} = ${i} + lists[${2 * s.typeId + 1}]; ${i} < ${e}; ${i}++) {\n` +
+          `${ind}  const ${b} = list[${i}];\n` +
+          `${ind}  let ${m} = Atomics.load(I32, BW + ${b} * BWORDS + ${BLOCK_ITER_WORD});\n` +
+          `${ind}  const ${h} = ${b} * 32;\n` +
+          `${ind}  ${s.label}: while (${m} !== 0) {\n` +
+          `${ind}    const ${sl} = 31 - Math.clz32(${m} & -${m});\n` +
+          `${ind}    ${m} &= ${m} - 1;\n` +
+          `${ind}    l${s.var} = ${h} + ${sl};\n` +
+          `${this.stmts(s.body, ind + '    ')}\n` +
+          `${ind}  }\n` +
+          `${ind}}`
+        );
+      }
+      case 'throw':
+        return `${ind}throw ${this.expr(s.e)};`;
+      case 'returnLane':
+        return `${ind}continue lanes;`;
+    }
+  }
+}
+
+/** Visit every statement and expression of a body. */
+export function walk(body: readonly Stmt[], visit: (node: Expr | Stmt) => void): void {
+  const expr = (e: Expr): void => {
+    visit(e);
+    for (const v of Object.values(e)) {
+      if (v !== null && typeof v === 'object') {
+        if (Array.isArray(v)) {
+          for (const x of v) {
+            if (x !== null && typeof x === 'object' && 'op' in x) expr(x as Expr);
+            else if (Array.isArray(x) && x[1] !== null && typeof x[1] === 'object' && 'op' in x[1]) expr(x[1] as Expr);
+          }
+        } else if ('op' in v) expr(v as Expr);
+      }
+    }
+  };
+  const stmt = (s: Stmt): void => {
+    visit(s);
+    switch (s.s) {
+      case 'let':
+        if (s.init !== null) expr(s.init);
+        return;
+      case 'expr':
+      case 'throw':
+        expr(s.e);
+        return;
+      case 'if':
+        expr(s.c);
+        s.then.forEach(stmt);
+        s.else.forEach(stmt);
+        return;
+      case 'block':
+      case 'loop':
+      case 'forEach':
+        s.body.forEach(stmt);
+        return;
+      case 'switch':
+        expr(s.on);
+        for (const c of s.cases) {
+          if (c.test !== null) expr(c.test);
+          c.body.forEach(stmt);
+        }
+        return;
+      default:
+        return;
+    }
+  };
+  body.forEach(stmt);
+}
+
+function initial(ty: Ty): string {
+  return ty.k === 'obj' || ty.k === 'arr' ? '0' : 'undefined';
+}
+
+function constant(v: number | boolean | string | null | undefined): string {
+  if (v === undefined) return 'undefined';
+  if (typeof v === 'number') {
+    if (Number.isNaN(v)) return 'NaN';
+    if (v === Infinity) return 'Infinity';
+    if (v === -Infinity) return '-Infinity';
+    if (Object.is(v, -0)) return '-0';
+    return v < 0 ? `(${v})` : String(v);
+  }
+  return JSON.stringify(v);
+}
+
+function memberName(name: string, optional: boolean): string {
+  if (IDENT.test(name)) return optional ? name : `.${name}`;
+  return `[${JSON.stringify(name)}]`;
+}
+
+function templateText(s: string): string {
+  return s.replace(/\\/g, '\\\\').replace(/`/g, '\\`').replace(/\$\{/g, '\\${');
+}
+
+function safeName(s: string): string {
+  return s.replace(/[^A-Za-z0-9_$]/g, '_');
+}

@@ -1,0 +1,209 @@
+/**
+ * The method compiler: one TypeScript method → a specialised warp loop, per concrete
+ * class, per thread (DynaSOAr's do-all, paper §3 "Parallel Object Enumeration", runs the
+ * same method over every object of a class; here the method is specialised to the
+ * class's heap layout instead of being called through views).
+ *
+ *   scope.ts    what the method's free names are (closure resolution through V8)
+ *   parse.ts    its source → syntax tree (acorn)
+ *   lower.ts    syntax tree → the intermediate form (ir.ts): objects as handles, fields
+ *               as loads and stores, calls inlined, deviceDo as loops
+ *   emit-js.ts  intermediate form → JavaScript over the heap's typed arrays
+ *
+ * What is compiled and what falls back: README "Compiled methods". A method outside the
+ * subset runs as the interpreted TypeScript method, visibly (CompileOutcome.reason, in
+ * stats() and the CLI's --json).
+ *
+ * Invariants:
+ *  (C1) A compiled method does what the interpreted one does to the heap, byte for byte,
+ *       with the same calls of the allocator in the same order (test/compiler*.test.ts
+ *       compare heaps after every pass).
+ *  (C2) Compilation is deterministic and per thread: every worker compiles the same
+ *       methods from the same classes to the same code (no code crosses threads).
+ *  (C3) Compiling never runs user code (scope.ts S1); a compile error of the compiler
+ *       itself is a fallback with the error as the reason, never a failed pass.
+ */
+import { popc } from '../bits.js';
+import { InvalidHandleError, UsageError } from '../errors.js';
+import type { Heap } from '../heap.js';
+import { BLOCK_ALLOC_WORD, BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout, type TypeTable } from '../layout.js';
+import type { SmmoObject } from '../schema.js';
+import { emitJs } from './emit-js.js';
+import { CompileFallback, lowerMethod } from './lower.js';
+import { ClosureResolver } from './scope.js';
+
+export { CompileFallback } from './lower.js';
+export type { MethodIR } from './ir.js';
+
+/** What the compiled code calls back into: the thread's context (what methods see as `this.runtime`). */
+export interface CompilerContext {
+  readonly heap: Heap;
+  readonly table: TypeTable;
+  readonly checked: boolean;
+  readonly allocator: {
+    allocate(t: TypeLayout): number;
+    releaseHandle(h: number): void;
+  };
+  view(handle: number): SmmoObject;
+  checkHandle(handle: number, typeId: number, where: string): number;
+  checkRef(handle: number, targetTypeId: number, where: string): void;
+  /** destroy() by handle, with checked mode's rules (`current`: the handle of the lane's own object). */
+  destroyHandle(handle: number, current: number): void;
+  count(cls: unknown): number;
+}
+
+/** A compiled warp loop: runs the method on the blocks list[from … to) of the running pass. */
+export type Runner = (
+  ctx: CompilerContext,
+  list: Uint32Array,
+  from: number,
+  to: number,
+  args: readonly unknown[],
+  lists: Int32Array,
+) => void;
+
+export type CompileOutcome =
+  | {
+      readonly compiled: true;
+      readonly run: Runner;
+      /** Handle of the object whose lane threw, after a throw. */
+      readonly state: { handle: number };
+      /** Parts of the method that run as JavaScript (calls of functions that do not compile). */
+      readonly notes: readonly string[];
+      /** Whether the method compiled entirely to portable form (no JavaScript calls or values). */
+      readonly portable: boolean;
+      readonly source: string;
+    }
+  | { readonly compiled: false; readonly reason: string };
+
+/** Process-wide: one resolver serves every thread context of this thread. */
+let resolver: ClosureResolver | null = null;
+
+export class MethodCompiler {
+  private readonly cache: Map<string, CompileOutcome>[] = [];
+  private readonly helpers: Record<string, unknown>;
+
+  constructor(private readonly ctx: CompilerContext) {
+    const heap = ctx.heap;
+    const i32 = heap.i32;
+    const table = ctx.table;
+    const blocksWord = heap.blocksWord;
+    const blockWords = heap.blockWords;
+    const limit = heap.numBlocks * 32;
+    const viewable = new Uint8Array(table.types.length + 1);
+    for (const t of table.types) if (!t.abstract) viewable[t.id + 1] = 1;
+    this.helpers = {
+      i8: heap.i8,
+      u8: heap.u8,
+      i16: heap.i16,
+      u16: heap.u16,
+      i32: heap.i32,
+      u32: heap.u32,
+      f32: heap.f32,
+      f64: heap.f64,
+      allocator: ctx.allocator,
+      types: table.types,
+      popc,
+      nullDeref(what: string): never {
+        const field = what.slice(what.lastIndexOf('.') + 1);
+        throw new TypeError(`Cannot read properties of null (reading '${field}')`);
+      },
+      range(what: string, i: unknown, length: number): never {
+        throw new RangeError(`${what}${String(i)}] is out of bounds (length ${length})`);
+      },
+      get(c: CompilerContext, h: number, typeId: number): number {
+        if (typeId >= 0) {
+          c.checkHandle(h, typeId, `get(${table.types[typeId]!.name})`);
+          return h;
+        }
+        // As the unchecked ThreadContext.get: in the heap, in a block that holds objects.
+        if (!(h > 0 && h < limit) || h !== (h | 0))
+          throw new InvalidHandleError(h, h === 0 ? 'null' : 'forged', 'get: not a handle of this heap');
+        const bid = h >>> SLOT_BITS;
+        if (viewable[i32[blocksWord + bid * blockWords + BLOCK_TYPE_WORD]! + 1] !== 1) {
+          throw new InvalidHandleError(h, 'free-block', `get: block ${bid} holds no objects`);
+        }
+        return h;
+      },
+      view(c: CompilerContext, h: number): SmmoObject | null {
+        return h === 0 ? null : c.view(h);
+      },
+      boxArr(c: CompilerContext, h: number, field: string): unknown {
+        return (c.view(h) as unknown as Record<string, unknown>)[field];
+      },
+      unbox(c: CompilerContext, v: unknown, typeId: number): number {
+        // As a reference setter: null/undefined → 0, an object → its handle.
+        const h = v == null ? 0 : ((v as { __h?: unknown }).__h as number) >>> 0;
+        if (c.checked && h !== 0) c.checkRef(h, typeId, 'reference');
+        return h;
+      },
+      destroyNull(): never {
+        throw new UsageError('destroy: expected an smmo object, got null');
+      },
+      check(h: number, typeSet: Uint8Array): void {
+        // Checked mode: as the checked accessors, the slot must be allocated and the block of the class.
+        const w = blocksWord + (h >>> SLOT_BITS) * blockWords;
+        if ((i32[w + BLOCK_ALLOC_WORD]! & (1 << (h & 31))) === 0 || typeSet[i32[w + BLOCK_TYPE_WORD]! + 1] !== 1) {
+          throw new InvalidHandleError(h, 'deleted', `access to a field of object ${h}, which was deleted`);
+        }
+      },
+      checkRef(c: CompilerContext, h: number, targetTypeId: number, where: string): boolean {
+        c.checkRef(h, targetTypeId, where);
+        return true;
+      },
+      free(c: CompilerContext, h: number, current: number): void {
+        if (h === 0) throw new UsageError('destroy: expected an smmo object, got null');
+        c.destroyHandle(h, current);
+      },
+      state: null,
+    };
+  }
+
+  /**
+   * The compiled runner of `method` for concrete type `typeId`, or why there is none
+   * (cached per type and method); a first compile is recorded in `record` under "Class.method".
+   */
+  compile(typeId: number, method: string, record?: Map<string, CompileOutcome>): CompileOutcome {
+    let perType = this.cache[typeId];
+    if (perType === undefined) perType = this.cache[typeId] = new Map();
+    let out = perType.get(method);
+    if (out === undefined) {
+      out = this.compileUncached(typeId, method);
+      perType.set(method, out);
+      record?.set(`${this.ctx.table.types[typeId]!.name}.${method}`, out);
+    }
+    return out;
+  }
+
+  private compileUncached(typeId: number, method: string): CompileOutcome {
+    const ctx = this.ctx;
+    const t = ctx.table.types[typeId]!;
+    let source = '';
+    try {
+      resolver ??= new ClosureResolver();
+      const ir = lowerMethod(ctx.table, t, method, resolver);
+      const heap = ctx.heap;
+      source = emitJs(ir, {
+        blocksWord: heap.blocksWord,
+        blockWords: heap.blockWords,
+        blocksOffset: heap.plan.blocksOffset,
+        blockBytes: heap.plan.blockBytes,
+        handleLimit: heap.numBlocks * 32,
+        typeCount: ctx.table.types.length,
+        types: ctx.table.types,
+        checked: ctx.checked,
+        warpHooks: false,
+      });
+      const state = { handle: 0 };
+      const factory = new Function('H', 'S', source) as (h: unknown, s: readonly unknown[]) => Runner;
+      const run = factory({ ...this.helpers, state }, ir.statics);
+      return { compiled: true, run, state, notes: ir.notes, portable: ir.portable, source };
+    } catch (e) {
+      if (e instanceof CompileFallback) return { compiled: false, reason: e.reason };
+      // (C3) a fault of the compiler: the method still runs, interpreted; the reason says what happened.
+      const what =
+        e instanceof SyntaxError ? `the generated code does not parse (${e.message})` : `${(e as Error)?.name}: ${(e as Error)?.message}`;
+      return { compiled: false, reason: `compiler error: ${what}${source !== '' ? '' : ''}` };
+    }
+  }
+}

@@ -1,0 +1,1764 @@
+/**
+ * Lowering: a do-all method's JavaScript (parsed by acorn) → the intermediate form
+ * (ir.ts) for one concrete class.
+ *
+ * The lowering walks the method's syntax tree with a static environment. It knows, for
+ * every expression, either a compile-time value (a class, a function, a constant, the
+ * `Math` object, a function expression written in the body) or a run-time value with a
+ * type (ir.ts Ty). smmo objects are handles with a static class; everything about them
+ * is resolved here:
+ *
+ *   this.f / x.f / x.f = v        Load / Store of the field's SOA array (x non-null)
+ *   x.arr.get(i) / .set(i, v)     Load / Store of element i (bounds checked)
+ *   x.m(…), helper(…), super.m()  inlined (virtual calls: a Switch on the concrete type)
+ *   ctx.create(C, {…})            Alloc (+ zeroing), then the stores of the init object
+ *   x.destroy(), ctx.destroy(x)   Free
+ *   ctx.deviceDo(C, (o) => …)     ForEach per concrete class of C, the body inlined
+ *   ctx.get(C, h)                 CheckHandle (as the unchecked get() does)
+ *   x instanceof C, x.is(y), x.handle, x === null …
+ *   if (x instanceof C) { … }     x has class C inside the branch (x a const variable)
+ *
+ * Free names are resolved through the function's own closure (scope.ts): module
+ * constants become constants, classes and functions compile-time values. Code the
+ * lowering cannot compile stays JavaScript: a call of a function that cannot be inlined
+ * becomes a call of the real function (its smmo arguments boxed into views), and values
+ * the form does not model (strings, typed arrays, results of such calls) are 'dyn' —
+ * that part of the method runs as the same JavaScript it was, the rest compiled.
+ *
+ * A method is not compiled at all (CompileFallback, with the reason) when its meaning
+ * would change: comparing two objects with === (views are not unique, handles are), an
+ * object in arithmetic, reading a module variable that may change (`let`), one variable
+ * holding objects of unrelated classes or objects and numbers, recursion, and constructs
+ * outside the documented subset (try/catch, for…in, destructuring, …).
+ *
+ * Evaluation order. Inlined calls and deviceDo loops are statements, met in the middle of
+ * expressions. Statements produced while lowering an expression go to the current
+ * statement list (the *sink*) ahead of the statement the expression belongs to; when an
+ * operand produces statements, the operands before it are first saved in temporaries
+ * (`ordered`), and operands evaluated only conditionally (&&, ||, ??, ?:) are lowered into
+ * their own branch. So operands run in JavaScript's order, exactly once.
+ *
+ * Equivalence with the interpreted method (tests compare heaps byte for byte): every
+ * JavaScript operator keeps its meaning (ir.ts), every field access reads and writes the
+ * same bytes as the generated accessors (accessors.ts), and the allocator is called in
+ * the same order with the same arguments.
+ */
+import { SmmoObject, type SmmoClass } from '../schema.js';
+import type { FieldLayout, TypeLayout, TypeTable } from '../layout.js';
+import {
+  BOOL,
+  CTX,
+  DYN,
+  NULL,
+  NUM,
+  STR,
+  UNDEF,
+  arrTy,
+  objTy,
+  tyName,
+  type BinaryOp,
+  type Expr,
+  type FieldRef,
+  type MethodIR,
+  type Stmt,
+  type Ty,
+  type UnaryOp,
+} from './ir.js';
+import { functionNode, parseFunction, type Node, type ParsedFunction } from './parse.js';
+import type { ClosureResolver } from './scope.js';
+
+/** Why a method is not compiled (it then runs as the interpreted TypeScript method). */
+export class CompileFallback extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'CompileFallback';
+  }
+}
+
+/** A local's type changed after uses were lowered: lower the method again with the new type. */
+class Restart extends Error {}
+
+/** Compile-time values. */
+type SV =
+  | { readonly sv: 'class'; readonly t: TypeLayout }
+  | { readonly sv: 'value'; readonly value: unknown; readonly label: string }
+  | { readonly sv: 'ctxOp'; readonly ctx: Expr; readonly name: string }
+  | { readonly sv: 'objMethod'; readonly recv: Val; readonly name: string; readonly impls: ReadonlyMap<object, number[]> | null }
+  | { readonly sv: 'superMethod'; readonly fn: object; readonly name: string }
+  | { readonly sv: 'arrMethod'; readonly recv: Val; readonly name: 'get' | 'set' }
+  | { readonly sv: 'fnNode'; readonly fn: ParsedFunction; readonly env: Env; readonly frame: Frame };
+
+interface Val {
+  readonly k: 'v';
+  readonly e: Expr;
+  readonly t: Ty;
+}
+interface Static {
+  readonly k: 's';
+  readonly s: SV;
+}
+type R = Val | Static;
+
+const val = (e: Expr, t: Ty): Val => ({ k: 'v', e, t });
+const stat = (s: SV): Static => ({ k: 's', s });
+const cnst = (value: number | boolean | string | null | undefined): Expr => ({ op: 'const', value });
+const UNDEF_VAL = val(cnst(undefined), UNDEF);
+
+type Var =
+  | { readonly k: 'local'; readonly id: number; readonly konst: boolean; readonly narrowed?: Ty }
+  | { readonly k: 'static'; readonly sv: SV }
+  /** A name for a value that cannot change (self, a do-all argument, a constant): no variable needed. */
+  | { readonly k: 'alias'; readonly v: Val };
+
+class Env {
+  readonly vars = new Map<string, Var>();
+  constructor(readonly parent: Env | null) {}
+  find(name: string): Var | undefined {
+    return this.vars.get(name) ?? this.parent?.find(name);
+  }
+}
+
+interface Target {
+  readonly jsLabels: readonly string[];
+  readonly kind: 'loop' | 'switch' | 'block';
+  readonly breakLabel: string;
+  readonly continueLabel: string | null;
+  /** `continue` is `break continueLabel` (a for loop's update runs after its body block). */
+  readonly continueBreaks: boolean;
+}
+
+interface Frame {
+  /** The function whose closure resolves free names. */
+  readonly closureOf: object;
+  /** Distinguishes declarations of different functions in type-hint keys. */
+  readonly key: number;
+  readonly self: Val | null;
+  readonly ret:
+    | { readonly kind: 'lane' }
+    | { readonly kind: 'inline'; readonly label: string; readonly result: number }
+    | { readonly kind: 'each'; readonly label: string };
+  readonly targets: Target[];
+  /** The class on whose prototype the running method is defined (for `super`). */
+  readonly home: SmmoClass | null;
+}
+
+interface LocalState {
+  readonly id: number;
+  readonly name: string;
+  ty: Ty | null;
+  readonly declKey: string;
+  readUntyped: boolean;
+}
+
+const MAX_INLINE_DEPTH = 24;
+const MAX_RESTARTS = 12;
+const PURE_MATH = new Set([
+  'abs', 'acos', 'acosh', 'asin', 'asinh', 'atan', 'atan2', 'atanh', 'cbrt', 'ceil', 'clz32', 'cos', 'cosh', 'exp', 'expm1',
+  'floor', 'fround', 'hypot', 'imul', 'log', 'log10', 'log1p', 'log2', 'max', 'min', 'pow', 'round', 'sign', 'sin', 'sinh',
+  'sqrt', 'tan', 'tanh', 'trunc',
+]); // prettier-ignore
+
+export type LoweredMethod = MethodIR & { readonly notes: readonly string[] };
+
+/** Lower `method` of concrete type `t` into the intermediate form, or throw CompileFallback. */
+export function lowerMethod(table: TypeTable, t: TypeLayout, method: string, resolver: ClosureResolver): LoweredMethod {
+  const fn = (t.cls.prototype as unknown as Record<string, unknown>)[method];
+  if (typeof fn !== 'function') throw new CompileFallback(`${t.name} has no method '${method}'`);
+  const hints = new Map<string, Ty>();
+  for (let round = 0; ; round++) {
+    try {
+      return new Lowering(table, t, resolver, hints).method(fn as (...a: never[]) => unknown, method);
+    } catch (e) {
+      if (e instanceof Restart && round < MAX_RESTARTS) continue;
+      if (e instanceof Restart) throw new CompileFallback('the types of its variables did not settle');
+      throw e;
+    }
+  }
+}
+
+class Lowering {
+  private readonly locals: LocalState[] = [];
+  private readonly statics: unknown[] = [];
+  private readonly staticIndex = new Map<unknown, number>();
+  private labelCount = 0;
+  private fnCount = 0;
+  private readonly fnKeys = new WeakMap<object, number>();
+  private allocates = false;
+  private frees = false;
+  private portable = true;
+  private readonly iterates = new Set<number>();
+  private readonly inlining: object[] = [];
+  private readonly notes: string[] = [];
+  /** Where statements produced while lowering an expression go (see the file header). */
+  private sink: Stmt[] = [];
+
+  constructor(
+    private readonly table: TypeTable,
+    private readonly t: TypeLayout,
+    private readonly resolver: ClosureResolver,
+    private readonly hints: Map<string, Ty>,
+  ) {}
+
+  // ---------------------------------------------------------------- entry
+
+  method(fn: (...a: never[]) => unknown, name: string): LoweredMethod {
+    const parsed = parseFunction(fn);
+    if (typeof parsed === 'string') throw new CompileFallback(`${this.t.name}.${name}: ${parsed}`);
+    this.checkShape(parsed, `${this.t.name}.${name}`);
+    const frame: Frame = {
+      closureOf: fn,
+      key: this.keyOf(fn),
+      self: val({ op: 'self' }, objTy(this.t)),
+      ret: { kind: 'lane' },
+      targets: [],
+      home: homeOf(this.t.cls, name),
+    };
+    const env = new Env(null);
+    const body: Stmt[] = [];
+    this.sink = body;
+    parsed.params.forEach((p, i) => {
+      if (p.type !== 'Identifier')
+        throw new CompileFallback(`parameter ${i + 1} of ${name} is a pattern (destructuring, a default value or a rest parameter)`);
+      const arg = val({ op: 'arg', index: i }, DYN);
+      if (!assigns(parsed.body, p['name'] as string)) {
+        env.vars.set(p['name'] as string, { k: 'alias', v: arg });
+        return;
+      }
+      const id = this.newLocal(p['name'] as string, `${frame.key}:p${i}`);
+      body.push({ s: 'let', id, name: p['name'] as string, init: null });
+      body.push({ s: 'expr', e: this.assignLocal(id, arg, null) });
+      env.vars.set(p['name'] as string, { k: 'local', id, konst: false });
+    });
+    this.inlining.push(fn);
+    this.functionBody(parsed, env, frame, body);
+    this.inlining.pop();
+    return {
+      cls: this.t,
+      method: name,
+      arity: parsed.params.length,
+      body,
+      locals: this.locals.map(({ id, name: n, ty }) => ({ id, name: n, ty: ty ?? UNDEF })),
+      statics: this.statics,
+      allocates: this.allocates,
+      frees: this.frees,
+      portable: this.portable,
+      iterates: [...this.iterates],
+      notes: this.notes,
+    };
+  }
+
+  private checkShape(f: ParsedFunction, what: string): void {
+    if (f.async) throw new CompileFallback(`${what} is async`);
+    if (f.generator) throw new CompileFallback(`${what} is a generator`);
+  }
+
+  private keyOf(fn: object): number {
+    let k = this.fnKeys.get(fn);
+    if (k === undefined) this.fnKeys.set(fn, (k = ++this.fnCount));
+    return k;
+  }
+
+  private label(prefix: string): string {
+    return `${prefix}${++this.labelCount}`;
+  }
+
+  private staticRef(value: unknown, label: string): Expr {
+    this.portable = false;
+    let index = this.staticIndex.get(value);
+    if (index === undefined) {
+      index = this.statics.length;
+      this.statics.push(value);
+      this.staticIndex.set(value, index);
+    }
+    return { op: 'static', index, label };
+  }
+
+  private fail(node: Node | null, why: string): never {
+    throw new CompileFallback(why + (node !== null ? ` (at \`${snippet(node)}\`)` : ''));
+  }
+
+  // ---------------------------------------------------------------- locals and types
+
+  private newLocal(name: string, declKey: string): number {
+    const id = this.locals.length;
+    this.locals.push({ id, name, ty: this.hints.get(declKey) ?? null, declKey, readUntyped: false });
+    return id;
+  }
+
+  /** A temporary local of type `ty`. */
+  private temp(ty: Ty, name = 't'): number {
+    const id = this.locals.length;
+    this.locals.push({ id, name, ty, declKey: `temp${id}`, readUntyped: false });
+    return id;
+  }
+
+  private readLocal(id: number): Val {
+    const l = this.locals[id]!;
+    if (l.ty === null) {
+      l.readUntyped = true;
+      return val({ op: 'local', id }, UNDEF);
+    }
+    return val({ op: 'local', id }, l.ty);
+  }
+
+  /** Assign `v` to local `id`, joining its type (a change re-lowers the method). */
+  private assignLocal(id: number, v: Val, node: Node | null): Expr {
+    const l = this.locals[id]!;
+    if (l.ty === null) {
+      if (l.readUntyped && v.t.k !== 'undef') {
+        this.hints.set(l.declKey, v.t);
+        throw new Restart();
+      }
+      l.ty = v.t;
+    } else {
+      const j = this.join(l.ty, v.t, node, l.name);
+      if (!sameTy(j, l.ty)) {
+        this.hints.set(l.declKey, j);
+        throw new Restart();
+      }
+    }
+    return { op: 'setLocal', id, value: this.coerce(v, l.ty, node).e };
+  }
+
+  private join(a: Ty, b: Ty, node: Node | null, what: string): Ty {
+    if (sameTy(a, b)) return a;
+    const nothing = (t: Ty): boolean => t.k === 'null' || t.k === 'undef';
+    if (a.k === 'obj' && nothing(b)) return a;
+    if (b.k === 'obj' && nothing(a)) return b;
+    if (a.k === 'obj' && b.k === 'obj') {
+      const c = commonClass(a.cls, b.cls);
+      if (c === null) this.fail(node, `'${what}' holds objects of unrelated classes ${a.cls.name} and ${b.cls.name}`);
+      return objTy(c);
+    }
+    for (const x of [a, b]) {
+      if (x.k === 'obj' || x.k === 'arr' || x.k === 'ctx') {
+        this.fail(
+          node,
+          `'${what}' holds both ${tyName(a)} and ${tyName(b)} values; keep smmo objects and other values in separate variables`,
+        );
+      }
+    }
+    return DYN;
+  }
+
+  /** Convert `v` for a place of type `to` (objects: handles, 0 for null; dyn: views). */
+  private coerce(v: Val, to: Ty, node: Node | null): Val {
+    if (to.k === 'obj') {
+      if (v.t.k === 'obj') return v;
+      if (v.t.k === 'null' || v.t.k === 'undef') return val(v.e.op === 'const' ? cnst(0) : { op: 'seq', items: [v.e, cnst(0)] }, to);
+      if (v.t.k === 'dyn') {
+        this.portable = false;
+        return val({ op: 'unbox', value: v.e, cls: to.cls }, to);
+      }
+      this.fail(node, `a ${tyName(v.t)} value is used where an object of ${to.cls.name} is expected`);
+    }
+    if (to.k === 'dyn') return this.toDyn(v);
+    return v;
+  }
+
+  /** The JavaScript value of `v` as the interpreted method would have it (views for objects). */
+  private toDyn(v: Val): Val {
+    switch (v.t.k) {
+      case 'obj':
+        this.portable = false;
+        return val({ op: 'box', obj: v.e }, DYN);
+      case 'arr':
+        this.portable = false;
+        return val({ op: 'boxArr', obj: v.e, field: v.t.field }, DYN);
+      case 'ctx':
+        return val(v.e, DYN);
+      default:
+        return v;
+    }
+  }
+
+  // ---------------------------------------------------------------- sinks and order
+
+  /** Lower with `out` as the sink; restores the previous sink. */
+  private into<T>(out: Stmt[], f: () => T): T {
+    const saved = this.sink;
+    this.sink = out;
+    try {
+      return f();
+    } finally {
+      this.sink = saved;
+    }
+  }
+
+  /**
+   * Lower operands in order. If an operand produced statements, every earlier operand's
+   * value is saved in a temporary just before them, so that it is computed first.
+   */
+  private ordered(thunks: readonly (() => Val)[]): Val[] {
+    const marks: number[] = [];
+    const ends: number[] = [];
+    const out: Val[] = [];
+    const sink = this.sink;
+    for (const th of thunks) {
+      marks.push(sink.length);
+      out.push(th());
+      ends.push(sink.length);
+    }
+    // From the last operand back: operand i is spilled if any later operand added statements.
+    let later = false;
+    for (let i = out.length - 1; i >= 0; i--) {
+      if (later && !isStable(out[i]!.e)) {
+        const v = out[i]!;
+        const id = this.temp(v.t, 's');
+        sink.splice(marks[i + 1]!, 0, { s: 'expr', e: { op: 'setLocal', id, value: v.e } });
+        out[i] = val({ op: 'local', id }, v.t);
+      }
+      if (ends[i]! > marks[i]!) later = true;
+    }
+    return out;
+  }
+
+  /** Lower `f` into a branch of its own: its statements and its value. */
+  private branch(f: () => Val): { stmts: Stmt[]; v: Val } {
+    const stmts: Stmt[] = [];
+    const v = this.into(stmts, f);
+    return { stmts, v };
+  }
+
+  /**
+   * A value computed only when `cond` is truthy (or falsy with `negate`), else `other`:
+   * a conditional expression, or an if statement with a temporary when the branch has
+   * statements.
+   */
+  private conditional(c: Expr, whenTrue: { stmts: Stmt[]; v: Val }, whenFalse: { stmts: Stmt[]; v: Val }, t: Ty, node: Node): Val {
+    const a = this.coerce(whenTrue.v, t, node).e;
+    const b = this.coerce(whenFalse.v, t, node).e;
+    if (whenTrue.stmts.length === 0 && whenFalse.stmts.length === 0) return val({ op: 'cond', c, a, b }, t);
+    const id = this.temp(t, 'c');
+    this.sink.push({
+      s: 'if',
+      c,
+      then: [...whenTrue.stmts, { s: 'expr', e: { op: 'setLocal', id, value: a } }],
+      else: [...whenFalse.stmts, { s: 'expr', e: { op: 'setLocal', id, value: b } }],
+    });
+    return val({ op: 'local', id }, t);
+  }
+
+  /** Make `o` usable twice (a local, self or argument); may add a temporary. */
+  private simple(o: Val): Val {
+    if (isStable(o.e) || o.e.op === 'local') return o;
+    const id = this.temp(o.t, 'o');
+    this.sink.push({ s: 'expr', e: { op: 'setLocal', id, value: o.e } });
+    return val({ op: 'local', id }, o.t);
+  }
+
+  // ---------------------------------------------------------------- functions
+
+  private functionBody(f: ParsedFunction, env: Env, frame: Frame, out: Stmt[]): void {
+    setSource(f.body, f.source);
+    this.into(out, () => {
+      if (f.body.type === 'BlockStatement') {
+        this.block(f.body['body'] as Node[], env, frame, out);
+        return;
+      }
+      const v = this.value(f.body, env, frame);
+      if (frame.ret.kind === 'inline') out.push({ s: 'expr', e: this.assignLocal(frame.ret.result, v, f.body) });
+      else out.push(...exprStmts(v.e));
+    });
+  }
+
+  /**
+   * Inline a call of `fn` (a function value, method or function expression): bind the
+   * parameters, lower the body with `return` as an assignment of the result local and a
+   * break out of a labelled block. Its statements go to the sink; returns the result.
+   */
+  private inline(
+    fnValue: object | null,
+    parsed: ParsedFunction,
+    self: Val | null,
+    args: readonly R[],
+    callNode: Node,
+    closureOf: object,
+    outerEnv: Env | null,
+    home: SmmoClass | null,
+    what: string,
+  ): Val {
+    if (this.inlining.length >= MAX_INLINE_DEPTH) this.fail(callNode, `calls nest deeper than ${MAX_INLINE_DEPTH} levels (${what})`);
+    const identity = fnValue ?? parsed;
+    if (this.inlining.includes(identity)) this.fail(callNode, `${what} is recursive`);
+    this.checkShape(parsed, what);
+    const env = new Env(outerEnv);
+    const key = this.keyOf(identity);
+    const stmts = this.sink;
+    parsed.params.forEach((p, i) => {
+      let name: string;
+      let dflt: Node | null = null;
+      if (p.type === 'Identifier') name = p['name'] as string;
+      else if (p.type === 'AssignmentPattern' && (p['left'] as Node).type === 'Identifier') {
+        name = (p['left'] as Node)['name'] as string;
+        dflt = p['right'] as Node;
+      } else this.fail(callNode, `${what}: parameter ${i + 1} is a pattern or a rest parameter`);
+      const arg = args[i];
+      if (arg !== undefined && arg.k === 's') {
+        env.vars.set(name, { k: 'static', sv: arg.s });
+        return;
+      }
+      if (arg !== undefined && dflt === null && isStable(arg.e) && !assigns(parsed.body, name)) {
+        env.vars.set(name, { k: 'alias', v: arg });
+        return;
+      }
+      const id = this.newLocal(name, `${key}:p${i}:${this.labelCount}`);
+      stmts.push({ s: 'let', id, name, init: null });
+      let v: Val = arg ?? UNDEF_VAL;
+      if (dflt !== null && (arg === undefined || arg.t.k === 'undef' || arg.t.k === 'dyn')) {
+        const frame0: Frame = { closureOf, key, self, ret: { kind: 'lane' }, targets: [], home };
+        if (arg === undefined || arg.t.k === 'undef') v = this.value(dflt, env, frame0);
+        else {
+          const a = this.simple(arg);
+          const d = this.branch(() => this.value(dflt!, env, frame0));
+          v = this.conditional(
+            { op: 'binary', o: '===', a: a.e, b: cnst(undefined) },
+            d,
+            { stmts: [], v: a },
+            this.join(a.t, d.v.t, p, name),
+            p,
+          );
+        }
+      }
+      stmts.push({ s: 'expr', e: this.assignLocal(id, v, callNode) });
+      env.vars.set(name, { k: 'local', id, konst: false });
+    });
+    for (let i = parsed.params.length; i < args.length; i++) {
+      const extra = args[i]!;
+      if (extra.k === 'v') stmts.push(...exprStmts(extra.e)); // evaluated for its effects, as JavaScript does
+    }
+    const label = this.label('fn');
+    const result = this.newLocal('r', `${key}:result:${label}`);
+    stmts.push({ s: 'let', id: result, name: 'r', init: null });
+    const frame: Frame = { closureOf, key, self, ret: { kind: 'inline', label, result }, targets: [], home };
+    this.inlining.push(identity);
+    const body: Stmt[] = [];
+    try {
+      this.functionBody(parsed, env, frame, body);
+    } finally {
+      this.inlining.pop();
+    }
+    this.sink = stmts;
+    stmts.push({ s: 'block', label, body });
+    return this.readLocal(result).t.k === 'undef' && this.locals[result]!.ty === null
+      ? val({ op: 'local', id: result }, UNDEF)
+      : this.readLocal(result);
+  }
+
+  // ---------------------------------------------------------------- statements
+
+  private block(nodes: readonly Node[], env: Env, frame: Frame, out: Stmt[]): void {
+    const inner = new Env(env);
+    // Function declarations are hoisted: bind them first.
+    for (const n of nodes) {
+      if (n.type === 'FunctionDeclaration') {
+        inner.vars.set((n['id'] as Node)['name'] as string, {
+          k: 'static',
+          sv: { sv: 'fnNode', fn: functionNode(n, srcOf(n)), env: inner, frame },
+        });
+      }
+    }
+    for (const n of nodes) this.stmt(n, inner, frame, out, []);
+  }
+
+  private stmt(n: Node, env: Env, frame: Frame, out: Stmt[], labels: string[]): void {
+    this.into(out, () => this.stmtInto(n, env, frame, out, labels));
+  }
+
+  private stmtInto(n: Node, env: Env, frame: Frame, out: Stmt[], labels: string[]): void {
+    switch (n.type) {
+      case 'EmptyStatement':
+      case 'FunctionDeclaration':
+        return;
+      case 'BlockStatement': {
+        if (labels.length === 0) {
+          this.block(n['body'] as Node[], env, frame, out);
+          return;
+        }
+        const label = this.label('b');
+        const body: Stmt[] = [];
+        frame.targets.push({ jsLabels: labels, kind: 'block', breakLabel: label, continueLabel: null, continueBreaks: false });
+        this.block(n['body'] as Node[], env, frame, body);
+        frame.targets.pop();
+        out.push({ s: 'block', label, body });
+        return;
+      }
+      case 'ExpressionStatement': {
+        const r = this.expr(n['expression'] as Node, env, frame);
+        if (r.k === 'v') out.push(...exprStmts(r.e));
+        return;
+      }
+      case 'VariableDeclaration':
+        this.varDecl(n, env, frame, out);
+        return;
+      case 'IfStatement': {
+        const testNode = n['test'] as Node;
+        const c = this.truthy(this.expr(testNode, env, frame), n);
+        const then: Stmt[] = [];
+        const els: Stmt[] = [];
+        this.stmt(n['consequent'] as Node, this.narrow(testNode, env), frame, then, []);
+        if (n['alternate'] !== null) this.stmt(n['alternate'] as Node, new Env(env), frame, els, []);
+        out.push({ s: 'if', c, then, else: els });
+        return;
+      }
+      case 'LabeledStatement':
+        this.stmtInto(n['body'] as Node, env, frame, out, [...labels, (n['label'] as Node)['name'] as string]);
+        return;
+      case 'WhileStatement':
+      case 'DoWhileStatement':
+      case 'ForStatement':
+        this.loop(n, env, frame, out, labels);
+        return;
+      case 'BreakStatement':
+      case 'ContinueStatement':
+        out.push(this.jump(n, frame));
+        return;
+      case 'ReturnStatement': {
+        const arg = n['argument'] as Node | null;
+        const ret = frame.ret;
+        if (ret.kind === 'inline') {
+          const v = arg === null ? UNDEF_VAL : this.value(arg, env, frame);
+          out.push({ s: 'expr', e: this.assignLocal(ret.result, v, n) });
+          out.push({ s: 'break', label: ret.label });
+          return;
+        }
+        if (arg !== null) {
+          const r = this.expr(arg, env, frame);
+          if (r.k === 'v') out.push(...exprStmts(r.e)); // the value is dropped, as the executor drops it
+        }
+        out.push(ret.kind === 'lane' ? { s: 'returnLane' } : { s: 'continue', label: ret.label });
+        return;
+      }
+      case 'ThrowStatement':
+        out.push({ s: 'throw', e: this.toDyn(this.value(n['argument'] as Node, env, frame)).e });
+        return;
+      case 'SwitchStatement': {
+        const on = this.toDyn(this.value(n['discriminant'] as Node, env, frame)).e;
+        const label = this.label('sw');
+        const inner = new Env(env);
+        frame.targets.push({ jsLabels: labels, kind: 'switch', breakLabel: label, continueLabel: null, continueBreaks: false });
+        const cases = (n['cases'] as Node[]).map((c) => {
+          let test: Expr | null = null;
+          if (c['test'] !== null) {
+            const before = out.length;
+            test = this.toDyn(this.value(c['test'] as Node, inner, frame)).e;
+            if (out.length !== before) this.fail(c, 'a case label that calls a function');
+          }
+          const body: Stmt[] = [];
+          for (const s of c['consequent'] as Node[]) this.stmt(s, inner, frame, body, []);
+          return { test, body };
+        });
+        frame.targets.pop();
+        out.push({ s: 'switch', label, on, cases });
+        return;
+      }
+      default:
+        this.fail(n, `${describeNode(n.type)} is not supported in compiled methods`);
+    }
+  }
+
+  /** `if (x instanceof C)` with x a const local: x has class C (narrowed) in the branch. */
+  private narrow(test: Node, env: Env): Env {
+    const inner = new Env(env);
+    if (test.type !== 'BinaryExpression' || test['operator'] !== 'instanceof') return inner;
+    const left = test['left'] as Node;
+    const right = test['right'] as Node;
+    if (left.type !== 'Identifier' || right.type !== 'Identifier') return inner;
+    const v = env.find(left['name'] as string);
+    const c = env.find(right['name'] as string);
+    if (v === undefined || v.k !== 'local' || !v.konst) return inner;
+    let cls: TypeLayout | undefined;
+    if (c !== undefined && c.k === 'static' && c.sv.sv === 'class') cls = c.sv.t;
+    else if (c === undefined) {
+      const found = this.resolver.lookup(this.inlining[this.inlining.length - 1] ?? {}, right['name'] as string);
+      if (found.found && typeof found.binding.value === 'function') cls = this.table.byClass(found.binding.value as SmmoClass);
+    }
+    const cur = this.locals[v.id]!.ty;
+    if (cls === undefined || cur === null || cur.k !== 'obj') return inner;
+    if (!cls.concrete.every((id) => cur.cls.concrete.includes(id))) return inner;
+    inner.vars.set(left['name'] as string, { k: 'local', id: v.id, konst: true, narrowed: objTy(cls) });
+    return inner;
+  }
+
+  private jump(n: Node, frame: Frame): Stmt {
+    const jsLabel = n['label'] === null ? null : ((n['label'] as Node)['name'] as string);
+    const isBreak = n.type === 'BreakStatement';
+    for (let i = frame.targets.length - 1; i >= 0; i--) {
+      const tg = frame.targets[i]!;
+      if (jsLabel !== null ? !tg.jsLabels.includes(jsLabel) : isBreak ? tg.kind === 'block' : tg.kind !== 'loop') continue;
+      if (isBreak) return { s: 'break', label: tg.breakLabel };
+      if (tg.kind !== 'loop') this.fail(n, 'continue to a label that is not a loop');
+      return tg.continueBreaks ? { s: 'break', label: tg.continueLabel! } : { s: 'continue', label: tg.continueLabel! };
+    }
+    this.fail(n, `${isBreak ? 'break' : 'continue'} outside a loop`);
+  }
+
+  private varDecl(n: Node, env: Env, frame: Frame, out: Stmt[]): void {
+    const kind = n['kind'] as string;
+    for (const d of n['declarations'] as Node[]) {
+      const id = d['id'] as Node;
+      if (id.type !== 'Identifier') this.fail(d, 'destructuring declarations are not supported');
+      const name = id['name'] as string;
+      const init = d['init'] as Node | null;
+      const declKey = `${frame.key}:${d.start}`;
+      if (init === null) {
+        const lid = this.newLocal(name, declKey);
+        env.vars.set(name, { k: 'local', id: lid, konst: false });
+        out.push({ s: 'let', id: lid, name, init: null });
+        continue;
+      }
+      const r = this.expr(init, env, frame);
+      if (r.k === 's') {
+        if (kind !== 'const') this.fail(d, `'${name}' is declared with ${kind} and holds ${svName(r.s)}; declare it const`);
+        env.vars.set(name, { k: 'static', sv: r.s });
+        continue;
+      }
+      if (kind === 'const' && isStable(r.e)) {
+        env.vars.set(name, { k: 'alias', v: r });
+        continue;
+      }
+      const lid = this.newLocal(name, declKey);
+      out.push({ s: 'let', id: lid, name, init: null });
+      out.push({ s: 'expr', e: this.assignLocal(lid, r, d) });
+      env.vars.set(name, { k: 'local', id: lid, konst: kind === 'const' });
+    }
+  }
+
+  private loop(n: Node, env: Env, frame: Frame, out: Stmt[], labels: string[]): void {
+    const scope = new Env(env);
+    if (n.type === 'ForStatement' && n['init'] !== null) {
+      const init = n['init'] as Node;
+      if (init.type === 'VariableDeclaration') this.varDecl(init, scope, frame, out);
+      else {
+        const r = this.expr(init, scope, frame);
+        if (r.k === 'v') out.push(...exprStmts(r.e));
+      }
+    }
+    const loopLabel = this.label('loop');
+    const bodyLabel = this.label('body');
+    const test = n['test'] as Node | null;
+    const update = n.type === 'ForStatement' ? (n['update'] as Node | null) : null;
+    const needBodyBlock = n.type === 'DoWhileStatement' || update !== null;
+    const loopBody: Stmt[] = [];
+    const exitUnless = (t: Node): void => {
+      const c = this.into(loopBody, () => this.truthy(this.expr(t, scope, frame), t));
+      loopBody.push({ s: 'if', c: { op: 'unary', o: '!', a: c }, then: [{ s: 'break', label: loopLabel }], else: [] });
+    };
+    if (n.type !== 'DoWhileStatement' && test !== null) exitUnless(test);
+    frame.targets.push({
+      jsLabels: labels,
+      kind: 'loop',
+      breakLabel: loopLabel,
+      continueLabel: needBodyBlock ? bodyLabel : loopLabel,
+      continueBreaks: needBodyBlock,
+    });
+    const body: Stmt[] = [];
+    this.stmt(n['body'] as Node, new Env(scope), frame, body, []);
+    frame.targets.pop();
+    if (needBodyBlock) loopBody.push({ s: 'block', label: bodyLabel, body });
+    else loopBody.push(...body);
+    if (update !== null) {
+      const r = this.into(loopBody, () => this.expr(update, scope, frame));
+      if (r.k === 'v') loopBody.push(...exprStmts(r.e));
+    }
+    if (n.type === 'DoWhileStatement') exitUnless(test!);
+    out.push({ s: 'loop', label: loopLabel, body: loopBody });
+  }
+
+  // ---------------------------------------------------------------- expressions
+
+  private value(n: Node, env: Env, frame: Frame): Val {
+    return this.asVal(this.expr(n, env, frame), n);
+  }
+
+  private asVal(r: R, node: Node): Val {
+    if (r.k === 'v') return r;
+    const s = r.s;
+    if (s.sv === 'value') {
+      const v = s.value;
+      if (v === null) return val(cnst(null), NULL);
+      if (v === undefined) return UNDEF_VAL;
+      if (typeof v === 'number') return val(cnst(v), NUM);
+      if (typeof v === 'boolean') return val(cnst(v), BOOL);
+      if (typeof v === 'string') return val(cnst(v), STR);
+      return val(this.staticRef(v, s.label), DYN);
+    }
+    if (s.sv === 'class') return val(this.staticRef(s.t.cls, s.t.name), DYN);
+    this.fail(node, `${svName(s)} is used as a value`);
+  }
+
+  /** A boolean-valued expression with JavaScript's truthiness of `r`. */
+  private truthy(r: R, node: Node): Expr {
+    const v = this.asVal(r, node);
+    if (v.t.k === 'obj') return { op: 'binary', o: '!==', a: v.e, b: cnst(0) };
+    if (v.t.k === 'arr' || v.t.k === 'ctx') return { op: 'seq', items: [v.e, cnst(true)] };
+    return v.e;
+  }
+
+  private expr(n: Node, env: Env, frame: Frame): R {
+    switch (n.type) {
+      case 'Literal': {
+        const v = n['value'];
+        if (n['regex'] !== undefined || typeof v === 'bigint') this.fail(n, 'regular expression and bigint literals are not supported');
+        return this.asVal(stat({ sv: 'value', value: v, label: 'literal' }), n);
+      }
+      case 'Identifier':
+        return this.ident(n, env, frame);
+      case 'ThisExpression':
+        return frame.self ?? UNDEF_VAL;
+      case 'MemberExpression':
+        return this.member(n, env, frame, false);
+      case 'ChainExpression':
+        return this.expr(n['expression'] as Node, env, frame);
+      case 'CallExpression':
+        return this.call(n, env, frame);
+      case 'NewExpression': {
+        const argNodes = n['arguments'] as Node[];
+        const [callee, ...args] = this.ordered([
+          () => this.value(n['callee'] as Node, env, frame),
+          ...argNodes.map((a) => () => this.toDyn(this.value(a, env, frame))),
+        ]);
+        this.portable = false;
+        return val({ op: 'dynNew', callee: this.toDyn(callee!).e, args: args.map((a) => a.e) }, DYN);
+      }
+      case 'BinaryExpression':
+        return this.binary(n, env, frame);
+      case 'LogicalExpression':
+        return this.logical(n, env, frame);
+      case 'UnaryExpression':
+        return this.unary(n, env, frame);
+      case 'UpdateExpression':
+        return this.update(n, env, frame);
+      case 'AssignmentExpression':
+        return this.assign(n, env, frame);
+      case 'ConditionalExpression': {
+        const c = this.truthy(this.expr(n['test'] as Node, env, frame), n);
+        const a = this.branch(() => this.value(n['consequent'] as Node, env, frame));
+        const b = this.branch(() => this.value(n['alternate'] as Node, env, frame));
+        return this.conditional(c, a, b, this.join(a.v.t, b.v.t, n, 'a conditional expression'), n);
+      }
+      case 'SequenceExpression': {
+        const items = (n['expressions'] as Node[]).map((x) => this.value(x, env, frame));
+        const last = items[items.length - 1]!;
+        return val({ op: 'seq', items: items.map((i) => i.e) }, last.t);
+      }
+      case 'TemplateLiteral': {
+        const quasis = (n['quasis'] as Node[]).map((q) => (q['value'] as { cooked: string }).cooked);
+        const exprs = this.ordered((n['expressions'] as Node[]).map((x) => () => this.toDyn(this.value(x, env, frame))));
+        this.portable = false;
+        return val({ op: 'dynTemplate', quasis, exprs: exprs.map((e) => e.e) }, STR);
+      }
+      case 'ArrayExpression': {
+        const items = (n['elements'] as (Node | null)[]).map((x) => {
+          if (x === null || x.type === 'SpreadElement') this.fail(n, 'array holes and spread elements are not supported');
+          return (): Val => this.toDyn(this.value(x, env, frame));
+        });
+        this.portable = false;
+        return val({ op: 'dynArray', items: this.ordered(items).map((i) => i.e) }, DYN);
+      }
+      case 'ObjectExpression': {
+        const keys: string[] = [];
+        const thunks = (n['properties'] as Node[]).map((p) => {
+          if (p.type !== 'Property' || p['computed'] === true || p['kind'] !== 'init' || p['method'] === true) {
+            this.fail(n, 'object literals with computed keys, spreads, methods or accessors are not supported');
+          }
+          const key = p['key'] as Node;
+          keys.push(key.type === 'Identifier' ? (key['name'] as string) : String(key['value']));
+          return (): Val => this.toDyn(this.value(p['value'] as Node, env, frame));
+        });
+        const values = this.ordered(thunks);
+        this.portable = false;
+        return val({ op: 'dynObject', entries: values.map((v, i) => [keys[i]!, v.e] as const) }, DYN);
+      }
+      case 'ArrowFunctionExpression':
+      case 'FunctionExpression':
+        return stat({ sv: 'fnNode', fn: functionNode(n, srcOf(n)), env, frame });
+      case 'ParenthesizedExpression':
+        return this.expr(n['expression'] as Node, env, frame);
+      default:
+        this.fail(n, `${describeNode(n.type)} is not supported in compiled methods`);
+    }
+  }
+
+  private ident(n: Node, env: Env, frame: Frame): R {
+    const name = n['name'] as string;
+    const v = env.find(name);
+    if (v !== undefined) {
+      if (v.k === 'static') return stat(v.sv);
+      if (v.k === 'alias') return v.v;
+      const r = this.readLocal(v.id);
+      return v.narrowed !== undefined ? val(r.e, v.narrowed) : r;
+    }
+    if (name === 'undefined') return UNDEF_VAL;
+    if (name === 'NaN') return val(cnst(NaN), NUM);
+    if (name === 'Infinity') return val(cnst(Infinity), NUM);
+    const found = this.resolver.lookup(frame.closureOf, name);
+    if (!found.found) this.fail(n, `the name '${name}' cannot be resolved: ${found.why}`);
+    const b = found.binding;
+    const value = b.value;
+    if (typeof value === 'function') {
+      const t = this.table.byClass(value as SmmoClass);
+      if (t !== undefined) return stat({ sv: 'class', t });
+      return stat({ sv: 'value', value, label: name });
+    }
+    if (!b.constant) {
+      const how = b.kind === 'let' || b.kind === 'var' ? ` (declared with ${b.kind})` : '';
+      this.fail(
+        n,
+        `reads the ${b.kind === 'global' ? 'global' : 'module-level'} variable '${name}'${how}, which may change after compilation; declare it const or pass it as an argument`,
+      );
+    }
+    return stat({ sv: 'value', value, label: name });
+  }
+
+  // ---------------------------------------------------------------- members
+
+  /**
+   * Field `name` of objects of static class `cls`: every concrete class of `cls` must have
+   * it, with the same kind and length (offsets may differ per concrete class).
+   */
+  private fieldRef(cls: TypeLayout, name: string): FieldRef | null {
+    const layouts = new Map<number, FieldLayout>();
+    let first: FieldLayout | null = null;
+    for (const id of cls.concrete) {
+      const f = this.table.types[id]!.fields.find((x) => x.name === name);
+      if (f === undefined) return null;
+      if (first !== null && (f.kind !== first.kind || f.length !== first.length)) return null;
+      first ??= f;
+      layouts.set(id, f);
+    }
+    if (first === null) return null;
+    const target = first.target !== undefined ? (this.table.byClass(first.target()) ?? null) : null;
+    return { cls, name, layouts, kind: first.kind, length: first.length, target };
+  }
+
+  private fieldTy(f: FieldRef): Ty {
+    if (f.kind === 'bool') return BOOL;
+    if (f.kind === 'ref') return objTy(this.refTarget(f));
+    return NUM;
+  }
+
+  private refTarget(f: FieldRef): TypeLayout {
+    return f.target!;
+  }
+
+  /** A non-null object for a field access: `this` as is, others checked (TypeError on null, as JavaScript). */
+  private deref(o: Val, what: string): Expr {
+    if (o.e.op === 'self') return o.e;
+    return { op: 'nonNull', obj: o.e, what };
+  }
+
+  private member(n: Node, env: Env, frame: Frame, asCallee: boolean): R {
+    const objNode = n['object'] as Node;
+    const computed = n['computed'] === true;
+    const optional = n['optional'] === true;
+    if (objNode.type === 'Super') {
+      if (computed) this.fail(n, 'a computed super member');
+      const name = (n['property'] as Node)['name'] as string;
+      if (frame.home === null) this.fail(n, '`super` outside a method');
+      const fn = (Object.getPrototypeOf(frame.home.prototype) as Record<string, unknown>)[name];
+      if (typeof fn !== 'function') this.fail(n, `super.${name} is not a method`);
+      return stat({ sv: 'superMethod', fn, name });
+    }
+    const obj = this.expr(objNode, env, frame);
+    const propNode = n['property'] as Node;
+    const name = computed ? null : (propNode['name'] as string);
+    if (obj.k === 's') return this.staticMember(obj.s, n, name, env, frame);
+    const o = obj;
+    switch (o.t.k) {
+      case 'obj': {
+        if (computed) this.fail(n, `a computed member of an object of ${o.t.cls.name}`);
+        if (optional) return this.optionalMember(o, n, asCallee);
+        return this.objMember(o, o.t.cls, name!, n, asCallee);
+      }
+      case 'arr': {
+        if (computed) this.fail(n, 'inline arrays are read with .get(i) and written with .set(i, v)');
+        if (name === 'length') return val({ op: 'seq', items: [o.e, cnst(this.fieldRef(o.t.cls, o.t.field)!.length)] }, NUM);
+        if (name === 'get' || name === 'set') return stat({ sv: 'arrMethod', recv: o, name });
+        this.fail(n, `inline arrays have get, set and length, not '${name}'`);
+        break;
+      }
+      case 'ctx': {
+        if (computed) this.fail(n, 'a computed member of the runtime');
+        if (['create', 'destroy', 'deviceDo', 'get', 'count'].includes(name!)) return stat({ sv: 'ctxOp', ctx: o.e, name: name! });
+        this.fail(n, `this.runtime.${name} is not one of create, destroy, deviceDo, get, count`);
+        break;
+      }
+      default: {
+        // Any other JavaScript value: the same property access as written.
+        this.portable = false;
+        if (computed) {
+          const [target, idx] = this.ordered([() => this.toDyn(o), () => this.toDyn(this.value(propNode, env, frame))]);
+          return val({ op: 'dynIndex', obj: target!.e, index: idx!.e, optional }, DYN);
+        }
+        return val({ op: 'dynMember', obj: this.toDyn(o).e, name: name!, optional }, DYN);
+      }
+    }
+    this.fail(n, 'an unsupported member access');
+  }
+
+  /** `o?.name` on an object: undefined (null for a reference) when o is null. */
+  private optionalMember(o: Val, n: Node, asCallee: boolean): R {
+    if (asCallee) this.fail(n, 'optional method calls (x?.m()) are not supported');
+    const s = this.simple(o);
+    const name = (n['property'] as Node)['name'] as string;
+    const inner = this.branch(() => this.asVal(this.objMember(s, (o.t as { cls: TypeLayout }).cls, name, n, false), n));
+    const t = inner.v.t.k === 'obj' ? inner.v.t : this.join(UNDEF, inner.v.t, n, 'an optional chain');
+    const whenNull = { stmts: [], v: t.k === 'obj' ? val(cnst(0), t) : UNDEF_VAL };
+    return this.conditional({ op: 'binary', o: '!==', a: s.e, b: cnst(0) }, inner, whenNull, t, n);
+  }
+
+  private objMember(o: Val, cls: TypeLayout, name: string, n: Node, asCallee: boolean): R {
+    const f = this.fieldRef(cls, name);
+    if (f !== null) {
+      if (f.length > 0) return val(this.deref(o, `${cls.name}.${name}`), arrTy(cls, name));
+      return val({ op: 'load', field: f, obj: this.deref(o, `${cls.name}.${name}`), elem: null }, this.fieldTy(f));
+    }
+    switch (name) {
+      case 'handle':
+        return val(this.deref(o, `${cls.name}.handle`), NUM);
+      case 'runtime':
+        return val(o.e.op === 'self' ? { op: 'ctx' } : { op: 'seq', items: [this.deref(o, `${cls.name}.runtime`), { op: 'ctx' }] }, CTX);
+      case 'destroy':
+      case 'is':
+        if (!asCallee) this.fail(n, `${cls.name}.${name} is used as a value`);
+        return stat({ sv: 'objMethod', recv: o, name, impls: null });
+    }
+    if (cls.concrete.length === 0) this.fail(n, `${cls.name} has no concrete class`);
+    // A method or getter of the class: one implementation per concrete class (inlined, dispatched when they differ).
+    const impls = new Map<object, number[]>();
+    let getter = false;
+    for (const id of cls.concrete) {
+      const d = findDescriptor(this.table.types[id]!.cls.prototype as object, name);
+      if (d === undefined) this.fail(n, `${cls.name} has no field or method '${name}'`);
+      if (d.get !== undefined) getter = true;
+      const impl = d.get ?? d.value;
+      if (typeof impl !== 'function') this.fail(n, `${cls.name}.${name} is not a field, method or getter`);
+      const list = impls.get(impl as object) ?? [];
+      list.push(id);
+      impls.set(impl as object, list);
+    }
+    if (getter) {
+      if (asCallee) this.fail(n, `${cls.name}.${name} is a getter, not a method`);
+      return this.invokeMethod(o, name, impls, [], n, true);
+    }
+    if (!asCallee) this.fail(n, `the method ${cls.name}.${name} is used as a value`);
+    return stat({ sv: 'objMethod', recv: o, name, impls });
+  }
+
+  private staticMember(s: SV, n: Node, name: string | null, env: Env, frame: Frame): R {
+    if (s.sv !== 'value' && s.sv !== 'class') this.fail(n, `member '${name ?? '[…]'}' of ${svName(s)}`);
+    const holder = s.sv === 'value' ? s.value : s.t.cls;
+    if (name === null) {
+      this.portable = false;
+      const [target, idx] = this.ordered([() => this.asVal(stat(s), n), () => this.toDyn(this.value(n['property'] as Node, env, frame))]);
+      return val({ op: 'dynIndex', obj: target!.e, index: idx!.e, optional: false }, DYN);
+    }
+    if (holder !== null && (typeof holder === 'object' || typeof holder === 'function')) {
+      const d = findDescriptor(holder as object, name);
+      if (d !== undefined && d.get === undefined) {
+        const v = d.value as unknown;
+        if (typeof v === 'function') {
+          const t = this.table.byClass(v as SmmoClass);
+          if (t !== undefined) return stat({ sv: 'class', t });
+          return stat({ sv: 'value', value: v, label: `${s.sv === 'value' ? s.label : s.t.name}.${name}` });
+        }
+        // A non-writable, non-configurable primitive (Math.PI, a frozen table's entry) is baked in;
+        // anything else is read when the method runs.
+        if (d.writable === false && d.configurable === false && (v === null || typeof v !== 'object')) {
+          return this.asVal(stat({ sv: 'value', value: v, label: name }), n);
+        }
+      }
+    }
+    this.portable = false;
+    return val({ op: 'dynMember', obj: this.asVal(stat(s), n).e, name, optional: n['optional'] === true }, DYN);
+  }
+
+  // ---------------------------------------------------------------- calls
+
+  private call(n: Node, env: Env, frame: Frame): R {
+    const calleeNode = n['callee'] as Node;
+    const argNodes = n['arguments'] as Node[];
+    if (argNodes.some((a) => a.type === 'SpreadElement')) this.fail(n, 'spread arguments are not supported');
+    if (n['optional'] === true) this.fail(n, 'optional calls (f?.()) are not supported');
+    const callee = calleeNode.type === 'MemberExpression' ? this.member(calleeNode, env, frame, true) : this.expr(calleeNode, env, frame);
+    if (callee.k === 'v') {
+      // A call of a JavaScript value (a method of a typed array, a function in a variable, …).
+      this.portable = false;
+      const thunks = argNodes.map((a) => () => this.toDyn(this.value(a, env, frame)));
+      if (callee.e.op === 'dynMember') {
+        const obj = callee.e.obj;
+        const [o, ...args] = this.ordered([() => val(obj, DYN), ...thunks]);
+        return val({ op: 'dynMethodCall', obj: o!.e, name: callee.e.name, args: args.map((a) => a.e), optional: callee.e.optional }, DYN);
+      }
+      const [f, ...args] = this.ordered([() => this.toDyn(callee), ...thunks]);
+      return val({ op: 'dynCall', callee: f!.e, args: args.map((a) => a.e), optional: false }, DYN);
+    }
+    const s = callee.s;
+    switch (s.sv) {
+      case 'ctxOp':
+        return this.ctxCall(s.ctx, s.name, argNodes, n, env, frame);
+      case 'arrMethod':
+        return this.arrCall(s.recv, s.name, argNodes, n, env, frame);
+      case 'objMethod': {
+        if (s.impls === null && s.name === 'destroy') return this.freeCall(s.recv, n);
+        if (s.impls === null) return this.isCall(s.recv, argNodes, n, env, frame);
+        return this.invokeMethod(s.recv, s.name, s.impls, this.args(argNodes, env, frame), n, false);
+      }
+      case 'superMethod': {
+        const parsed = parseFunction(s.fn as (...a: never[]) => unknown);
+        if (typeof parsed === 'string') this.fail(n, `super.${s.name}: ${parsed}`);
+        const args = this.args(argNodes, env, frame);
+        const home = frame.home === null ? null : (Object.getPrototypeOf(frame.home) as SmmoClass);
+        return this.inline(s.fn, parsed, frame.self, args, n, s.fn, null, home, `super.${s.name}`);
+      }
+      case 'fnNode': {
+        const args = this.args(argNodes, env, frame);
+        return this.inline(
+          null,
+          s.fn,
+          s.fn.arrow ? s.frame.self : null,
+          args,
+          n,
+          s.frame.closureOf,
+          s.env,
+          s.frame.home,
+          'a local function',
+        );
+      }
+      case 'value': {
+        const fn = s.value;
+        if (typeof fn !== 'function') this.fail(n, `${s.label} is not a function`);
+        const mathName = mathFunctionName(fn);
+        if (mathName !== null) {
+          const args = this.ordered(argNodes.map((a) => () => this.numeric(this.value(a, env, frame), a)));
+          return val({ op: 'math', name: mathName, args: args.map((a) => a.e) }, NUM);
+        }
+        return this.callFunction(fn as (...a: never[]) => unknown, s.label, argNodes, n, env, frame);
+      }
+      case 'class':
+        this.fail(n, `class ${s.t.name} is called without new`);
+    }
+  }
+
+  /** Arguments evaluated in order (static ones stay static: classes, functions, constants). */
+  private args(argNodes: readonly Node[], env: Env, frame: Frame): R[] {
+    const rs: (R | null)[] = [];
+    const thunks: (() => Val)[] = [];
+    const where: number[] = [];
+    argNodes.forEach((a, i) => {
+      // Static arguments are resolved now; they have no effects and need no order.
+      if (
+        a.type === 'Identifier' ||
+        a.type === 'ArrowFunctionExpression' ||
+        a.type === 'FunctionExpression' ||
+        a.type === 'MemberExpression'
+      ) {
+        const before = this.sink.length;
+        const probe = a.type === 'MemberExpression' ? null : this.expr(a, env, frame);
+        if (probe !== null && (probe.k === 's' || this.sink.length === before)) {
+          rs.push(probe);
+          if (probe.k === 'v') {
+            where.push(i);
+            thunks.push(() => probe);
+          }
+          return;
+        }
+      }
+      rs.push(null);
+      where.push(i);
+      thunks.push(() => this.value(a, env, frame));
+    });
+    const vals = this.ordered(thunks);
+    where.forEach((i, k) => (rs[i] = vals[k]!));
+    return rs as R[];
+  }
+
+  private numeric(v: Val, n: Node): Val {
+    if (v.t.k === 'obj' || v.t.k === 'arr' || v.t.k === 'ctx') this.fail(n, 'an smmo object is used as a number');
+    return v;
+  }
+
+  /** A call of a function value: inlined when it compiles, else called as JavaScript with views. */
+  private callFunction(fn: (...a: never[]) => unknown, label: string, argNodes: Node[], n: Node, env: Env, frame: Frame): R {
+    const args = this.args(argNodes, env, frame);
+    const parsed = parseFunction(fn);
+    let why: string;
+    if (typeof parsed === 'string') why = parsed;
+    else {
+      const saved = {
+        sink: this.sink,
+        length: this.sink.length,
+        portable: this.portable,
+        allocates: this.allocates,
+        frees: this.frees,
+        notes: this.notes.length,
+      };
+      try {
+        return this.inline(fn, parsed, null, args, n, fn, null, null, label);
+      } catch (e) {
+        if (!(e instanceof CompileFallback)) throw e;
+        this.sink = saved.sink;
+        this.sink.length = saved.length;
+        this.portable = saved.portable;
+        this.allocates = saved.allocates;
+        this.frees = saved.frees;
+        this.notes.length = saved.notes;
+        if (args.some((a) => a.k === 's' && a.s.sv === 'fnNode')) throw e; // a function written in the method cannot be handed over
+        why = e.reason;
+      }
+    }
+    this.notes.push(`${label}() runs as JavaScript: ${why}`);
+    this.portable = false;
+    const dynArgs = args.map((a, i) => this.toDyn(this.asVal(a, argNodes[i]!)).e);
+    return val({ op: 'dynCall', callee: this.staticRef(fn, label), args: dynArgs, optional: false }, DYN);
+  }
+
+  /** x.m(args) on an object: inlined; a switch on the concrete type when implementations differ. */
+  private invokeMethod(recv: Val, name: string, impls: ReadonlyMap<object, number[]>, args: readonly R[], n: Node, getter: boolean): Val {
+    const cls = (recv.t as { cls: TypeLayout }).cls;
+    const r = this.simple(recv);
+    if (r.e.op !== 'self') this.sink.push({ s: 'expr', e: { op: 'nonNull', obj: r.e, what: `${cls.name}.${name}` } });
+    const inlineOne = (impl: object, self: Val): Val => {
+      const parsed = parseFunction(impl as (...a: never[]) => unknown);
+      if (typeof parsed === 'string') {
+        this.notes.push(`${cls.name}.${name} runs as JavaScript: ${parsed}`);
+        this.portable = false;
+        const box: Expr = { op: 'box', obj: self.e };
+        if (getter) return val({ op: 'dynMember', obj: box, name, optional: false }, DYN);
+        const dynArgs = args.map((a) => this.toDyn(this.asVal(a, n)).e);
+        return val({ op: 'dynMethodCall', obj: box, name, args: dynArgs, optional: false }, DYN);
+      }
+      const home = homeOf(this.table.types[impls.get(impl)![0]!]!.cls, name);
+      return this.inline(impl, parsed, self, args, n, impl, null, home, `${cls.name}.${name}`);
+    };
+    const entries = [...impls.entries()];
+    if (entries.length === 1) return inlineOne(entries[0]![0], r);
+    // Several implementations: a switch on the concrete type id of the receiver.
+    const result = this.newLocal('v', `virt:${this.labelCount + 1}`);
+    this.sink.push({ s: 'let', id: result, name: 'v', init: null });
+    const label = this.label('virt');
+    const outer = this.sink;
+    const cases = entries.flatMap(([impl, ids]) => {
+      const narrowed = ids.length === 1 ? val(r.e, objTy(this.table.types[ids[0]!]!)) : r;
+      const body: Stmt[] = [];
+      this.into(body, () => {
+        const res = inlineOne(impl, narrowed);
+        body.push({ s: 'expr', e: this.assignLocal(result, res, n) }, { s: 'break', label });
+      });
+      return ids.map((id, k) => ({ test: cnst(id) as Expr | null, body: k === ids.length - 1 ? body : [] }));
+    });
+    outer.push({ s: 'switch', label, on: { op: 'typeOf', obj: r.e }, cases });
+    return this.readLocal(result);
+  }
+
+  private freeCall(recv: Val, n: Node): Val {
+    if (recv.t.k !== 'obj') this.fail(n, 'destroy() of something that is not an smmo object');
+    this.frees = true;
+    return val({ op: 'free', obj: recv.e }, UNDEF);
+  }
+
+  private isCall(recv: Val, argNodes: Node[], n: Node, env: Env, frame: Frame): Val {
+    const [x, other] = this.ordered([() => recv, () => (argNodes[0] === undefined ? UNDEF_VAL : this.value(argNodes[0], env, frame))]);
+    const self = this.deref(x!, 'is');
+    if (other!.t.k === 'null' || other!.t.k === 'undef') return val({ op: 'seq', items: [self, other!.e, cnst(false)] }, BOOL);
+    if (other!.t.k !== 'obj') this.fail(n, 'x.is(y) takes an smmo object or null');
+    const y = this.simple(other!);
+    return val(
+      { op: 'logical', o: '&&', a: { op: 'binary', o: '!==', a: y.e, b: cnst(0) }, b: { op: 'binary', o: '===', a: y.e, b: self } },
+      BOOL,
+    );
+  }
+
+  private arrCall(recv: Val, name: 'get' | 'set', argNodes: Node[], n: Node, env: Env, frame: Frame): R {
+    const t = recv.t as { cls: TypeLayout; field: string };
+    const f = this.fieldRef(t.cls, t.field)!;
+    if (argNodes[0] === undefined) this.fail(n, `${t.cls.name}.${t.field}.${name} needs an index`);
+    const thunks = [() => recv, () => this.numeric(this.value(argNodes[0]!, env, frame), n)];
+    if (name === 'set') thunks.push(() => (argNodes[1] === undefined ? UNDEF_VAL : this.value(argNodes[1], env, frame)));
+    const [o, idx, v] = this.ordered(thunks);
+    const obj = this.simple(o!);
+    if (name === 'get') return val({ op: 'load', field: f, obj: obj.e, elem: idx!.e }, this.fieldTy(f));
+    const stored = this.storeValue(f, v!, n);
+    return val({ op: 'seq', items: [{ op: 'store', field: f, obj: obj.e, elem: idx!.e, value: stored.e }, cnst(undefined)] }, UNDEF);
+  }
+
+  /** The value to store into field `f`: objects as handles; numbers and booleans as they are. */
+  private storeValue(f: FieldRef, v: Val, n: Node): Val {
+    if (f.kind === 'ref') {
+      const target = this.refTarget(f);
+      if (v.t.k === 'obj' || v.t.k === 'null' || v.t.k === 'undef' || v.t.k === 'dyn') return this.coerce(v, objTy(target), n);
+      this.fail(n, `a ${tyName(v.t)} value is stored into the reference ${f.cls.name}.${f.name}; store an object or null`);
+    }
+    if (v.t.k === 'obj' || v.t.k === 'arr' || v.t.k === 'ctx')
+      this.fail(n, `an smmo object is stored into ${f.cls.name}.${f.name}, a ${f.kind} field`);
+    return v;
+  }
+
+  // ---------------------------------------------------------------- the runtime's operations
+
+  private ctxCall(ctx: Expr, name: string, argNodes: Node[], n: Node, env: Env, frame: Frame): R {
+    const classArg = (i: number): TypeLayout => {
+      const a = argNodes[i];
+      if (a === undefined) this.fail(n, `runtime.${name} needs a class`);
+      const r = this.expr(a, env, frame);
+      if (r.k !== 's' || r.s.sv !== 'class')
+        this.fail(a, `runtime.${name}: the class must be a registered class known when the method is compiled`);
+      return r.s.t;
+    };
+    if (ctx.op !== 'ctx') this.sink.push(...exprStmts(ctx));
+    switch (name) {
+      case 'create': {
+        const t = classArg(0);
+        if (t.abstract) this.fail(n, `create(${t.name}): ${t.name} is abstract`);
+        return this.create(t, argNodes[1] ?? null, env, frame);
+      }
+      case 'destroy': {
+        const a = argNodes[0];
+        if (a === undefined) this.fail(n, 'destroy needs an object');
+        return this.freeCall(this.value(a, env, frame), n);
+      }
+      case 'deviceDo':
+        return this.deviceDo(classArg(0), argNodes[1], n, env, frame);
+      case 'get': {
+        const t = classArg(0);
+        const a = argNodes[1];
+        if (a === undefined) this.fail(n, 'get(C, handle) needs a handle');
+        return val({ op: 'checkHandle', value: this.numeric(this.value(a, env, frame), a).e, cls: t }, objTy(t));
+      }
+      case 'count': {
+        const t = classArg(0);
+        this.portable = false;
+        return val({ op: 'dynMethodCall', obj: { op: 'ctx' }, name: 'count', args: [this.staticRef(t.cls, t.name)], optional: false }, NUM);
+      }
+    }
+    this.fail(n, `runtime.${name}`);
+  }
+
+  /** deviceDo(C, fn): one ForEach per concrete class of C, fn's body inlined with the object as its parameter. */
+  private deviceDo(t: TypeLayout, cbNode: Node | undefined, n: Node, env: Env, frame: Frame): Val {
+    if (cbNode === undefined || (cbNode.type !== 'ArrowFunctionExpression' && cbNode.type !== 'FunctionExpression')) {
+      this.fail(n, 'deviceDo(C, fn): fn must be a function written in the call');
+    }
+    const fn = functionNode(cbNode, srcOf(cbNode));
+    this.checkShape(fn, 'the deviceDo callback');
+    const param = fn.params[0];
+    if (fn.params.length > 1 || (param !== undefined && param.type !== 'Identifier'))
+      this.fail(cbNode, 'the deviceDo callback takes one plain parameter');
+    const out = this.sink;
+    for (const id of t.concrete) {
+      const S = this.table.types[id]!;
+      this.iterates.add(id);
+      const label = this.label('each');
+      const v = this.temp(objTy(S), 'each');
+      const inner = new Env(env);
+      if (param !== undefined) inner.vars.set(param['name'] as string, { k: 'local', id: v, konst: true });
+      const eachFrame: Frame = { ...frame, self: fn.arrow ? frame.self : null, ret: { kind: 'each', label }, targets: [] };
+      const body: Stmt[] = [];
+      this.into(body, () => {
+        if (fn.body.type === 'BlockStatement') this.block(fn.body['body'] as Node[], inner, eachFrame, body);
+        else {
+          const r = this.expr(fn.body, inner, eachFrame);
+          if (r.k === 'v') body.push(...exprStmts(r.e));
+        }
+      });
+      out.push({ s: 'forEach', typeId: id, var: v, label, body });
+    }
+    return UNDEF_VAL;
+  }
+
+  /** create(C, init): evaluate the init values (as the call's argument is), allocate and zero, store them in key order. */
+  private create(t: TypeLayout, initNode: Node | null, env: Env, frame: Frame): Val {
+    this.allocates = true;
+    const stores: { f: FieldRef; elem: number | null; value: Val }[] = [];
+    if (initNode !== null) {
+      if (initNode.type !== 'ObjectExpression') this.fail(initNode, `create(${t.name}, init): init must be an object literal`);
+      const thunks: (() => Val)[] = [];
+      const places: { f: FieldRef; elem: number | null }[] = [];
+      for (const p of initNode['properties'] as Node[]) {
+        if (p.type !== 'Property' || p['computed'] === true || p['kind'] !== 'init' || p['method'] === true)
+          this.fail(p, 'create: init keys must be plain field names');
+        const key = p['key'] as Node;
+        const name = key.type === 'Identifier' ? (key['name'] as string) : String(key['value']);
+        const f = this.fieldRef(t, name);
+        if (f === null) this.fail(p, `create(${t.name}): ${t.name} has no field '${name}'`);
+        const valueNode = p['value'] as Node;
+        if (f.length === 0) {
+          places.push({ f, elem: null });
+          thunks.push(() => this.storeValue(f, this.value(valueNode, env, frame), valueNode));
+          continue;
+        }
+        if (valueNode.type !== 'ArrayExpression')
+          this.fail(valueNode, `create(${t.name}): the inline array '${name}' must be given as an array literal`);
+        const items = valueNode['elements'] as (Node | null)[];
+        if (items.length > f.length) this.fail(valueNode, `create(${t.name}): '${name}' has ${f.length} elements`);
+        items.forEach((item, k) => {
+          if (item === null || item.type === 'SpreadElement') this.fail(valueNode, 'array holes and spread elements are not supported');
+          places.push({ f, elem: k });
+          thunks.push(() => this.storeValue(f, this.value(item, env, frame), item));
+        });
+      }
+      // Every value is computed before the allocation (they are the call's argument).
+      const values = this.ordered(thunks).map((v) => (isStable(v.e) ? v : this.simpleAlways(v)));
+      values.forEach((v, i) => stores.push({ ...places[i]!, value: v }));
+    }
+    const h = this.temp(objTy(t), 'new');
+    const items: Expr[] = [{ op: 'setLocal', id: h, value: { op: 'alloc', cls: t } }];
+    for (const s of stores)
+      items.push({ op: 'store', field: s.f, obj: { op: 'local', id: h }, elem: s.elem === null ? null : cnst(s.elem), value: s.value.e });
+    items.push({ op: 'local', id: h });
+    return val({ op: 'seq', items }, objTy(t));
+  }
+
+  /** A temporary holding `v`, whatever `v` is (it must not change before use). */
+  private simpleAlways(v: Val): Val {
+    const id = this.temp(v.t, 'v');
+    this.sink.push({ s: 'expr', e: { op: 'setLocal', id, value: v.e } });
+    return val({ op: 'local', id }, v.t);
+  }
+
+  // ---------------------------------------------------------------- operators
+
+  private binary(n: Node, env: Env, frame: Frame): R {
+    const o = n['operator'] as string;
+    const leftNode = n['left'] as Node;
+    const rightNode = n['right'] as Node;
+    if (o === 'instanceof') return this.instanceOf(n, leftNode, rightNode, env, frame);
+    if (o === 'in') this.fail(n, "the 'in' operator is not supported");
+    const [a, b] = this.ordered([() => this.value(leftNode, env, frame), () => this.value(rightNode, env, frame)]) as [Val, Val];
+    const isEq = o === '===' || o === '!==' || o === '==' || o === '!=';
+    if (a.t.k === 'obj' || b.t.k === 'obj' || a.t.k === 'arr' || b.t.k === 'arr') {
+      if (!isEq) this.fail(n, `an smmo object is an operand of '${o}'`);
+      const [x, y] = a.t.k === 'obj' || a.t.k === 'arr' ? [a, b] : [b, a];
+      if (y.t.k === 'null' || y.t.k === 'undef') {
+        // x === null, x == undefined, …: an object is a handle and null is 0; a reference is never undefined.
+        const negate = o === '!==' || o === '!=';
+        const loose = o === '==' || o === '!=';
+        if (x.t.k === 'arr' || (!loose && y.t.k === 'undef')) return val({ op: 'seq', items: [x.e, y.e, cnst(negate)] }, BOOL);
+        return val({ op: 'seq', items: [y.e, { op: 'binary', o: negate ? '!==' : '===', a: x.e, b: cnst(0) }] }, BOOL);
+      }
+      this.fail(
+        n,
+        `compares ${tyName(a.t)} with ${tyName(b.t)} using '${o}': views are not unique objects, so the interpreted method compares identities; compare handles (a.handle === b.handle) or use a.is(b)`,
+      );
+    }
+    if (a.t.k === 'ctx' || b.t.k === 'ctx') this.fail(n, `the runtime is an operand of '${o}'`);
+    const isCmp = isEq || o === '<' || o === '>' || o === '<=' || o === '>=';
+    const t = isCmp ? BOOL : o === '+' && (a.t.k !== 'num' || b.t.k !== 'num') ? DYN : NUM;
+    return val({ op: 'binary', o: o as BinaryOp, a: a.e, b: b.e }, t);
+  }
+
+  private instanceOf(n: Node, leftNode: Node, rightNode: Node, env: Env, frame: Frame): R {
+    const left = this.value(leftNode, env, frame);
+    const right = this.expr(rightNode, env, frame);
+    const target = right.k === 's' ? (right.s.sv === 'class' ? right.s.t.cls : right.s.sv === 'value' ? right.s.value : null) : null;
+    if (left.t.k === 'obj') {
+      if (typeof target !== 'function') this.fail(n, 'instanceof needs a class known when the method is compiled');
+      const ids = left.t.cls.concrete.filter((id) => {
+        const c = this.table.types[id]!.cls;
+        return c === target || c.prototype instanceof (target as new () => unknown);
+      });
+      return val({ op: 'isA', obj: left.e, typeIds: ids }, BOOL);
+    }
+    if (left.t.k === 'null' || left.t.k === 'undef') return val({ op: 'seq', items: [left.e, cnst(false)] }, BOOL);
+    this.portable = false;
+    const [l, r] = this.ordered([() => this.toDyn(left), () => this.toDyn(this.asVal(right, rightNode))]);
+    return val({ op: 'binary', o: 'instanceof', a: l!.e, b: r!.e }, BOOL);
+  }
+
+  private logical(n: Node, env: Env, frame: Frame): R {
+    const o = n['operator'] as '&&' | '||' | '??';
+    const left = this.value(n['left'] as Node, env, frame);
+    const rest = this.branch(() => this.value(n['right'] as Node, env, frame));
+    const b = rest.v;
+    // The left operand is used twice (test and value) unless the result is a plain logical expression.
+    const plain =
+      rest.stmts.length === 0 &&
+      left.t.k !== 'obj' &&
+      left.t.k !== 'arr' &&
+      left.t.k !== 'ctx' &&
+      b.t.k !== 'obj' &&
+      b.t.k !== 'arr' &&
+      b.t.k !== 'ctx';
+    if (plain) return val({ op: 'logical', o, a: left.e, b: b.e }, sameTy(left.t, b.t) ? left.t : DYN);
+    const a = this.simple(left);
+    if (a.t.k === 'obj') {
+      const isObj: Expr = { op: 'binary', o: '!==', a: a.e, b: cnst(0) };
+      if (o === '&&') {
+        // x && y: y when x is an object, else null (0 where the result is an object)
+        const t = this.join(NULL, b.t, n, 'an && expression');
+        return this.conditional(isObj, rest, { stmts: [], v: val(cnst(null), NULL) }, t, n);
+      }
+      // x || y, x ?? y: x when it is an object, else y
+      const t = this.join(a.t, b.t, n, `an ${o} expression`);
+      return this.conditional(isObj, { stmts: [], v: a }, rest, t, n);
+    }
+    if (b.t.k === 'obj' || b.t.k === 'arr' || b.t.k === 'ctx' || a.t.k === 'arr' || a.t.k === 'ctx') {
+      const t = this.join(a.t, b.t, n, `an ${o} expression`);
+      const test: Expr =
+        o === '&&'
+          ? this.truthy(a, n)
+          : o === '||'
+            ? { op: 'unary', o: '!', a: this.truthy(a, n) }
+            : { op: 'binary', o: '==', a: a.e, b: cnst(null) };
+      return this.conditional(test, rest, { stmts: [], v: a }, t, n);
+    }
+    const t = sameTy(a.t, b.t) ? a.t : DYN;
+    if (rest.stmts.length === 0) return val({ op: 'logical', o, a: a.e, b: b.e }, t);
+    const test: Expr = o === '&&' ? a.e : o === '||' ? { op: 'unary', o: '!', a: a.e } : { op: 'binary', o: '==', a: a.e, b: cnst(null) };
+    return this.conditional(test, rest, { stmts: [], v: a }, t, n);
+  }
+
+  private unary(n: Node, env: Env, frame: Frame): R {
+    const o = n['operator'] as string;
+    if (o === 'delete') this.fail(n, "the 'delete' operator is not supported");
+    const a = this.value(n['argument'] as Node, env, frame);
+    if (a.t.k === 'obj' || a.t.k === 'arr' || a.t.k === 'ctx') {
+      if (o === '!') return val({ op: 'unary', o: '!', a: this.truthy(a, n) }, BOOL);
+      if (o === 'typeof') return val({ op: 'seq', items: [a.e, cnst(a.t.k === 'obj' ? 'object' : 'object')] }, STR);
+      if (o === 'void') return val({ op: 'seq', items: [a.e, cnst(undefined)] }, UNDEF);
+      this.fail(n, `an smmo object is the operand of '${o}'`);
+    }
+    const t = o === '!' ? BOOL : o === 'typeof' ? STR : o === 'void' ? UNDEF : NUM;
+    return val({ op: 'unary', o: o as UnaryOp, a: a.e }, t);
+  }
+
+  private update(n: Node, env: Env, frame: Frame): R {
+    const delta: 1 | -1 = n['operator'] === '++' ? 1 : -1;
+    const prefix = n['prefix'] === true;
+    const target = n['argument'] as Node;
+    if (target.type === 'Identifier') {
+      const v = env.find(target['name'] as string);
+      if (v === undefined || v.k !== 'local' || v.konst)
+        this.fail(n, `++/-- of '${target['name'] as string}', which is not a variable of the method`);
+      const cur = this.readLocal(v.id);
+      if (cur.t.k === 'obj' || cur.t.k === 'arr' || cur.t.k === 'ctx') this.fail(n, '++/-- of an smmo object');
+      if (cur.t.k !== 'num' && cur.t.k !== 'dyn') this.assignLocal(v.id, val(cnst(0), NUM), n); // joins to dyn: ++ keeps JavaScript's meaning
+      return val({ op: 'updateLocal', id: v.id, delta, prefix }, NUM);
+    }
+    if (target.type !== 'MemberExpression') this.fail(n, '++/-- of this target');
+    const place = this.place(target, env, frame);
+    if (place.k === 'dyn') return val({ op: 'dynUpdate', target: place.target, delta, prefix }, NUM);
+    if (place.f.kind === 'ref' || place.f.kind === 'bool') this.fail(n, `++/-- of a ${place.f.kind} field`);
+    // field++: old = +load; store(old ± 1); value: prefix ? old ± 1 : old (as the accessor pair does)
+    const old = this.temp(NUM, 'u');
+    const next: Expr = { op: 'binary', o: delta === 1 ? '+' : '-', a: { op: 'local', id: old }, b: cnst(1) };
+    const items: Expr[] = [
+      { op: 'setLocal', id: old, value: { op: 'unary', o: '+', a: place.load } },
+      { op: 'store', field: place.f, obj: place.obj, elem: null, value: next },
+    ];
+    items.push(prefix ? next : { op: 'local', id: old });
+    return val({ op: 'seq', items }, NUM);
+  }
+
+  /** An assignable member: a field of an smmo object, or a property of a JavaScript value. */
+  private place(target: Node, env: Env, frame: Frame): { k: 'field'; f: FieldRef; obj: Expr; load: Expr } | { k: 'dyn'; target: Expr } {
+    const objNode = target['object'] as Node;
+    const computed = target['computed'] === true;
+    const o = this.value(objNode, env, frame);
+    if (o.t.k === 'obj') {
+      if (computed) this.fail(target, 'a computed member of an smmo object');
+      const name = (target['property'] as Node)['name'] as string;
+      const f = this.fieldRef(o.t.cls, name);
+      if (f === null) this.fail(target, `${o.t.cls.name} has no field '${name}' (smmo objects get no new properties)`);
+      if (f.length > 0) this.fail(target, `the inline array ${o.t.cls.name}.${name} is written with .set(i, v)`);
+      const s = this.simple(o);
+      if (s.e.op !== 'self') this.sink.push({ s: 'expr', e: { op: 'nonNull', obj: s.e, what: `${o.t.cls.name}.${name}` } });
+      return { k: 'field', f, obj: s.e, load: { op: 'load', field: f, obj: s.e, elem: null } };
+    }
+    if (o.t.k === 'arr' || o.t.k === 'ctx') this.fail(target, 'an assignment to a property of an inline array or of the runtime');
+    this.portable = false;
+    const base = this.simple(this.toDyn(o));
+    if (computed) {
+      const idx = this.simpleAlways(this.toDyn(this.value(target['property'] as Node, env, frame)));
+      return { k: 'dyn', target: { op: 'dynIndex', obj: base.e, index: idx.e, optional: false } };
+    }
+    return { k: 'dyn', target: { op: 'dynMember', obj: base.e, name: (target['property'] as Node)['name'] as string, optional: false } };
+  }
+
+  private assign(n: Node, env: Env, frame: Frame): R {
+    const o = n['operator'] as string;
+    const target = n['left'] as Node;
+    const rightNode = n['right'] as Node;
+    if (target.type === 'Identifier') {
+      const name = target['name'] as string;
+      const v = env.find(name);
+      if (v === undefined || v.k !== 'local') this.fail(n, `an assignment to '${name}', which is not a variable of the method`);
+      if (v.konst) this.fail(n, `an assignment to the constant '${name}'`);
+      if (o === '=') {
+        const r = this.value(rightNode, env, frame);
+        return val(this.assignLocal(v.id, r, n), this.locals[v.id]!.ty ?? UNDEF);
+      }
+      if (o === '&&=' || o === '||=' || o === '??=') this.fail(n, `the operator ${o}`);
+      const [cur, r] = this.ordered([() => this.readLocal(v.id), () => this.value(rightNode, env, frame)]) as [Val, Val];
+      if (cur.t.k === 'obj' || r.t.k === 'obj' || cur.t.k === 'arr' || r.t.k === 'arr')
+        this.fail(n, `an smmo object is an operand of '${o}'`);
+      const bin = o.slice(0, -1) as BinaryOp;
+      const t = bin === '+' && (cur.t.k !== 'num' || r.t.k !== 'num') ? DYN : NUM;
+      return val(this.assignLocal(v.id, val({ op: 'binary', o: bin, a: cur.e, b: r.e }, t), n), this.locals[v.id]!.ty ?? t);
+    }
+    if (target.type !== 'MemberExpression') this.fail(n, 'destructuring assignment is not supported');
+    if (o === '&&=' || o === '||=' || o === '??=') this.fail(n, `the operator ${o}`);
+    const place = this.place(target, env, frame);
+    if (place.k === 'dyn') {
+      const r = this.toDyn(this.value(rightNode, env, frame));
+      return val({ op: 'dynAssign', target: place.target, o: o as '=', value: r.e }, DYN);
+    }
+    const f = place.f;
+    let v: Val;
+    if (o === '=') v = this.value(rightNode, env, frame);
+    else {
+      if (f.kind === 'ref') this.fail(n, `'${o}' on the reference ${f.cls.name}.${f.name}`);
+      // x.f op= v: the field is read before v is evaluated (JavaScript's order)
+      const [cur, r] = this.ordered([() => val(place.load, this.fieldTy(f)), () => this.numeric(this.value(rightNode, env, frame), n)]) as [
+        Val,
+        Val,
+      ];
+      const bin = o.slice(0, -1) as BinaryOp;
+      v = val({ op: 'binary', o: bin, a: cur.e, b: r.e }, bin === '+' && r.t.k !== 'num' ? DYN : NUM);
+    }
+    const stored = this.storeValue(f, v, n);
+    return val(
+      { op: 'store', field: f, obj: place.obj, elem: null, value: stored.e },
+      f.kind === 'ref' ? objTy(this.refTarget(f)) : stored.t,
+    );
+  }
+}
+
+// ------------------------------------------------------------------ helpers
+
+/** Whether a function body may assign the variable `name` (syntactically; shadowing makes this conservative). */
+function assigns(body: Node, name: string): boolean {
+  const stack: unknown[] = [body];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (n === null || typeof n !== 'object') continue;
+    if (Array.isArray(n)) {
+      for (const x of n) stack.push(x);
+      continue;
+    }
+    const o = n as Node;
+    if (typeof o.type !== 'string') continue;
+    if (o.type === 'AssignmentExpression' && (o['left'] as Node).type === 'Identifier' && (o['left'] as Node)['name'] === name) return true;
+    if (o.type === 'UpdateExpression' && (o['argument'] as Node).type === 'Identifier' && (o['argument'] as Node)['name'] === name)
+      return true;
+    for (const k of Object.keys(o)) if (k !== 'type') stack.push(o[k]);
+  }
+  return false;
+}
+
+/** Expressions whose value cannot change before they are used (need no temporary). */
+function isStable(e: Expr): boolean {
+  return e.op === 'const' || e.op === 'self' || e.op === 'arg' || e.op === 'ctx' || e.op === 'static';
+}
+
+/** Statements that evaluate `e` for its effects. */
+function exprStmts(e: Expr): Stmt[] {
+  if (e.op === 'seq') return e.items.flatMap(exprStmts);
+  if (isStable(e) || e.op === 'local') return [];
+  return [{ s: 'expr', e }];
+}
+
+function sameTy(a: Ty, b: Ty): boolean {
+  if (a.k !== b.k) return false;
+  if (a.k === 'obj') return a.cls === (b as { cls: TypeLayout }).cls;
+  if (a.k === 'arr') return a.cls === (b as { cls: TypeLayout }).cls && a.field === (b as { field: string }).field;
+  return true;
+}
+
+function commonClass(a: TypeLayout, b: TypeLayout): TypeLayout | null {
+  for (let x: TypeLayout | null = a; x !== null; x = x.parent) {
+    for (let y: TypeLayout | null = b; y !== null; y = y.parent) if (x === y) return x;
+  }
+  return null;
+}
+
+/** The class on whose prototype `method` is defined, walking up from `cls`. */
+function homeOf(cls: SmmoClass, method: string): SmmoClass | null {
+  for (let c: SmmoClass | null = cls; c !== null && (c as unknown) !== SmmoObject; c = Object.getPrototypeOf(c) as SmmoClass | null) {
+    if (Object.prototype.hasOwnProperty.call(c.prototype, method)) return c;
+  }
+  return null;
+}
+
+function findDescriptor(obj: object, name: string): PropertyDescriptor | undefined {
+  for (
+    let p: object | null = obj;
+    p !== null && p !== Object.prototype && p !== Function.prototype;
+    p = Object.getPrototypeOf(p) as object | null
+  ) {
+    const d = Object.getOwnPropertyDescriptor(p, name);
+    if (d !== undefined) return d;
+  }
+  return undefined;
+}
+
+function mathFunctionName(fn: unknown): string | null {
+  for (const name of PURE_MATH) if ((Math as unknown as Record<string, unknown>)[name] === fn) return name;
+  return null;
+}
+
+function svName(s: SV): string {
+  switch (s.sv) {
+    case 'class':
+      return `the class ${s.t.name}`;
+    case 'value':
+      return typeof s.value === 'function' ? `the function ${(s.value as { name?: string }).name ?? ''}` : 'a constant';
+    case 'ctxOp':
+      return `runtime.${s.name}`;
+    case 'objMethod':
+    case 'superMethod':
+      return `the method ${s.name}`;
+    case 'arrMethod':
+      return `the inline array's ${s.name}`;
+    case 'fnNode':
+      return 'a function expression';
+  }
+}
+
+/** Remember the source text on every node of a function (for messages). */
+function setSource(node: Node, src: string): void {
+  const stack: unknown[] = [node];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (n === null || typeof n !== 'object') continue;
+    if (Array.isArray(n)) {
+      for (const x of n) stack.push(x);
+      continue;
+    }
+    const o = n as Record<string, unknown>;
+    if (typeof o['type'] !== 'string' || Object.prototype.hasOwnProperty.call(o, '__src')) continue;
+    Object.defineProperty(o, '__src', { value: src, enumerable: false });
+    for (const k of Object.keys(o)) if (k !== 'type') stack.push(o[k]);
+  }
+}
+
+function srcOf(n: Node): string {
+  return (n as unknown as { __src?: string }).__src ?? '';
+}
+
+function snippet(node: Node): string {
+  const src = srcOf(node);
+  const text = src !== '' ? src.slice(node.start, node.end) : node.type;
+  const one = text.replace(/\s+/g, ' ');
+  return one.length > 60 ? one.slice(0, 57) + '…' : one;
+}
+
+function describeNode(type: string): string {
+  const words: Record<string, string> = {
+    TryStatement: 'try/catch',
+    ForInStatement: 'for…in',
+    ForOfStatement: 'for…of',
+    WithStatement: 'with',
+    ClassExpression: 'a class expression',
+    ClassDeclaration: 'a class declaration',
+    AwaitExpression: 'await',
+    YieldExpression: 'yield',
+    TaggedTemplateExpression: 'a tagged template',
+    MetaProperty: 'new.target / import.meta',
+    ImportExpression: 'import()',
+    DebuggerStatement: 'debugger',
+    Super: 'super',
+  };
+  return words[type] ?? type;
+}

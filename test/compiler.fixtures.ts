@@ -1,0 +1,263 @@
+/**
+ * Classes for the method compiler's tests (test/compiler.test.ts): one method per
+ * construct of the compiled subset (README "Compiled methods"), each writing what it
+ * computes into the heap so that compiled and interpreted runs can be compared byte for
+ * byte, and methods outside the subset, one per fallback reason.
+ */
+import { array, bool, f32, f64, i16, i32, i8, object, ref, u16, u32, u8, type SmmoContext, type SmmoObject } from '../runtime/index.js';
+
+export const SCALE = 3;
+const OFFSET = Math.fround(0.25);
+const SCRATCH = new Float64Array(2);
+let counter = 0;
+export function bumpCounter(): number {
+  return ++counter;
+}
+
+/** A module helper: inlined. */
+function mix(a: number, b: number): number {
+  return Math.imul(a ^ (b >>> 3), 0x9e3779b1) >>> 0;
+}
+
+/** A helper that takes an object and an inline array. */
+function sumStream(s: { get(i: number): number; length: number }): number {
+  let total = 0;
+  for (let i = 0; i < s.length; i++) total += s.get(i);
+  return total;
+}
+
+/** A helper the compiler cannot inline (it reads a module `let`): called as JavaScript. */
+function readsCounter(x: number): number {
+  return x + counter;
+}
+
+/** Default parameters and a local arrow function. */
+function scaled(x: number, by = SCALE): number {
+  const twice = (v: number): number => v * 2;
+  return twice(x) * by;
+}
+
+export interface PointLike extends SmmoObject {
+  x: number;
+  y: number;
+  next: PointLike | null;
+}
+
+export class Point extends object({
+  x: f64,
+  y: f32,
+  n: i32,
+  small: i8,
+  word: u16,
+  half: i16,
+  big: u32,
+  tag: u8,
+  flag: bool,
+  next: ref<PointLike>('Point'),
+  other: ref<Shape>('Shape'),
+  stream: array(u32, 4),
+  flags: array(bool, 3),
+  hops: array(ref<PointLike>('Point'), 2),
+}) {
+  /** Arithmetic on every field kind, stores wrap as typed arrays do. */
+  arith(k: number): void {
+    this.x = this.x * 1.5 + k;
+    this.y += OFFSET;
+    this.n = (this.n * 7 + k) | 0;
+    this.small += 100; // wraps in i8
+    this.word -= 1; // wraps in u16
+    this.half = this.half ^ 0x5555;
+    this.big = (this.big + 0xfffffff0) >>> 0;
+    this.tag++;
+    this.flag = !this.flag;
+    const r = this.n % 5;
+    this.x += r > 2 ? Math.sqrt(Math.abs(this.x)) : Math.floor(this.x / 3);
+  }
+
+  /** References: follow, compare with null, assign, optional chaining, is(). */
+  refs(): void {
+    const nx = this.next;
+    if (nx !== null) {
+      this.x = nx.x + (nx.next?.x ?? -1);
+      if (nx.is(this)) this.n += 1000;
+      if (nx.handle === this.handle) this.n += 1;
+    }
+    this.flag = this.next == null;
+    const o = this.other;
+    this.y = o === null ? 0 : o.area();
+  }
+
+  /** Inline arrays: constant and computed indices, a helper that takes the array, mix(). */
+  arrays(): void {
+    const s = this.stream;
+    for (let i = 0; i < 4; i++) s.set(i, mix(s.get(i), i + this.n));
+    this.big = sumStream(s) >>> 0;
+    const f = this.flags;
+    f.set(this.n & 1 ? 2 : 0, !f.get(1));
+    const h = this.hops;
+    h.set(1, h.get(0));
+    h.set(0, this.next);
+  }
+
+  /** Loops: for, while, do-while, break and continue with and without labels, switch. */
+  loops(limit: number): void {
+    let acc = 0;
+    outer: for (let i = 0; i < limit; i++) {
+      let j = 0;
+      while (true) {
+        j++;
+        if (j > i) break;
+        if ((i + j) % 3 === 0) continue outer;
+        acc += j;
+      }
+      do {
+        acc ^= i;
+      } while (acc > 1000 && (acc = acc >> 1) > 0);
+      switch (i % 5) {
+        case 0:
+        case 1:
+          acc += 2;
+          break;
+        case 2: {
+          acc -= 1;
+          break;
+        }
+        default:
+          acc *= 2;
+      }
+    }
+    this.n = acc;
+  }
+
+  /** deviceDo with an early return (next object), nested deviceDo, closures over locals. */
+  neighbours(): void {
+    let nearest = 0;
+    let best = Infinity;
+    let count = 0;
+    const rt = this.runtime;
+    rt.deviceDo(Point, (p) => {
+      if (p.handle === this.handle) return;
+      const d = Math.abs(p.x - this.x);
+      if (d < best) {
+        best = d;
+        nearest = p.handle;
+      }
+    });
+    rt.deviceDo(Shape, (s) => {
+      count += s.sides();
+      rt.deviceDo(Point, () => (count += 0.5));
+    });
+    this.next = nearest === 0 ? null : rt.get(Point, nearest);
+    this.x = count;
+  }
+
+  /** JavaScript values the compiler leaves as they are: strings, a typed array, a call it cannot inline, a template. */
+  javascript(k: number): void {
+    SCRATCH[0] = this.x;
+    SCRATCH[1] = k;
+    const label = `p${this.n}:${SCRATCH[0] + SCRATCH[1]}`;
+    this.tag = label.length;
+    this.n = readsCounter(this.n) | 0;
+    this.y = scaled(this.y) + scaled(1, 2);
+  }
+
+  /** Errors: a null dereference (TypeError) and an index out of range (RangeError) when asked to. */
+  fail(which: number): void {
+    if (which === 1 && this.tag === 4) this.x = this.next!.x;
+    if (which === 2 && this.tag === 3) this.flags.set(this.tag, true);
+  }
+}
+
+/** An abstract class with two subclasses that override its methods: virtual calls, super. */
+export abstract class Shape extends object({ size: f32, owner: ref(() => Point) }, { abstract: true }) {
+  sides(): number {
+    return 0;
+  }
+  area(): number {
+    return this.size * this.sides();
+  }
+  get perimeter(): number {
+    return this.size * this.sides();
+  }
+  /** Grows, and creates or deletes shapes. */
+  grow(): void {}
+}
+
+export class Square extends Shape.extend({ corner: f64 }) {
+  override sides(): number {
+    return 4;
+  }
+  override area(): number {
+    return this.size * this.size;
+  }
+  override grow(): void {
+    this.size += 1;
+    this.corner = this.perimeter + super.area();
+    if (this.size > 4) {
+      // Split: a new Square and a Triangle, with an init object (a reference included); then delete itself.
+      const ctx: SmmoContext = this.runtime;
+      const sq = ctx.create(Square, { size: this.size / 2, owner: this.owner, corner: -1 });
+      ctx.create(Triangle, { size: sq.size, owner: null, angles: [60, 60, 60] });
+      this.destroy();
+    }
+  }
+}
+
+export class Triangle extends Shape.extend({ angles: array(f32, 3) }) {
+  override sides(): number {
+    return 3;
+  }
+  override grow(): void {
+    this.size *= 1.5;
+    const a = this.angles;
+    a.set(0, a.get(0) + this.perimeter);
+    if (this.size > 10) this.runtime.destroy(this);
+  }
+}
+
+/** A do-all over Shape: calls a method of another object that is dispatched on its type. */
+export class Visitor extends object({ total: f64, last: ref(() => Shape) }) {
+  visit(): void {
+    const s = this.last;
+    if (s !== null) {
+      this.total += s.area() + s.perimeter;
+      if (s instanceof Square) this.total += s.corner;
+    }
+  }
+}
+
+/** Methods the compiler does not take, one per reason. */
+export class Odd extends object({ v: f64, peer: ref<OddLike>('Odd') }) {
+  comparesObjects(): void {
+    if (this.peer === this.peer) this.v = 1;
+  }
+  readsModuleLet(): void {
+    this.v = counter;
+  }
+  usesTryCatch(): void {
+    try {
+      this.v = 1;
+    } catch {
+      this.v = 2;
+    }
+  }
+  recursive(n: number): number {
+    return n <= 0 ? 0 : this.recursive(n - 1) + 1;
+  }
+  callsRecursive(): void {
+    this.v = this.recursive(3);
+  }
+  destructures(): void {
+    const { v } = this;
+    this.v = v + 1;
+  }
+  objectInArithmetic(): void {
+    this.v = (this.peer as unknown as number) + 1;
+  }
+}
+export interface OddLike extends SmmoObject {
+  v: number;
+  peer: OddLike | null;
+}
+
+export const CLASSES = [Point, Shape, Square, Triangle, Visitor, Odd];

@@ -1,0 +1,251 @@
+/**
+ * The method compiler (runtime/compiler/): every construct of the compiled subset gives
+ * the heap the interpreted method gives, byte for byte, after every pass (invariant C1);
+ * every construct outside it falls back with a reason that names it; errors thrown in
+ * compiled code are the interpreted ones (TypeError, RangeError, as MethodError causes).
+ */
+import test, { type ExecutionContext } from 'ava';
+import { createRuntime, MethodError, type Runtime } from '../runtime/index.js';
+import { RESERVED_BYTES } from '../runtime/layout.js';
+import { CLASSES, Odd, Point, Shape, Square, Triangle, Visitor, bumpCounter } from './compiler.fixtures.js';
+
+type Pass = [
+  cls: typeof Point | typeof Shape | typeof Visitor | typeof Square | typeof Triangle | typeof Odd,
+  method: string,
+  ...args: number[],
+];
+
+async function setup(rt: Runtime): Promise<void> {
+  const points: number[] = [];
+  await rt.parallelNew(Point, 90, (p, i) => {
+    p.x = i * 0.75 - 20;
+    p.y = (i % 7) / 3;
+    p.n = i * 13 - 400;
+    p.small = i * 3;
+    p.word = i * 1000;
+    p.half = i * 77 - 3000;
+    p.big = i * 123456789;
+    p.tag = i;
+    p.flag = i % 3 === 0;
+    for (let k = 0; k < 4; k++) p.stream.set(k, (i * 2654435761 + k * 97) >>> 0);
+    points.push(p.handle);
+  });
+  // References: a ring with gaps (every fifth point has no next).
+  for (let i = 0; i < points.length; i++) {
+    const p = rt.get(Point, points[i]!);
+    p.next = i % 5 === 4 ? null : rt.get(Point, points[(i * 7 + 3) % points.length]!);
+    p.hops.set(0, rt.get(Point, points[(i + 1) % points.length]!));
+  }
+  const shapes: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    const owner = rt.get(Point, points[i * 2]!);
+    const s =
+      i % 2 === 0
+        ? rt.create(Square, { size: 1 + (i % 4), owner, corner: i })
+        : rt.create(Triangle, { size: 0.5 + i / 10, owner, angles: [i, 2 * i, 3 * i] });
+    shapes.push(s.handle);
+    if (i % 3 === 0) owner.other = s;
+  }
+  await rt.parallelNew(Visitor, 20, (v, i) => {
+    v.last = i % 4 === 3 ? null : rt.get(Shape, shapes[i]!);
+  });
+}
+
+/** Heap bytes (without the region below RESERVED_BYTES, which is the WASM module's stack and data). */
+function heapBytes(rt: Runtime): Uint8Array {
+  return new Uint8Array(rt.heap.buffer).slice(RESERVED_BYTES);
+}
+
+function firstDifference(a: Uint8Array, b: Uint8Array): number {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return i;
+  return -1;
+}
+
+async function runtimeFor(compile: boolean, checked = false): Promise<Runtime> {
+  const rt = await createRuntime({ classes: CLASSES, heap: '4MB', compile, checked, seed: 5 });
+  await setup(rt);
+  return rt;
+}
+
+/** Run the passes on an interpreted and a compiled runtime; the heaps must be equal after every pass. */
+async function sameHeaps(
+  t: ExecutionContext,
+  passes: readonly Pass[],
+  options: { checked?: boolean; expectCompiled?: readonly string[] } = {},
+): Promise<void> {
+  const a = await runtimeFor(false, options.checked);
+  const b = await runtimeFor(true, options.checked);
+  try {
+    t.is(firstDifference(heapBytes(a), heapBytes(b)), -1, 'the same start');
+    for (const [cls, method, ...args] of passes) {
+      await (a.parallelDo as (c: unknown, m: string, ...x: number[]) => Promise<void>)(cls, method, ...args);
+      await (b.parallelDo as (c: unknown, m: string, ...x: number[]) => Promise<void>)(cls, method, ...args);
+      a.validateHeap();
+      b.validateHeap();
+      const at = firstDifference(heapBytes(a), heapBytes(b));
+      t.is(at, -1, `heaps differ after ${cls.name}.${method} at byte ${at + RESERVED_BYTES}`);
+    }
+    const compiled = b.stats().compiled;
+    for (const name of options.expectCompiled ?? []) {
+      t.true(compiled[name]?.compiled === true, `${name} compiled: ${JSON.stringify(compiled[name])}`);
+    }
+    t.deepEqual(a.stats().compiled, {}, 'compile: false compiles nothing');
+  } finally {
+    await a.close();
+    await b.close();
+  }
+}
+
+test('field arithmetic on every field kind (stores wrap as typed arrays do)', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'arith', 3],
+      [Point, 'arith', -7.5],
+      [Point, 'arith', 1e9],
+    ],
+    { expectCompiled: ['Point.arith'] },
+  );
+});
+
+test('references: follow, null tests, optional chaining, is(), handles, a virtual call through a reference', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'refs'],
+      [Point, 'refs'],
+    ],
+    { expectCompiled: ['Point.refs'] },
+  );
+});
+
+test('inline arrays with constant and computed indices, passed to a helper; module helpers inlined', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'arrays'],
+      [Point, 'arrays'],
+      [Point, 'arrays'],
+    ],
+    { expectCompiled: ['Point.arrays'] },
+  );
+});
+
+test('loops with labels, break and continue; do-while; switch with fall-through', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'loops', 9],
+      [Point, 'loops', 30],
+    ],
+    { expectCompiled: ['Point.loops'] },
+  );
+});
+
+test('deviceDo: early return, nested deviceDo over a class with subclasses, closures over locals, get()', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'neighbours'],
+      [Point, 'neighbours'],
+    ],
+    { expectCompiled: ['Point.neighbours'] },
+  );
+});
+
+test('virtual methods, getters and super of an abstract class; create with init objects; destroy of this', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Shape, 'grow'],
+      [Visitor, 'visit'],
+      [Shape, 'grow'],
+      [Shape, 'grow'],
+      [Visitor, 'visit'],
+      [Shape, 'grow'],
+    ],
+    { expectCompiled: ['Square.grow', 'Triangle.grow', 'Visitor.visit'] },
+  );
+});
+
+test('JavaScript values stay JavaScript: strings, templates, typed arrays, default parameters; a call that cannot be inlined runs as JavaScript', async (t) => {
+  bumpCounter();
+  await sameHeaps(
+    t,
+    [
+      [Point, 'javascript', 2],
+      [Point, 'javascript', 5],
+    ],
+    { expectCompiled: ['Point.javascript'] },
+  );
+  const rt = await runtimeFor(true);
+  try {
+    await rt.parallelDo(Point, 'javascript', 1);
+    const s = rt.stats().compiled['Point.javascript']!;
+    t.true(s.compiled);
+    t.true(
+      s.javascript?.some((j) => j.startsWith('readsCounter() runs as JavaScript') && j.includes("'counter'")),
+      JSON.stringify(s),
+    );
+  } finally {
+    await rt.close();
+  }
+});
+
+test('checked mode: the same heaps, compiled with the checked accessors rules', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'arith', 2],
+      [Point, 'refs'],
+      [Point, 'arrays'],
+      [Point, 'neighbours'],
+      [Shape, 'grow'],
+      [Visitor, 'visit'],
+      [Shape, 'grow'],
+    ],
+    { checked: true, expectCompiled: ['Point.arith', 'Point.refs', 'Square.grow', 'Visitor.visit'] },
+  );
+});
+
+test('errors in compiled code are the interpreted ones: TypeError on null, RangeError outside an inline array', async (t) => {
+  for (const which of [1, 2]) {
+    const seen: unknown[] = [];
+    for (const compile of [false, true]) {
+      const rt = await runtimeFor(compile);
+      try {
+        const e = await t.throwsAsync(rt.parallelDo(Point, 'fail', which), { instanceOf: MethodError });
+        seen.push({ cause: (e?.cause as Error).constructor.name, handle: e?.handle, message: (e?.cause as Error).message });
+        rt.validateHeap();
+      } finally {
+        await rt.close();
+      }
+    }
+    t.deepEqual(seen[1], seen[0], `error ${which}: compiled like interpreted`);
+    t.is((seen[0] as { cause: string }).cause, which === 1 ? 'TypeError' : 'RangeError');
+  }
+});
+
+const FALLBACKS: [method: string, reason: RegExp][] = [
+  ['comparesObjects', /compares obj<Odd> with obj<Odd> using '==='.*a\.is\(b\)/],
+  ['readsModuleLet', /reads the module-level variable 'counter' \(declared with let\)/],
+  ['usesTryCatch', /try\/catch is not supported/],
+  ['callsRecursive', /Odd\.recursive is recursive/],
+  ['destructures', /destructuring declarations are not supported/],
+  ['objectInArithmetic', /an smmo object is an operand of '\+'/],
+];
+
+for (const [method, reason] of FALLBACKS) {
+  test(`falls back visibly: ${method}`, async (t) => {
+    const rt = await createRuntime({ classes: CLASSES, heap: '4MB' });
+    try {
+      rt.create(Odd, { v: 0 });
+      await (rt.parallelDo as (c: unknown, m: string) => Promise<void>)(Odd, method);
+      const s = rt.stats().compiled[`Odd.${method}`];
+      t.is(s?.compiled, false);
+      t.regex(s?.reason ?? '', reason);
+    } finally {
+      await rt.close();
+    }
+  });
+}
