@@ -439,7 +439,7 @@ export class Runtime {
   ): Promise<void> {
     if (this.backend === 'webgpu' && (await this.gpuDo(cls, method, args))) return;
     if (this.pool === null) {
-      this.doAll(cls, method, args);
+      this.doAllOnCallingThread(cls, method, args);
       return;
     }
     const ctx = this.live('parallelDo');
@@ -484,12 +484,20 @@ export class Runtime {
   }
 
   /**
-   * Synchronous do-all on the calling thread only (what parallelDo does with threads =
-   * 1). A throw from the method becomes a MethodError naming the class, the method and
-   * the object's handle, as on worker threads.
+   * The do-all of parallelDo, synchronously, on the calling thread only (worker threads,
+   * if any, take no part): for callers that cannot await, such as a game loop or a
+   * benchmark harness. A throw from the method becomes a MethodError naming the class,
+   * the method and the object's handle, as on worker threads. Not allowed while a
+   * parallelDo or parallelNew is running, nor inside a do-all.
    */
-  doAll(cls: SmmoClass, method: string, args: readonly unknown[]): void {
-    const ctx = this.live('parallelDo');
+  doAll<C extends SmmoClass, K extends MethodName<InstanceType<C>>>(cls: C, method: K, ...args: MethodArgs<InstanceType<C>, K>): void {
+    this.doAllOnCallingThread(cls, method, args);
+  }
+
+  /** doAll with the arguments as an array (parallelDo, the GPU runner's fallback). */
+  doAllOnCallingThread(cls: SmmoClass, method: string, args: readonly unknown[]): void {
+    const ctx = this.live('doAll');
+    if (this.inFlight !== null) throw new UsageError(`doAll(${cls.name}, '${method}'): ${this.inFlight} is still running; await it first`);
     const t = this.checkDoAll(ctx, cls, method, args);
     const lists = ctx.snapshot();
     try {

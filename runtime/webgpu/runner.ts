@@ -181,12 +181,12 @@ export class GpuRunner {
 
   /**
    * Run `method` on every object of `cls` that exists now: on the GPU if it has a WGSL
-   * kernel, else in TypeScript on the calling thread (rt.doAll) after bringing the heap
+   * kernel, else in TypeScript on the calling thread (rt.doAllOnCallingThread) after bringing the heap
    * to the host. Returns where it ran.
    */
   async parallelDo(cls: SmmoClass, method: string, ...args: unknown[]): Promise<'gpu' | 'ts'> {
     if (await this.tryParallelDo(cls, method, args)) return 'gpu';
-    this.rt.doAll(cls, method, args);
+    this.rt.doAllOnCallingThread(cls, method, args);
     return 'ts';
   }
 
