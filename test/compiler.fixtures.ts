@@ -165,6 +165,8 @@ export class Point extends object({
   fail(which: number): void {
     if (which === 1 && this.tag === 4) this.x = this.next!.x;
     if (which === 2 && this.tag === 3) this.flags.set(this.tag, true);
+    // A counted loop whose bound passes the array's end keeps its index check.
+    if (which === 3 && this.tag === 5) for (let i = 0; i <= 3; i++) this.flags.set(i, true);
   }
 }
 

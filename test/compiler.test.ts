@@ -209,7 +209,7 @@ test('checked mode: the same heaps, compiled with the checked accessors rules', 
 });
 
 test('errors in compiled code are the interpreted ones: TypeError on null, RangeError outside an inline array', async (t) => {
-  for (const which of [1, 2]) {
+  for (const which of [1, 2, 3]) {
     const seen: unknown[] = [];
     for (const compile of [false, true]) {
       const rt = await runtimeFor(compile);

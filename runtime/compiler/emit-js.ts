@@ -209,11 +209,12 @@ ${body}
   }
 
   /** The element index as code, with a bounds check (as the accessors' switch); `null` for a scalar. */
-  private element(f: FieldRef, elem: Expr | null): { code: string | null; konst: number | null; check: string } {
+  private element(f: FieldRef, elem: Expr | null, inBounds: boolean): { code: string | null; konst: number | null; check: string } {
     if (elem === null) return { code: null, konst: null, check: '' };
     if (elem.op === 'const' && typeof elem.value === 'number' && Number.isInteger(elem.value) && elem.value >= 0 && elem.value < f.length) {
       return { code: null, konst: elem.value, check: '' };
     }
+    if (inBounds) return { code: `(${this.expr(elem)})`, konst: null, check: '' };
     const t = this.temp();
     const what = JSON.stringify(`${f.cls.name}.${f.name}[`);
     return {
@@ -254,9 +255,9 @@ ${body}
       case 'seq':
         return e.items.length === 1 ? this.expr(e.items[0]!) : `(${e.items.map((x) => this.expr(x)).join(', ')})`;
       case 'load':
-        return this.load(e.field, e.obj, e.elem);
+        return this.load(e.field, e.obj, e.elem, e.inBounds === true);
       case 'store':
-        return this.store(e.field, e.obj, e.elem, e.value, true);
+        return this.store(e.field, e.obj, e.elem, e.value, true, e.inBounds === true);
       case 'typeOf': {
         const o = this.operand(e.obj, null);
         return `(${[...o.pre, `I32[BW + (${o.h} >>> 5) * BWORDS + ${BLOCK_TYPE_WORD}]`].join(', ')})`;
@@ -320,9 +321,9 @@ ${body}
     }
   }
 
-  private load(f: FieldRef, obj: Expr, elem: Expr | null): string {
+  private load(f: FieldRef, obj: Expr, elem: Expr | null, inBounds: boolean): string {
     const o = this.operand(obj, f.cls);
-    const el = this.element(f, elem);
+    const el = this.element(f, elem, inBounds);
     const pre = [...o.pre, el.check].filter((x) => x !== '');
     const { arr } = ARRAYS[f.kind];
     let read = `${arr}[${this.address(f, o.h, el.code, el.konst)}]`;
@@ -339,9 +340,9 @@ ${body}
   }
 
   /** A store; `asValue`: the expression's value is the value assigned (JavaScript assignment). */
-  private store(f: FieldRef, obj: Expr, elem: Expr | null, value: Expr, asValue: boolean): string {
+  private store(f: FieldRef, obj: Expr, elem: Expr | null, value: Expr, asValue: boolean, inBounds: boolean): string {
     const o = this.operand(obj, f.cls);
-    const el = this.element(f, elem);
+    const el = this.element(f, elem, inBounds);
     const pre = [...o.pre, el.check].filter((x) => x !== '');
     const { arr } = ARRAYS[f.kind];
     const place = `${arr}[${this.address(f, o.h, el.code, el.konst)}]`;
@@ -394,7 +395,7 @@ ${body}
       }
       case 'expr': {
         const e = s.e;
-        if (e.op === 'store') return `${ind}${this.store(e.field, e.obj, e.elem, e.value, false)};`;
+        if (e.op === 'store') return `${ind}${this.store(e.field, e.obj, e.elem, e.value, false, e.inBounds === true)};`;
         return `${ind}${this.expr(e)};`;
       }
       case 'if':

@@ -106,10 +106,20 @@ export type Expr =
   | { readonly op: 'setLocal'; readonly id: number; readonly value: Expr }
   /** ++/-- on a local; value as JavaScript's prefix/postfix forms. */
   | { readonly op: 'updateLocal'; readonly id: number; readonly delta: 1 | -1; readonly prefix: boolean }
-  /** Read field `field` (element `elem` of an inline array) of the object `obj` (a handle, non-null). */
-  | { readonly op: 'load'; readonly field: FieldRef; readonly obj: Expr; readonly elem: Expr | null }
+  /**
+   * Read field `field` (element `elem` of an inline array) of the object `obj` (a handle,
+   * non-null). `inBounds`: the lowering proved 0 ≤ elem < length (no check needed).
+   */
+  | { readonly op: 'load'; readonly field: FieldRef; readonly obj: Expr; readonly elem: Expr | null; readonly inBounds?: boolean }
   /** Write it; the expression's value is `value` (as JavaScript assignment). */
-  | { readonly op: 'store'; readonly field: FieldRef; readonly obj: Expr; readonly elem: Expr | null; readonly value: Expr }
+  | {
+      readonly op: 'store';
+      readonly field: FieldRef;
+      readonly obj: Expr;
+      readonly elem: Expr | null;
+      readonly value: Expr;
+      readonly inBounds?: boolean;
+    }
   /** Concrete type id of the block holding `obj` (non-null). */
   | { readonly op: 'typeOf'; readonly obj: Expr }
   /** Whether `obj` is non-null and of one of these concrete type ids. */

@@ -191,6 +191,8 @@ class Lowering {
   private readonly notes: string[] = [];
   /** Where statements produced while lowering an expression go (see the file header). */
   private sink: Stmt[] = [];
+  /** Loop counters with a known range inside their loop's body (boundedCounter). */
+  private readonly ranges = new Map<number, { min: number; max: number }>();
 
   constructor(
     private readonly table: TypeTable,
@@ -734,6 +736,7 @@ class Lowering {
         if (r.k === 'v') out.push(...exprStmts(r.e));
       }
     }
+    const counter = this.boundedCounter(n, scope, frame);
     const loopLabel = this.label('loop');
     const bodyLabel = this.label('body');
     const test = n['test'] as Node | null;
@@ -753,7 +756,12 @@ class Lowering {
       continueBreaks: needBodyBlock,
     });
     const body: Stmt[] = [];
-    this.stmt(n['body'] as Node, new Env(scope), frame, body, []);
+    if (counter !== null) this.ranges.set(counter.id, counter);
+    try {
+      this.stmt(n['body'] as Node, new Env(scope), frame, body, []);
+    } finally {
+      if (counter !== null) this.ranges.delete(counter.id);
+    }
     frame.targets.pop();
     if (needBodyBlock) loopBody.push({ s: 'block', label: bodyLabel, body });
     else loopBody.push(...body);
@@ -763,6 +771,53 @@ class Lowering {
     }
     if (n.type === 'DoWhileStatement') exitUnless(test!);
     out.push({ s: 'loop', label: loopLabel, body: loopBody });
+  }
+
+  /**
+   * `for (let i = a; i < b; i++)` (or `<=`, `++i`, `i += 1`) with integer constants a ≥ 0
+   * and b (a literal, a constant, an inline array's length), i not assigned in the test or
+   * the body: inside the body a ≤ i ≤ b - 1 (b with `<=`). Used to drop inline-array index
+   * checks that cannot fail.
+   */
+  private boundedCounter(n: Node, scope: Env, frame: Frame): { id: number; min: number; max: number } | null {
+    if (n.type !== 'ForStatement') return null;
+    const init = n['init'] as Node | null;
+    const test = n['test'] as Node | null;
+    const update = n['update'] as Node | null;
+    if (init === null || test === null || update === null || init.type !== 'VariableDeclaration' || init['kind'] !== 'let') return null;
+    const decls = init['declarations'] as Node[];
+    const d = decls[0];
+    if (decls.length !== 1 || d === undefined || (d['id'] as Node).type !== 'Identifier') return null;
+    const name = (d['id'] as Node)['name'] as string;
+    const start = d['init'] as Node | null;
+    if (start === null || start.type !== 'Literal' || !Number.isInteger(start['value']) || (start['value'] as number) < 0) return null;
+    if (test.type !== 'BinaryExpression' || (test['operator'] !== '<' && test['operator'] !== '<=')) return null;
+    const left = test['left'] as Node;
+    if (left.type !== 'Identifier' || left['name'] !== name) return null;
+    const isStep =
+      (update.type === 'UpdateExpression' &&
+        update['operator'] === '++' &&
+        (update['argument'] as Node).type === 'Identifier' &&
+        (update['argument'] as Node)['name'] === name) ||
+      (update.type === 'AssignmentExpression' &&
+        update['operator'] === '+=' &&
+        (update['left'] as Node).type === 'Identifier' &&
+        (update['left'] as Node)['name'] === name &&
+        (update['right'] as Node).type === 'Literal' &&
+        (update['right'] as Node)['value'] === 1);
+    if (!isStep || assigns(n['body'] as Node, name) || assigns(test['right'] as Node, name)) return null;
+    // The bound must be a constant: lower it aside and look.
+    let bound: number | null = null;
+    this.into([], () => {
+      const b = this.expr(test['right'] as Node, scope, frame);
+      let e = b.k === 'v' ? b.e : null;
+      if (e !== null && e.op === 'seq') e = e.items[e.items.length - 1]!;
+      if (e !== null && e.op === 'const' && typeof e.value === 'number' && Number.isInteger(e.value)) bound = e.value;
+    });
+    if (bound === null) return null;
+    const v = scope.find(name);
+    if (v === undefined || v.k !== 'local') return null;
+    return { id: v.id, min: start['value'] as number, max: test['operator'] === '<' ? bound - 1 : bound };
   }
 
   // ---------------------------------------------------------------- expressions
@@ -1278,9 +1333,14 @@ class Lowering {
     if (name === 'set') thunks.push(() => (argNodes[1] === undefined ? UNDEF_VAL : this.value(argNodes[1], env, frame)));
     const [o, idx, v] = this.ordered(thunks);
     const obj = this.simple(o!);
-    if (name === 'get') return val({ op: 'load', field: f, obj: obj.e, elem: idx!.e }, this.fieldTy(f));
+    const r = idx!.e.op === 'local' ? this.ranges.get(idx!.e.id) : undefined;
+    const inBounds = r !== undefined && r.min >= 0 && r.max < f.length;
+    if (name === 'get') return val({ op: 'load', field: f, obj: obj.e, elem: idx!.e, inBounds }, this.fieldTy(f));
     const stored = this.storeValue(f, v!, n);
-    return val({ op: 'seq', items: [{ op: 'store', field: f, obj: obj.e, elem: idx!.e, value: stored.e }, cnst(undefined)] }, UNDEF);
+    return val(
+      { op: 'seq', items: [{ op: 'store', field: f, obj: obj.e, elem: idx!.e, value: stored.e, inBounds }, cnst(undefined)] },
+      UNDEF,
+    );
   }
 
   /** The value to store into field `f`: objects as handles; numbers and booleans as they are. */
