@@ -45,7 +45,7 @@
  *  calling thread kept from create/destroy outside passes (flushed by stats() and
  *  validateHeap()) and rare ones whose flush lost a race (allowed by H4).
  *
- * Deliberate differences from the original (DESIGN.md "Known defects"):
+ * Deliberate differences from the original DynaSOAr code (defects found by reading it):
  *  (D1) When the block's type changed under a reservation (Alg. 1 l. 14–17), the slot
  *       is rolled back *and the loop continues*; the original rolled back but still
  *       returned an object in a block of the wrong type.

@@ -1,6 +1,6 @@
 /**
  * Kernels: other implementations of class methods, chosen per runtime by its backend
- * (DESIGN.md "Kernels: three backends for one method").
+ * ('ts', 'wasm' or 'webgpu': three implementations of one method).
  *
  * A class declares its kernels as a static, next to the methods they implement:
  *

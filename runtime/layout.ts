@@ -4,7 +4,7 @@
  * block-header constants from `layoutConstants()` (generated or checked by tests), and
  * the per-class field offsets as arguments, computed here.
  *
- * Heap (one shared WebAssembly.Memory; paper §3, DESIGN.md "The heap"):
+ * Heap (one shared WebAssembly.Memory; paper §3):
  *
  *   0            RESERVED_BYTES   HEADER     bitmaps            BLOCK_LIST     blocksOffset
  *   ┌────────────┬────────────────┬──────────────────────────┬──────────────┬──────────────────────────┐
@@ -19,7 +19,7 @@
  *   +4   u32 iteration bitmap   live slots when the running do-all started (⊆ allocation).
  *   +8   u32 type id            concrete type of the block (meaningful while not free).
  *   +12  u32 generation         +1 at every initialisation: invalidation checks it, which
- *                               closes the block-ABA defect of the original (DESIGN.md).
+ *                               closes the block-ABA defect of the original (allocator.ts D2).
  *   +16  data segment           for each field, inherited fields first, for each element of
  *                               an inline array: an array of N_T values, 16-byte aligned
  *                               (one v128 load = 4 lanes of f32/i32).

@@ -1,7 +1,7 @@
 /**
  * The pass protocol between the calling thread ("main", thread 0) and the worker
  * threads (1 … threads-1): one small shared control block, its word indices named here
- * and nowhere else (paper §3 "Parallel Object Enumeration"; DESIGN.md "Execution").
+ * and nowhere else (paper §3 "Parallel Object Enumeration").
  *
  * Why shared words and not one piscina task per pass: a fork-join through messages
  * costs tens of µs more than waking a thread parked on a futex, and the block
