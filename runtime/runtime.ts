@@ -98,7 +98,7 @@ export interface RuntimeOptions {
    * (docs/webgpu.md).
    */
   backend?: 'ts' | 'wasm' | 'webgpu';
-  /** Backend 'wasm': which build of the kernel module, and where it is (default: simd, dist/wasm). */
+  /** Backend 'wasm': which build of the kernel module, and where it is (default: simd, the package's wasm/pkg). */
   wasm?: WasmOptions;
   /** Backend 'webgpu': adapter choice and kernel tunables (runtime/webgpu/runner.ts GpuRunnerOptions). */
   webgpu?: GpuRunnerOptions;

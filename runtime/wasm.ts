@@ -48,13 +48,17 @@ export type WasmVariant = 'simd' | 'scalar';
 export interface WasmOptions {
   /** 'simd' (default) or 'scalar' (the same kernels built without simd128). */
   variant?: WasmVariant;
-  /** Folder with smmo_simd.wasm / smmo_scalar.wasm. Default: dist/wasm of this package. */
+  /** Folder with smmo_simd.wasm / smmo_scalar.wasm. Default: wasm/pkg of this package (shipped, built from wasm/src). */
   dir?: string;
 }
 
-/** The folder scripts/build-wasm.mjs writes to by default: dist/wasm (this file is dist/runtime/wasm.js). */
+/**
+ * The folder of the kernel modules that smmo ships: wasm/pkg/ of the package (this file is
+ * dist/runtime/wasm.js). scripts/build-wasm.mjs writes it; it is committed and in the npm
+ * package, so `npm install` users need no Rust.
+ */
 export function defaultWasmDir(): string {
-  return fileURLToPath(new URL('../wasm/', import.meta.url));
+  return fileURLToPath(new URL('../../wasm/pkg/', import.meta.url));
 }
 
 export function wasmFile(options: WasmOptions = {}): string {
@@ -65,8 +69,10 @@ export function wasmFile(options: WasmOptions = {}): string {
 }
 
 export const BUILD_HINT =
-  'build it with `node scripts/build-wasm.mjs` (needs rustc with the wasm32-unknown-unknown target: ' +
-  '`apt-get install -y rustc libstd-rust-dev-wasm32 cargo` on Debian/Ubuntu, or `rustup target add wasm32-unknown-unknown`)';
+  'smmo ships the modules in wasm/pkg/ (npm package and repository): reinstall smmo or restore that folder ' +
+  '(`git checkout wasm/pkg`), or rebuild them from wasm/src with `node scripts/build-wasm.mjs --force` (needs rustc with the ' +
+  'wasm32-unknown-unknown target: `apt-get install -y --no-install-recommends rustc libstd-rust-dev-wasm32 cargo lld-14` on ' +
+  'Debian/Ubuntu, or `rustup target add wasm32-unknown-unknown`)';
 
 // ------------------------------------------------------------------ layout contract
 

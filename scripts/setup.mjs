@@ -98,5 +98,6 @@ const srcTime = Math.max(...srcDirs.map((d) => newest(d, ['.ts'])), statSync(joi
 const outTime = newest(join(root, 'dist'), ['.js']);
 if (outTime < srcTime) run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', root]);
 
-// 4. WebAssembly build (the script itself skips work that is up to date)
+// 4. WebAssembly build into wasm/pkg/ (committed): the script skips it, without needing rustc,
+//    while the sources match the stamp in wasm/pkg/build.json, so the committed files stay.
 if (existsSync(join(root, 'scripts', 'build-wasm.mjs'))) run(process.execPath, [join(root, 'scripts', 'build-wasm.mjs')]);

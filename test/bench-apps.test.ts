@@ -14,7 +14,7 @@ import type { BenchReport } from '../bench/apps.js';
 import { parseXml } from './bench-apps-xml.js';
 
 const BIN = fileURLToPath(new URL('../../bin/smmo.js', import.meta.url));
-const WASM_BUILT = existsSync(fileURLToPath(new URL('../wasm/smmo_simd.wasm', import.meta.url)));
+const WASM_BUILT = existsSync(fileURLToPath(new URL('../../wasm/pkg/smmo_simd.wasm', import.meta.url)));
 
 function smmo(args: string[], timeout = 60_000): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) =>

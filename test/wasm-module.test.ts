@@ -123,7 +123,8 @@ test('Runtime: backend choice, and close() gives the thread slot back', async (t
   try {
     await t.throwsAsync(createRuntime({ classes: NBODY, heap: '2MB', backend: 'wasm', wasm: { dir: empty } }), {
       instanceOf: UsageError,
-      message: /does not exist; build it with `node scripts\/build-wasm\.mjs`.*apt-get install -y rustc libstd-rust-dev-wasm32 cargo/,
+      message:
+        /does not exist; smmo ships the modules in wasm\/pkg\/.*`node scripts\/build-wasm\.mjs --force`.*apt-get install -y --no-install-recommends rustc libstd-rust-dev-wasm32 cargo lld-14/,
     });
   } finally {
     rmSync(empty, { recursive: true, force: true });
