@@ -10,7 +10,8 @@
  */
 import { parseArgs } from 'node:util';
 import type { App, AppFlag, AppParams } from '../apps/app.js';
-import { parseSize, SmmoError } from '../runtime/index.js';
+import { MAX_THREADS, parseSize, SmmoError } from '../runtime/index.js';
+import { editDistance } from '../runtime/suggest.js';
 import { CliUsageError } from './errors.js';
 
 // ------------------------------------------------------------------ definitions
@@ -30,13 +31,22 @@ export interface FlagSpec {
   /** Shown as "(default …)" in help; the parser applies defaults separately. */
   defaultText?: string;
   choices?: readonly string[];
+  /** Largest value of a numeric flag (default 4294967295). */
+  max?: number;
 }
 
 /** The flags every app accepts (issue 6, "CLI contract"). */
 export const COMMON_FLAGS: readonly FlagSpec[] = [
   { name: 'iterations', kind: 'count', value: 'K', description: 'iterations to run', defaultText: "the app's" },
   { name: 'seed', kind: 'u32', value: 'S', description: 'seed of the random initial state, 0 … 4294967295', defaultText: '42' },
-  { name: 'threads', kind: 'positive', value: 'N', description: 'threads that run the do-alls', defaultText: '1' },
+  {
+    name: 'threads',
+    kind: 'positive',
+    value: 'N',
+    description: `threads that run the do-alls, 1 … ${MAX_THREADS}`,
+    defaultText: '1',
+    max: MAX_THREADS,
+  },
   { name: 'backend', kind: 'choice', value: 'B', description: 'kernels to run: ts | wasm | webgpu', defaultText: 'ts', choices: BACKENDS },
   {
     name: 'heap',
@@ -260,8 +270,9 @@ export function validate(s: FlagSpec, raw: string, where: string): number | stri
       // Digits only: '1e3', '0x10', '2.0' and '' are rejected rather than guessed at.
       const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
       const min = s.kind === 'positive' ? 1 : 0;
-      if (!(n >= min && n <= 0xffffffff)) {
-        throw bad(`an integer in ${min} … 4294967295`, s.kind === 'u32' ? '7' : '100');
+      const max = s.max ?? 0xffffffff;
+      if (!(n >= min && n <= max)) {
+        throw bad(`an integer in ${min} … ${max}`, s.kind === 'u32' ? '7' : String(Math.min(100, max)));
       }
       return n;
     }
@@ -340,18 +351,6 @@ export function closest(word: string, candidates: readonly string[]): string | u
     }
   }
   return best !== undefined && bestD <= Math.max(1, Math.floor(best.length / 3)) ? best : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length]!;
 }
 
 // ------------------------------------------------------------------ help text

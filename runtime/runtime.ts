@@ -2,10 +2,10 @@
  * The SMMO runtime (paper §2.1, slides "Full SMMO Interface"): create it with its
  * classes and a heap size, then create/delete objects and run do-alls.
  *
- *   const rt = await createRuntime({ classes: [Body], heapBytes: 64 << 20 });
+ *   const rt = await createRuntime({ classes: [Body], heap: '64MB' });
  *   await rt.parallelNew(Body, 1000, (b, i) => { b.posX = i; });
  *   await rt.parallelDo(Body, 'update', 0.02);
- *   rt.close();
+ *   await rt.close();
  *
  * parallelDo / parallelNew return promises so that the same user code runs on one
  * thread or on a pool of workers; on one thread the work is done before they return.
@@ -19,8 +19,10 @@
 import type { ResourceLimits } from 'node:worker_threads';
 import type { Init, SmmoContext } from './context.js';
 import { MethodError, SmmoError, UsageError } from './errors.js';
+import { closestName } from './suggest.js';
 import { Heap } from './heap.js';
-import { configureBackend, type Backend } from './kernels.js';
+import { configureBackend } from './kernels.js';
+import type { Backend } from './kernel-spec.js';
 import { DEFAULT_KEEP_BLOCKS } from './allocator.js';
 import { planTypes, type TypeLayout, type TypeTable } from './layout.js';
 import type { SmmoClass, SmmoObject } from './schema.js';
@@ -28,8 +30,9 @@ import { ThreadContext } from './thread.js';
 import { newObjects } from '../workers/pass.js';
 import { WorkerPool } from '../workers/pool.js';
 import { IN_SMMO_WORKER, KIND_DO, KIND_NEW, unclonableArg } from '../workers/protocol.js';
-import type { WasmOptions } from './wasm.js';
-import type { GpuRunner, GpuRunnerOptions, GpuRunnerStats } from './webgpu/runner.js';
+import type { WasmOptions } from './wasm-options.js';
+import type { GpuRunnerStats, WebGpuOptions } from './webgpu/options.js';
+import type { GpuRunner, GpuRunnerOptions } from './webgpu/runner.js';
 
 export interface RuntimeOptions {
   /** Every class the program uses, abstract ancestors included. */
@@ -41,6 +44,7 @@ export interface RuntimeOptions {
   /**
    * Threads that run a pass, the calling thread included: N > 1 starts N-1 worker
    * threads (and needs `modules`). Default 1: everything runs on the calling thread.
+   * At most MAX_THREADS (64).
    */
   threads?: number;
   /**
@@ -100,8 +104,8 @@ export interface RuntimeOptions {
   backend?: 'ts' | 'wasm' | 'webgpu';
   /** Backend 'wasm': which build of the kernel module, and where it is (default: simd, the package's wasm/pkg). */
   wasm?: WasmOptions;
-  /** Backend 'webgpu': adapter choice and kernel tunables (runtime/webgpu/runner.ts GpuRunnerOptions). */
-  webgpu?: GpuRunnerOptions;
+  /** Backend 'webgpu': adapter choice and kernel tunables (runtime/webgpu/options.ts WebGpuOptions). */
+  webgpu?: WebGpuOptions;
 }
 
 /** Methods of I callable by name (what parallelDo accepts). */
@@ -150,6 +154,77 @@ export const DEFAULT_INLINE_BLOCKS = 64;
  */
 export const DEFAULT_INLINE_MICROS = 150;
 
+/**
+ * Most threads a runtime may have (RuntimeOptions.threads, CLI --threads). A bound, so that
+ * no input starts threads without end (each worker costs tens of MB); and every thread of
+ * a runtime with backend 'wasm' needs a kernel thread slot in the reserved memory below
+ * the heap: runtime/wasm.ts fits at least MAX_THREADS + 1 slots there (+1: the helper
+ * thread of a pass timeout), checked by test/wasm-module.test.ts.
+ */
+export const MAX_THREADS = 64;
+
+/** Every key RuntimeOptions has: anything else is a typo (createRuntime refuses it, naming the closest key). */
+const OPTION_KEYS = [
+  'classes',
+  'heap',
+  'checked',
+  'threads',
+  'modules',
+  'inlineBlocks',
+  'inlineMicros',
+  'keepBlocks',
+  'workerIdleMs',
+  'spinMicros',
+  'resourceLimits',
+  'startTimeoutMs',
+  'seed',
+  'backend',
+  'wasm',
+  'webgpu',
+] as const satisfies readonly (keyof RuntimeOptions)[];
+// Compile-time: OPTION_KEYS lists every key of RuntimeOptions (a new option must be added there).
+type MissingOptionKeys = Exclude<keyof RuntimeOptions, (typeof OPTION_KEYS)[number]>;
+const _allOptionKeys: [MissingOptionKeys] extends [never] ? true : MissingOptionKeys = true;
+void _allOptionKeys;
+
+/** Refuse keys RuntimeOptions does not have and values of the wrong kind (plain JS callers, typos). */
+function checkOptions(options: RuntimeOptions): void {
+  const known: readonly string[] = OPTION_KEYS;
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue;
+    const guess = closestName(key, known);
+    throw new UsageError(
+      `createRuntime: unknown option '${key}'${guess ? ` (did you mean '${guess}'?)` : ''}; the options are ${known.join(', ')}`,
+    );
+  }
+  const o = options as unknown as Record<string, unknown>;
+  const kind = (key: string, ok: (v: unknown) => boolean, wanted: string): void => {
+    const v = o[key];
+    if (v !== undefined && !ok(v)) throw new UsageError(`createRuntime: option ${key} must be ${wanted}, got ${describeValue(v)}`);
+  };
+  const nonNegative = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+  kind('checked', (v) => typeof v === 'boolean', 'true or false');
+  kind('heap', (v) => typeof v === 'number' || typeof v === 'string', "a number of bytes or a size such as '64MB'");
+  kind('seed', (v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 0xffffffff, 'an integer in 0 … 4294967295');
+  kind(
+    'modules',
+    (v) => Array.isArray(v) && v.every((m) => typeof m === 'string' || m instanceof URL),
+    'an array of URLs (strings or URL objects)',
+  );
+  kind('workerIdleMs', nonNegative, 'a non-negative number of ms');
+  kind('spinMicros', nonNegative, 'a non-negative number of µs');
+  kind('startTimeoutMs', nonNegative, 'a non-negative number of ms');
+  kind('wasm', (v) => typeof v === 'object' && v !== null, "an object such as { variant: 'scalar' }");
+  kind('webgpu', (v) => typeof v === 'object' && v !== null, "an object such as { adapter: 'software' }");
+  kind('resourceLimits', (v) => typeof v === 'object' && v !== null, 'an object of worker_threads resource limits');
+}
+
+function describeValue(v: unknown): string {
+  if (typeof v === 'string') return `'${v}'`;
+  if (typeof v === 'object' && v !== null) return Array.isArray(v) ? 'an array' : 'an object';
+  return String(v);
+}
+
 /** Work per claim of a do-all on the workers that the claim size aims at, when the method's cost is known (µs). */
 const CLAIM_MICROS = 500;
 
@@ -177,15 +252,26 @@ export function parseSize(v: number | string): number {
   return Math.round(Number(m[1]) * unit);
 }
 
+/**
+ * A runtime: its heap, its classes, its threads. Made by createRuntime(); see the module
+ * comment above for an example.
+ *
+ * The members marked internal (heap, table, main, pool, gpu) are used by smmo's apps, CLI
+ * and tests but are left out of the published declarations: they name WebAssembly and
+ * WebGPU types, and the public declarations must type-check in a strict consumer without
+ * the DOM lib or @webgpu/types.
+ */
 export class Runtime {
+  /** @internal The heap's memory and views. */
   readonly heap: Heap;
+  /** @internal Every class's block layout. */
   readonly table: TypeTable;
   readonly checked: boolean;
   readonly threads: number;
   readonly backend: Backend;
-  /** The calling thread's context (also what methods see as `this.runtime` here). */
+  /** @internal The calling thread's context (also what methods see as `this.runtime` here). */
   readonly main: ThreadContext;
-  /** Worker threads (threads > 1), null on one thread. */
+  /** @internal Worker threads (threads > 1), null on one thread. */
   readonly pool: WorkerPool | null;
   /** See RuntimeOptions.inlineBlocks; may be changed between passes (benchmarks tune it). */
   inlineBlocks: number;
@@ -196,16 +282,25 @@ export class Runtime {
   /** Per "typeId:method": thread-µs per block of its last pass on the workers (claim sizes). */
   private readonly workerCost = new Map<string, number>();
   private closed = false;
-  /** Backend 'webgpu': the GPU side (createRuntime attaches it); null otherwise. */
+  /**
+   * @internal Backend 'webgpu': the GPU side (createRuntime attaches it); null otherwise.
+   * Not in the published declarations (they name no WebGPU type): rt.stats().backend.webgpu
+   * is the public view of it.
+   */
   gpu: GpuRunner | null = null;
   /** Set while a parallelDo / parallelNew runs (they must be awaited one at a time). */
   private inFlight: string | null = null;
 
   constructor(options: RuntimeOptions) {
-    if (options == null || !Array.isArray(options.classes))
-      throw new UsageError('createRuntime: options.classes must be an array of classes');
+    if (options == null || typeof options !== 'object') throw new UsageError('createRuntime: give an options object: { classes: [...] }');
+    checkOptions(options);
+    if (!Array.isArray(options.classes)) throw new UsageError('createRuntime: options.classes must be an array of classes');
     const threads = options.threads ?? 1;
-    if (!Number.isInteger(threads) || threads < 1) throw new UsageError(`threads must be a positive integer, got ${threads}`);
+    if (!Number.isInteger(threads) || threads < 1 || threads > MAX_THREADS) {
+      throw new UsageError(
+        `threads must be an integer in 1 … ${MAX_THREADS} (the calling thread and up to ${MAX_THREADS - 1} workers), got ${String(threads)}`,
+      );
+    }
     if ((globalThis as Record<symbol, unknown>)[IN_SMMO_WORKER] === true) {
       // A worker imports options.modules to find the classes; a module that also creates
       // a runtime when imported would start a runtime (and its workers) in every worker.
@@ -291,10 +386,10 @@ export class Runtime {
   }
 
   /** Backend 'webgpu': acquire a GPU device and attach the runner (createRuntime calls this). */
-  async attachGpu(options: GpuRunnerOptions = {}): Promise<void> {
+  async attachGpu(options: WebGpuOptions = {}): Promise<void> {
     if (this.gpu !== null) return;
     const { GpuRunner } = await import('./webgpu/runner.js');
-    this.gpu = await GpuRunner.create(this, options);
+    this.gpu = await GpuRunner.create(this, options as GpuRunnerOptions); // create() checks options.gpu
   }
 
   /**

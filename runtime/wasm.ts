@@ -31,8 +31,12 @@ import { layoutConstants, RESERVED_BYTES } from './layout.js';
 
 /** Version of the kernel ABI (wasm/src/lib.rs ABI_VERSION). */
 export const WASM_ABI_VERSION = 1;
-/** Bytes of shadow stack per thread slot; kernels do not recurse and use a few hundred bytes. */
-export const SLOT_STACK_BYTES = 16 * 1024;
+/**
+ * Bytes of shadow stack per thread slot; kernels do not recurse and use a few hundred
+ * bytes. 8 KiB (not 16) so that at least MAX_THREADS + 1 slots (runtime.ts) fit below
+ * RESERVED_BYTES: with the shipped modules' 16 KiB of static memory, 83 slots.
+ */
+export const SLOT_STACK_BYTES = 8 * 1024;
 /** Bytes of argument scratch per thread slot (deviceDo source tables). */
 export const SLOT_SCRATCH_BYTES = 4 * 1024;
 export const SLOT_BYTES = SLOT_STACK_BYTES + SLOT_SCRATCH_BYTES;
@@ -42,15 +46,8 @@ const SLOT_CLAIM_WORDS = 4;
 /** Slots end where the claim bitmap starts. */
 export const SLOTS_END = SLOT_CLAIM_OFFSET;
 
-export type WasmVariant = 'simd' | 'scalar';
-
-/** Where the kernels come from (plain data: a worker receives the same object). */
-export interface WasmOptions {
-  /** 'simd' (default) or 'scalar' (the same kernels built without simd128). */
-  variant?: WasmVariant;
-  /** Folder with smmo_simd.wasm / smmo_scalar.wasm. Default: wasm/pkg of this package (shipped, built from wasm/src). */
-  dir?: string;
-}
+import type { WasmOptions } from './wasm-options.js';
+export type { WasmOptions, WasmVariant } from './wasm-options.js';
 
 /**
  * The folder of the kernel modules that smmo ships: wasm/pkg/ of the package (this file is
