@@ -166,6 +166,27 @@ function collectFields(cls: SmmoClass): RawField[] {
   return out;
 }
 
+/**
+ * A field must not have the name of a method (or getter, setter, property) of its class
+ * or of an ancestor: the generated accessor would hide it, and a do-all of that method
+ * would then call the field's value (`TypeError: cur.step is not a function`). TypeScript
+ * reports most such clashes; plain JavaScript does not.
+ */
+function checkFieldNames(cls: SmmoClass, fields: readonly RawField[]): void {
+  for (const f of fields) {
+    for (let p = cls.prototype as object | null; p !== null && p !== SmmoObject.prototype; p = Object.getPrototypeOf(p) as object | null) {
+      if (!Object.prototype.hasOwnProperty.call(p, f.name)) continue;
+      const owner = (p as { constructor?: { name?: string } }).constructor?.name ?? cls.name;
+      const d = Object.getOwnPropertyDescriptor(p, f.name)!;
+      const what = typeof d.value === 'function' ? `method ${owner}.${f.name}()` : `member ${owner}.${f.name}`;
+      throw new SchemaError(
+        `${cls.name}: field '${f.name}' (declared by ${f.declaredIn}) has the name of ${what}; the field's accessor would hide ` +
+          `it: rename the field or the ${typeof d.value === 'function' ? 'method' : 'member'}`,
+      );
+    }
+  }
+}
+
 /** The user class that a schema class serves: the next class down the chain. */
 function declaringName(chain: object[], schemaClass: object): string | undefined {
   const user = chain[chain.indexOf(schemaClass) + 1] as { name?: string } | undefined;
@@ -217,6 +238,7 @@ export function planTypes(classes: readonly SmmoClass[]): TypeTable {
       f.target = () => target;
     }
   }
+  for (const r of raw) checkFieldNames(r.cls, r.fields);
   const concreteRaw = raw.filter((r) => !r.abstract);
   if (concreteRaw.length === 0) throw new UsageError('classes: every class is abstract; at least one must be concrete');
   for (const r of concreteRaw) {
