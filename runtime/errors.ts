@@ -29,11 +29,22 @@ export class HeapExhaustedError extends SmmoError {
   }
 }
 
-/** A handle that does not name a live object (checked mode, or a double delete). */
+/**
+ * A handle or view that does not name a live object of this runtime (checked mode, a
+ * double delete, or an object of another runtime). `reason`:
+ *  - 'null': handle 0; 'forged': not a handle of this heap, or a slot its block does not have;
+ *  - 'free-block' / 'deleted': the object was deleted (its block is free / its slot is free);
+ *  - 'wrong-type': a live object of another class than expected;
+ *  - 'stale' (checked mode): a view of an object that was deleted after the view was made,
+ *    whose slot now holds another object (views carry generations; bare handles do not);
+ *  - 'foreign': an object of another runtime (destroy, reference assignment, do-all arguments).
+ */
+export type InvalidHandleReason = 'null' | 'forged' | 'free-block' | 'deleted' | 'wrong-type' | 'stale' | 'foreign';
+
 export class InvalidHandleError extends SmmoError {
   constructor(
     readonly handle: number,
-    readonly reason: 'null' | 'forged' | 'free-block' | 'deleted' | 'wrong-type',
+    readonly reason: InvalidHandleReason,
     detail: string,
   ) {
     super(`invalid handle ${handle} (${reason}): ${detail}`);

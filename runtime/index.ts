@@ -15,6 +15,7 @@ export {
   UsageError,
   WorkerCrashedError,
 } from './errors.js';
+export type { InvalidHandleReason } from './errors.js';
 export { HierarchicalBitmap, bitmapWords } from './bitmap.js';
 export { layoutConstants, LAYOUT_VERSION } from './layout.js';
 export { KERNELS } from './kernel-spec.js';

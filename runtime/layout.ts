@@ -23,6 +23,13 @@
  *   +16  data segment           for each field, inherited fields first, for each element of
  *                               an inline array: an array of N_T values, 16-byte aligned
  *                               (one v128 load = 4 lanes of f32/i32).
+ *        gen[N_T] (checked mode only, at the type's genOffset, after the fields): a hidden
+ *                               u32 per slot, +1 at every release of the slot (allocator.ts
+ *                               G1). Not a field: no accessor, not in state files, not zeroed
+ *                               by create. A runtime that is not checked has none (genOffset
+ *                               0), so checked and unchecked runtimes of the same classes have
+ *                               different layouts (workers get `checked` in their config, and
+ *                               the layout fingerprint includes genOffset).
  *
  * N_T (slots of type T): the smallest type gets 32 slots = one virtual warp; every other
  * type gets the largest N ≤ 32 whose data segment fits the same block size. Because every
@@ -127,6 +134,11 @@ export interface TypeLayout {
   readonly fields: readonly FieldLayout[];
   /** Concrete type ids of this type and all its registered subclasses. */
   readonly concrete: readonly number[];
+  /**
+   * Byte offset, within a block of this type, of the hidden per-slot u32 generation array
+   * (checked mode; allocator.ts G1); 0 when the runtime is not checked, and for abstract types.
+   */
+  readonly genOffset: number;
 }
 
 interface RawField {
@@ -198,9 +210,9 @@ function isAbstract(cls: SmmoClass): boolean {
   return info?.abstract === true;
 }
 
-/** Data-segment bytes of `n` objects with these fields. */
-function dataBytes(fields: readonly RawField[], n: number): number {
-  let bytes = 0;
+/** Data-segment bytes of `n` objects with these fields (and, checked, their generation array). */
+function dataBytes(fields: readonly RawField[], n: number, checked: boolean): number {
+  let bytes = checked ? align(n * 4, ARRAY_ALIGN) : 0;
   for (const f of fields) bytes += Math.max(1, f.length) * align(n * KIND_BYTES[f.kind], ARRAY_ALIGN);
   return bytes;
 }
@@ -213,8 +225,12 @@ export interface TypeTable {
   byClass(cls: SmmoClass): TypeLayout | undefined;
 }
 
-/** Compute every class's block layout. `classes` must include every abstract ancestor used. */
-export function planTypes(classes: readonly SmmoClass[]): TypeTable {
+/**
+ * Compute every class's block layout. `classes` must include every abstract ancestor used.
+ * `checked`: give each concrete type the hidden generation array of checked mode.
+ */
+export function planTypes(classes: readonly SmmoClass[], options: { checked?: boolean } = {}): TypeTable {
+  const checked = options.checked === true;
   if (classes.length === 0) throw new UsageError('a runtime needs at least one class');
   const names = new Set<string>();
   for (const c of classes) {
@@ -251,7 +267,7 @@ export function planTypes(classes: readonly SmmoClass[]): TypeTable {
     const perObject = r.fields.reduce((a, f) => a + Math.max(1, f.length) * KIND_BYTES[f.kind], 0);
     if (perObject < smallest) {
       smallest = perObject;
-      dataCapacity = dataBytes(r.fields, MAX_SLOTS);
+      dataCapacity = dataBytes(r.fields, MAX_SLOTS, checked);
     }
   }
   const blockBytes = align(BLOCK_DATA_OFFSET + dataCapacity, ARRAY_ALIGN);
@@ -263,7 +279,7 @@ export function planTypes(classes: readonly SmmoClass[]): TypeTable {
     let slots = 0;
     if (!r.abstract) {
       for (let n = MAX_SLOTS; n >= 1; n--) {
-        if (dataBytes(r.fields, n) <= capacity) {
+        if (dataBytes(r.fields, n, checked) <= capacity) {
           slots = n;
           break;
         }
@@ -295,6 +311,11 @@ export function planTypes(classes: readonly SmmoClass[]): TypeTable {
       };
       return fl;
     });
+    let genOffset = 0;
+    if (checked && !r.abstract) {
+      genOffset = at;
+      at += align(layoutN * 4, ARRAY_ALIGN);
+    }
     const t: TypeLayout = {
       id,
       name: r.cls.name,
@@ -306,6 +327,7 @@ export function planTypes(classes: readonly SmmoClass[]): TypeTable {
       objectBytes: r.fields.reduce((a, f) => a + Math.max(1, f.length) * KIND_BYTES[f.kind], 0),
       fields,
       concrete: [],
+      genOffset,
     };
     types.push(t);
     byCls.set(r.cls, t);

@@ -317,7 +317,7 @@ export class Runtime {
     this.inlineMicros = micros;
     this.threads = threads;
     this.checked = options.checked === true;
-    this.table = planTypes(options.classes);
+    this.table = planTypes(options.classes, { checked: this.checked });
     this.heap = Heap.create(this.table, parseSize(options.heap ?? 64 << 20));
     const keep = options.keepBlocks ?? DEFAULT_KEEP_BLOCKS;
     if (!Number.isInteger(keep) || keep < 0 || keep > 1024)
@@ -463,6 +463,7 @@ export class Runtime {
     const bad = unclonableArg(args);
     if (bad !== null)
       throw new UsageError(`parallelNew(${t.name}): ${bad}; arguments are passed by value (numbers, strings, plain data, smmo objects)`);
+    ctx.checkArgViews(args, `parallelNew(${t.name})`); // objects of this runtime; checked: live and not stale
     if (n === 0) return;
     const operation = `parallelNew(${t.name}${typeof init === 'string' ? `, '${init}'` : ''})`;
     this.enter(operation);
@@ -594,6 +595,7 @@ export class Runtime {
       throw new UsageError(
         `parallelDo(${t.name}, '${method}'): ${bad}; arguments are passed by value (numbers, strings, plain data, smmo objects)`,
       );
+    ctx.checkArgViews(args, `parallelDo(${t.name}, '${method}')`); // objects of this runtime; checked: live and not stale
     return t;
   }
 

@@ -200,7 +200,8 @@ export interface SessionTask {
 
 /**
  * A string that is equal on two threads iff their class tables give every object the
- * same bytes: names, slots, field names, kinds and offsets, block size.
+ * same bytes: names, slots, field names, kinds and offsets, the generation array of
+ * checked mode (genOffset), block size.
  */
 export function layoutFingerprint(table: TypeTable): string {
   return JSON.stringify({
@@ -211,6 +212,7 @@ export function layoutFingerprint(table: TypeTable): string {
       t.slots,
       t.parent?.name ?? null,
       t.fields.map((f) => [f.name, f.kind, f.length, f.offsets]),
+      t.genOffset,
     ]),
   });
 }

@@ -98,7 +98,7 @@ async function findClasses(cfg: WorkerConfig): Promise<SmmoClass[]> {
 
 async function attach(): Promise<Attached> {
   const cfg = workerData as WorkerConfig;
-  const table = planTypes(await findClasses(cfg));
+  const table = planTypes(await findClasses(cfg), { checked: cfg.checked }); // checked mode has the generation arrays
   if (layoutFingerprint(table) !== cfg.fingerprint) {
     throw new UsageError(
       'worker: the classes imported from options.modules give a different heap layout than on the main thread ' +
