@@ -57,6 +57,14 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
   },
   { name: 'checked', kind: 'switch', description: 'checked mode: validate handles on every access; validate the heap at the end' },
   {
+    name: 'pass-timeout',
+    kind: 'positive',
+    value: 'MS',
+    description: 'stop a pass (one do-all over one class) that runs longer than MS milliseconds: PassTimeoutError, exit 1',
+    defaultText: 'no limit',
+    max: 2 ** 31 - 1,
+  },
+  {
     name: 'check',
     kind: 'switch',
     description:
@@ -124,6 +132,8 @@ export interface RunOptions {
   /** Heap bytes from --heap; undefined: ask the app (heapFor). */
   heapBytes: number | undefined;
   checked: boolean;
+  /** --pass-timeout MS (undefined: no limit). */
+  passTimeout?: number;
   /** --check: compare with the TypeScript reference run. */
   check: boolean;
   json: boolean;
@@ -182,6 +192,7 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
   const seed = text('seed');
   const threads = text('threads');
   const heap = text('heap');
+  const passTimeout = text('pass-timeout');
   const extra = stateAndRenderFlags(
     app,
     values,
@@ -196,6 +207,7 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
     backend: (values['backend'] === undefined ? 'ts' : validate(spec('backend'), text('backend')!, where)) as Backend,
     heapBytes: heap === undefined ? undefined : (validate(spec('heap'), heap, where) as number),
     checked: values['checked'] === true,
+    ...(passTimeout === undefined ? {} : { passTimeout: validate(spec('pass-timeout'), passTimeout, where) as number }),
     check: values['check'] === true,
     json: values['json'] === true,
     quiet: values['quiet'] === true,

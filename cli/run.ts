@@ -99,6 +99,7 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
       classes: app.classes,
       heap: heapBytes,
       checked: opts.checked,
+      ...(opts.passTimeout !== undefined ? { passTimeout: opts.passTimeout } : {}),
       threads: opts.threads,
       backend: opts.backend,
       // Worker threads import the app's module to find its classes.

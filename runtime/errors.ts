@@ -122,3 +122,33 @@ export class WorkerCrashedError extends SmmoError {
     );
   }
 }
+
+/**
+ * A pass ran longer than RuntimeOptions.passTimeout (a method that never returns, or one
+ * far slower than expected). The pass was stopped: worker threads still running it were
+ * terminated (new ones replace them) and the calling thread's share was interrupted
+ * (runtime/timed.ts). `threads`: the threads that had not finished (0 = the calling
+ * thread). As for a crashed worker, objects in the blocks those threads had claimed may not
+ * have been visited, objects they created stay allocated, and an allocator operation cut
+ * in half can break the heap: `heapCheck` is the result of the validateHeap() run after
+ * the stop (null: the heap is consistent, and the runtime stays usable).
+ */
+export class PassTimeoutError extends SmmoError {
+  constructor(
+    readonly operation: string,
+    readonly timeoutMs: number,
+    readonly threads: readonly number[],
+    readonly heapCheck: HeapCorruptionError | null,
+  ) {
+    const who = threads.map((k) => (k === 0 ? 'the calling thread' : `worker thread ${k}`)).join(', ');
+    super(
+      `${operation} did not finish within passTimeout (${timeoutMs} ms): ${who || 'no thread'} had not finished it. The pass was ` +
+        `stopped (stuck worker threads are terminated and replaced, the calling thread's share interrupted): objects in the ` +
+        `blocks those threads had claimed may not have been visited, and objects they created stay allocated. ` +
+        (heapCheck === null
+          ? 'validateHeap() passed afterwards; the runtime stays usable.'
+          : `validateHeap() FAILED afterwards (${heapCheck.problems.length} problem(s)); do not trust the heap's contents.`) +
+        ' A method that must take longer needs a larger passTimeout (CLI --pass-timeout MS).',
+    );
+  }
+}

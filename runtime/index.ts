@@ -10,6 +10,7 @@ export {
   HeapExhaustedError,
   InvalidHandleError,
   MethodError,
+  PassTimeoutError,
   SchemaError,
   SmmoError,
   UsageError,

@@ -244,6 +244,11 @@ export class KernelDispatch {
     return new BoundKernel(this.ctx, this.wasm, fn, label, t, spec);
   }
 
+  /** This thread's WASM kernel thread slot (runtime/wasm.ts W2), or -1 without the wasm backend. */
+  get wasmSlot(): number {
+    return this.wasm?.slot ?? -1;
+  }
+
   /** Give the thread's wasm slot back. */
   dispose(): void {
     this.wasm?.dispose();

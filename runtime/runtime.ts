@@ -18,7 +18,8 @@
  */
 import type { ResourceLimits } from 'node:worker_threads';
 import type { Init, SmmoContext } from './context.js';
-import { MethodError, SmmoError, UsageError } from './errors.js';
+import { HeapCorruptionError, MethodError, PassTimeoutError, SmmoError, UsageError } from './errors.js';
+import { timed, TimedOut } from './timed.js';
 import { closestName } from './suggest.js';
 import { Heap } from './heap.js';
 import { configureBackend } from './kernels.js';
@@ -91,6 +92,15 @@ export interface RuntimeOptions {
   resourceLimits?: ResourceLimits;
   /** Longest time a worker thread may take to start (import the modules). Default 30 000 ms. */
   startTimeoutMs?: number;
+  /**
+   * Longest time one pass of a do-all or parallelNew may run, in ms (a do-all over a
+   * class with subclasses is one pass per concrete class). A pass that runs longer — a
+   * method that never returns — rejects with PassTimeoutError: stuck worker threads are
+   * terminated and replaced, the calling thread's share is interrupted (runtime/timed.ts:
+   * node:vm's watchdog, about 0.6 ms per pass on the calling thread), validateHeap() runs,
+   * and the runtime stays usable. Default: no limit (and no cost).
+   */
+  passTimeout?: number;
   /** Seed of the allocator's bitmap rotation (deterministic block choice). Default 1. */
   seed?: number;
   /**
@@ -177,6 +187,7 @@ const OPTION_KEYS = [
   'spinMicros',
   'resourceLimits',
   'startTimeoutMs',
+  'passTimeout',
   'seed',
   'backend',
   'wasm',
@@ -214,6 +225,7 @@ function checkOptions(options: RuntimeOptions): void {
   kind('workerIdleMs', nonNegative, 'a non-negative number of ms');
   kind('spinMicros', nonNegative, 'a non-negative number of µs');
   kind('startTimeoutMs', nonNegative, 'a non-negative number of ms');
+  kind('passTimeout', (v) => typeof v === 'number' && v > 0 && v <= 2 ** 31 - 1, 'a number of ms in (0, 2147483647]');
   kind('wasm', (v) => typeof v === 'object' && v !== null, "an object such as { variant: 'scalar' }");
   kind('webgpu', (v) => typeof v === 'object' && v !== null, "an object such as { adapter: 'software' }");
   kind('resourceLimits', (v) => typeof v === 'object' && v !== null, 'an object of worker_threads resource limits');
@@ -277,6 +289,8 @@ export class Runtime {
   inlineBlocks: number;
   /** See RuntimeOptions.inlineMicros. */
   inlineMicros: number;
+  /** See RuntimeOptions.passTimeout (undefined: no limit). */
+  readonly passTimeout: number | undefined;
   /** Per "typeId:method": µs per block of its last run on the calling thread (adaptive inlining; absent = 0, so a first run is inline). */
   private readonly inlineCost = new Map<string, number>();
   /** Per "typeId:method": thread-µs per block of its last pass on the workers (claim sizes). */
@@ -316,6 +330,7 @@ export class Runtime {
     if (!(typeof micros === 'number' && micros >= 0)) throw new UsageError(`inlineMicros must be a non-negative number, got ${micros}`);
     this.inlineMicros = micros;
     this.threads = threads;
+    this.passTimeout = options.passTimeout;
     this.checked = options.checked === true;
     this.table = planTypes(options.classes, { checked: this.checked });
     this.heap = Heap.create(this.table, parseSize(options.heap ?? 64 << 20));
@@ -339,6 +354,7 @@ export class Runtime {
             spinMicros: options.spinMicros ?? 0,
             keepBlocks: keep,
             startTimeoutMs: options.startTimeoutMs ?? 30_000,
+            ...(options.passTimeout !== undefined ? { passTimeout: options.passTimeout } : {}),
             ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}),
           });
   }
@@ -471,7 +487,7 @@ export class Runtime {
       if (typeof init === 'function') {
         // A function cannot cross threads: it runs here, on the calling thread, whatever
         // `threads` is (allocation is still coalesced per block).
-        this.newWithFunction(ctx, t.id, n, init as (obj: SmmoObject, index: number) => void);
+        this.timedPass(operation, ctx, () => this.newWithFunction(ctx, t.id, n, init as (obj: SmmoObject, index: number) => void));
         return;
       }
       const call = { method: init ?? '', args };
@@ -481,10 +497,12 @@ export class Runtime {
         return;
       }
       const out = new Uint32Array(Math.min(n, 4096));
-      for (let done = 0; done < n; done += out.length) {
-        const failed = newObjects(ctx, t.id, call, out, Math.min(out.length, n - done), done);
-        if (failed !== null) throw this.methodError(t.id, call.method, failed.handle, failed.error);
-      }
+      this.timedPass(operation, ctx, () => {
+        for (let done = 0; done < n; done += out.length) {
+          const failed = newObjects(ctx, t.id, call, out, Math.min(out.length, n - done), done);
+          if (failed !== null) throw this.methodError(t.id, call.method, failed.handle, failed.error);
+        }
+      });
     } finally {
       ctx.allocator.flushKept();
       this.inFlight = null;
@@ -613,12 +631,40 @@ export class Runtime {
     ctx.pass = pass;
     const t0 = this.pool === null ? 0 : performance.now();
     try {
-      ctx.runBlocks(id, method, args, from, to);
+      this.timedPass(`parallelDo(${this.table.types[id]!.name}, '${method}')`, ctx, () => ctx.runBlocks(id, method, args, from, to));
       if (this.pool !== null && to > from) this.inlineCost.set(`${id}:${method}`, ((performance.now() - t0) * 1000) / (to - from));
     } catch (e) {
+      if (e instanceof PassTimeoutError) throw e;
       throw new MethodError(this.table.types[id]!.name, method, pass.current === null ? 0 : pass.current.__h, 0, e);
     } finally {
       ctx.pass = null;
+    }
+  }
+
+  /**
+   * Run calling-thread work of one pass under passTimeout (runtime/timed.ts; no timeout:
+   * a plain call). An interrupted pass ran none of its own cleanup (T2): the pass marker
+   * and kept blocks are reset here, the heap is validated, and a PassTimeoutError says so.
+   */
+  private timedPass<T>(operation: string, ctx: ThreadContext, fn: () => T): T {
+    try {
+      return timed(fn, this.passTimeout);
+    } catch (e) {
+      if (!(e instanceof TimedOut)) throw e;
+      ctx.pass = null;
+      try {
+        ctx.allocator.flushKept();
+      } catch {
+        // an allocator operation cut in half: the check below says what is wrong
+      }
+      let check: HeapCorruptionError | null = null;
+      try {
+        this.heap.validate();
+      } catch (v) {
+        if (!(v instanceof HeapCorruptionError)) throw v;
+        check = v;
+      }
+      throw new PassTimeoutError(operation, this.passTimeout!, [0], check);
     }
   }
 

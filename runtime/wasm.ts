@@ -203,6 +203,15 @@ export class WasmInstance {
   }
 }
 
+/**
+ * Give back thread slot `slot` of the heap whose memory `i32` views, for a thread that can
+ * no longer do it itself: a worker thread that died or was terminated (workers/pool.ts).
+ * Its instance ran on that thread only, so nothing uses the slot any more (W2).
+ */
+export function releaseWasmSlot(i32: Int32Array, slot: number): void {
+  Atomics.and(i32, (SLOT_CLAIM_OFFSET >> 2) + (slot >> 5), ~(1 << (slot & 31)));
+}
+
 /** Claim the lowest free slot of `slots` (one pass over the bitmap: bounded). */
 function claimSlot(i32: Int32Array, slots: number): number {
   for (let s = 0; s < slots; s++) {

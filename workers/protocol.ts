@@ -24,6 +24,7 @@
  *            S_STATE        PARKED / SERVING / BUSY (see below)
  *            S_DONE         the last epoch this thread finished
  *            S_WORK         indices it processed so far (statistics)
+ *            S_TID, S_WASM  threadId and WASM kernel slot + 1 of the thread serving it
  *   then     args area      v8.serialize([method, args]) of the pass (D_ARGS_BYTES long)
  *   then     error area     v8.serialize(error record) of the first error
  *
@@ -69,6 +70,7 @@ import {
   HeapExhaustedError,
   InvalidHandleError,
   MethodError,
+  PassTimeoutError,
   SchemaError,
   SmmoError,
   UsageError,
@@ -110,6 +112,10 @@ export const S_STATE = 0;
 export const S_DONE = 1;
 /** Indices (blocks or objects) this thread has processed, summed over passes (written only by the thread). */
 export const S_WORK = 2;
+/** threadId of the worker thread serving this slot's session (written at session start; pool.ts terminates it by this id). */
+export const S_TID = 3;
+/** WASM kernel thread slot of that worker thread + 1 (0: none), given back by the pool when the thread dies. */
+export const S_WASM = 4;
 export const PARKED = 0;
 export const SERVING = 1;
 export const BUSY = 2;
@@ -292,6 +298,7 @@ const SMMO_ERRORS: Record<string, { prototype: object }> = {
   HeapCorruptionError,
   MethodError,
   WorkerCrashedError,
+  PassTimeoutError,
 };
 
 /**
