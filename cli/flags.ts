@@ -33,6 +33,8 @@ export interface FlagSpec {
   choices?: readonly string[];
   /** Largest value of a numeric flag (default 4294967295). */
   max?: number;
+  /** A good value, shown in messages about a bad one (default: one within the flag's range). */
+  example?: string;
 }
 
 /** The flags every app accepts (issue 6, "CLI contract"). */
@@ -101,8 +103,10 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
     name: 'render-scale',
     kind: 'positive',
     value: 'S',
-    description: 'with --render: S × S pixels per cell',
-    defaultText: 'about 512 pixels on the longer side, 1 … 16',
+    description: 'with --render: S × S pixels per cell, 1 … 64',
+    defaultText: 'about 512 pixels on the longer side',
+    max: 64,
+    example: '4',
   },
 ];
 
@@ -243,7 +247,6 @@ function stateAndRenderFlags(
   if (app.picture === undefined) {
     throw new CliUsageError(`${where}: --render: this app has no picture; pictures are drawn by the grid apps (wa-tor, game-of-life)`);
   }
-  if (scale !== undefined && scale > 64) throw new CliUsageError(`${where}: --render-scale must be in 1 … 64, got ${scale}`);
   out.render = { path: String(render), ...(every !== undefined ? { every } : {}), ...(scale !== undefined ? { scale } : {}) };
   return out;
 }
@@ -284,7 +287,7 @@ export function validate(s: FlagSpec, raw: string, where: string): number | stri
       const min = s.kind === 'positive' ? 1 : 0;
       const max = s.max ?? 0xffffffff;
       if (!(n >= min && n <= max)) {
-        throw bad(`an integer in ${min} … ${max}`, s.kind === 'u32' ? '7' : String(Math.min(100, max)));
+        throw bad(`an integer in ${min} … ${max}`, s.example ?? (s.kind === 'u32' ? '7' : String(Math.min(100, max))));
       }
       return n;
     }

@@ -30,7 +30,7 @@ import type { SmmoClass, SmmoObject } from './schema.js';
 import { ThreadContext } from './thread.js';
 import { newObjects } from '../workers/pass.js';
 import { WorkerPool } from '../workers/pool.js';
-import { IN_SMMO_WORKER, KIND_DO, KIND_NEW, unclonableArg } from '../workers/protocol.js';
+import { ARGS_AREA_BYTES, IN_SMMO_WORKER, KIND_DO, KIND_NEW, oversizeArgs, unclonableArg } from '../workers/protocol.js';
 import type { WasmOptions } from './wasm-options.js';
 import type { GpuRunnerStats, WebGpuOptions } from './webgpu/options.js';
 import type { GpuRunner, GpuRunnerOptions } from './webgpu/runner.js';
@@ -231,6 +231,43 @@ function checkOptions(options: RuntimeOptions): void {
   kind('resourceLimits', (v) => typeof v === 'object' && v !== null, 'an object of worker_threads resource limits');
 }
 
+/**
+ * Arguments of a pass must fit ARGS_AREA_BYTES serialized (workers read them from shared
+ * memory), and be cloneable: checked on one thread too, so that the same program behaves
+ * the same on any number of threads.
+ */
+function checkArgsSize(operation: string, method: string, args: readonly unknown[]): void {
+  let size: number | null;
+  try {
+    size = oversizeArgs(method, args);
+  } catch (e) {
+    throw new UsageError(`${operation}: arguments are passed by value (structured clone), and these cannot be: ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
+  if (size !== null) {
+    throw new UsageError(
+      `${operation}: arguments take ${size} bytes serialized; at most ${ARGS_AREA_BYTES} (16 KiB) can be passed to a pass, ` +
+        'on one thread as on worker threads: keep large data in objects of the heap, or in a module that the methods import',
+    );
+  }
+}
+
+/** Module URLs for the workers: relative paths would resolve against smmo's own worker file, not the caller's. */
+function checkModules(modules: readonly (string | URL)[]): void {
+  for (const m of modules) {
+    if (m instanceof URL) continue;
+    const s = String(m);
+    if (/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(s) || s.startsWith('/')) continue; // file:, data:, node: URLs; absolute paths
+    if (/^\.\.?[\\/]/.test(s) || /\.(m?js|ts|cjs)$/.test(s)) {
+      throw new UsageError(
+        `modules: '${s}' is a relative path, which worker threads would resolve against smmo's own worker file, not your module; ` +
+          `pass new URL('${s}', import.meta.url) (or an absolute file: URL, e.g. pathToFileURL(path))`,
+      );
+    }
+  }
+}
+
 function describeValue(v: unknown): string {
   if (typeof v === 'string') return `'${v}'`;
   if (typeof v === 'object' && v !== null) return Array.isArray(v) ? 'an array' : 'an object';
@@ -308,6 +345,7 @@ export class Runtime {
   constructor(options: RuntimeOptions) {
     if (options == null || typeof options !== 'object') throw new UsageError('createRuntime: give an options object: { classes: [...] }');
     checkOptions(options);
+    checkModules(options.modules ?? []);
     if (!Array.isArray(options.classes)) throw new UsageError('createRuntime: options.classes must be an array of classes');
     const threads = options.threads ?? 1;
     if (!Number.isInteger(threads) || threads < 1 || threads > MAX_THREADS) {
@@ -479,6 +517,7 @@ export class Runtime {
     const bad = unclonableArg(args);
     if (bad !== null)
       throw new UsageError(`parallelNew(${t.name}): ${bad}; arguments are passed by value (numbers, strings, plain data, smmo objects)`);
+    checkArgsSize(`parallelNew(${t.name})`, typeof init === 'string' ? init : '', args);
     ctx.checkArgViews(args, `parallelNew(${t.name})`); // objects of this runtime; checked: live and not stale
     if (n === 0) return;
     const operation = `parallelNew(${t.name}${typeof init === 'string' ? `, '${init}'` : ''})`;
@@ -613,6 +652,7 @@ export class Runtime {
       throw new UsageError(
         `parallelDo(${t.name}, '${method}'): ${bad}; arguments are passed by value (numbers, strings, plain data, smmo objects)`,
       );
+    checkArgsSize(`parallelDo(${t.name}, '${method}')`, method, args);
     ctx.checkArgViews(args, `parallelDo(${t.name}, '${method}')`); // objects of this runtime; checked: live and not stale
     return t;
   }

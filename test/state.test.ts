@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -540,6 +540,56 @@ test('CLI: --init with a bad or mismatching state, or a flag that disagrees with
   const onFile = await smmo('run', 'nbody', '--bodies', '64', '--dump', join(a, 'Body.arrow'));
   t.is(onFile.code, 2);
   t.regex(onFile.stderr, /--dump: state .*Body\.arrow: exists and is not a directory/);
+});
+
+test("CLI: --init checks the state's parameters against the app's flags; NaN and infinities in float columns are warnings", async (t) => {
+  const a = newDir();
+  t.is((await smmo('run', 'nbody', '--bodies', '64', '--iterations', '1', '--quiet', '--dump', a)).code, 0);
+  const withParams = (params: string): string => {
+    const d = newDir();
+    cpSync(a, d, { recursive: true });
+    rewrite(join(d, 'Body.arrow'), (_f, _d, meta) => meta.set('smmo.params', params));
+    return d;
+  };
+  const lots = await smmo('run', 'nbody', '--init', withParams('{"bodies":"lots"}'), '--iterations', '1', '--json');
+  t.is(lots.code, 2, lots.stderr);
+  t.regex(
+    lots.stderr,
+    /^smmo run nbody: --init: state .*: metadata smmo\.params has bodies = "lots", which the app refuses: --bodies must be an integer in 1 … 4294967295, got 'lots'/,
+  );
+  t.is(lots.stdout, '', 'nothing echoed into a summary or JSON');
+  const fraction = await smmo('run', 'nbody', '--init', withParams('{"bodies":6.5}'), '--iterations', '1');
+  t.is(fraction.code, 2);
+  t.regex(fraction.stderr, /smmo\.params has bodies = 6\.5, which the app refuses/);
+  const text = await smmo('run', 'nbody', '--init', withParams('{"bodies":"64"}'), '--iterations', '1');
+  t.is(text.code, 2);
+  t.regex(text.stderr, /--bodies must be a number, got the string '64'/);
+  const extra = await smmo('run', 'nbody', '--init', withParams('{"bodies":64,"speed":2}'), '--iterations', '1');
+  t.is(extra.code, 2);
+  t.regex(extra.stderr, /smmo\.params has 'speed', which is not a parameter of nbody \(its parameters: bodies\)/);
+  const nested = await smmo('run', 'nbody', '--init', withParams('{"bodies":[64]}'), '--iterations', '1');
+  t.is(nested.code, 2);
+  t.regex(nested.stderr, /metadata 'smmo\.params' has bodies: \[64\], not a number, a string or null/);
+
+  // NaN and infinities: the run goes on; the summary and --json say where they are.
+  const odd = newDir();
+  cpSync(a, odd, { recursive: true });
+  rewrite(join(odd, 'Body.arrow'), (fields, data) => {
+    const x = data[column(fields, 'posX')]!.values as Float32Array;
+    x[0] = Number.NaN;
+    x[1] = Number.NaN;
+    (data[column(fields, 'velY')]!.values as Float32Array)[2] = -Infinity;
+  });
+  const r = await smmo('run', 'nbody', '--init', odd, '--iterations', '1', '--json');
+  t.is(r.code, 0, r.stderr);
+  const warnings = json(r)['warnings'] as string[];
+  t.is(warnings.length, 2);
+  t.regex(warnings[0]!, /^Body\.posX: 2 NaN of 64 values \(state .*Body\.arrow\)$/);
+  t.regex(warnings[1]!, /^Body\.velY: 1 ±Infinity of 64 values/);
+  const human = await smmo('run', 'nbody', '--init', odd, '--iterations', '1');
+  t.regex(human.stdout, /^warnings +Body\.posX: 2 NaN of 64 values/m);
+  const clean = await smmo('run', 'nbody', '--init', a, '--iterations', '1', '--json');
+  t.false('warnings' in json(clean), 'no warnings key without warnings');
 });
 
 test('CLI: compare → 0 within tolerance, 1 beyond, 2 for bad or mismatching states', async (t) => {

@@ -388,6 +388,7 @@ export class WorkerPool {
     }
     if (this.lastArgs !== null && bytes.equals(this.lastArgs)) return;
     if (bytes.length > ARGS_AREA_BYTES) {
+      // Runtime checks this before every pass (on one thread too); kept as the protocol's own guard.
       throw new UsageError(
         `${spec.operation}: arguments take ${bytes.length} bytes serialized; at most ${ARGS_AREA_BYTES} can be passed to worker threads`,
       );

@@ -263,6 +263,27 @@ function isSmmoView(a: unknown): boolean {
   );
 }
 
+/**
+ * The serialized size of [method, args] when it is more than ARGS_AREA_BYTES, else null.
+ * Runtime checks it for every do-all and parallelNew, on one thread as with workers, so a
+ * program that works on one thread works on several. A few numbers and short strings
+ * cannot exceed the area and are not serialized (no cost on the hot path); anything else
+ * is (and throws a DataCloneError for what structured clone refuses).
+ */
+export function oversizeArgs(method: string, args: readonly unknown[]): number | null {
+  let text = method.length;
+  let plain = args.length <= 256;
+  for (let i = 0; i < args.length && plain; i++) {
+    const a = args[i];
+    if (typeof a === 'string') text += a.length;
+    else if (typeof a === 'object' && a !== null && !isSmmoView(a)) plain = false;
+  }
+  // ≤ 256 primitives of ≤ 9 bytes and ≤ 4096 characters (≤ 3 bytes each) fit 16 KiB.
+  if (plain && text <= 4096) return null;
+  const n = encodeArgs(method, args).length;
+  return n > ARGS_AREA_BYTES ? n : null;
+}
+
 /** The first argument that cannot be passed by value to another thread, as text; null if all can. */
 export function unclonableArg(args: readonly unknown[]): string | null {
   for (let i = 0; i < args.length; i++) {
