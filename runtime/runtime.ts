@@ -97,7 +97,7 @@ export interface RuntimeOptions {
    * class with subclasses is one pass per concrete class). A pass that runs longer — a
    * method that never returns — rejects with PassTimeoutError: stuck worker threads are
    * terminated and replaced, the calling thread's share is interrupted (runtime/timed.ts:
-   * node:vm's watchdog, about 0.6 ms per pass on the calling thread), validateHeap() runs,
+   * node:vm's watchdog, about 0.1 ms per pass on the calling thread), validateHeap() runs,
    * and the runtime stays usable. Default: no limit (and no cost).
    */
   passTimeout?: number;
@@ -168,8 +168,9 @@ export const DEFAULT_INLINE_MICROS = 150;
  * Most threads a runtime may have (RuntimeOptions.threads, CLI --threads). A bound, so that
  * no input starts threads without end (each worker costs tens of MB); and every thread of
  * a runtime with backend 'wasm' needs a kernel thread slot in the reserved memory below
- * the heap: runtime/wasm.ts fits at least MAX_THREADS + 1 slots there (+1: the helper
- * thread of a pass timeout), checked by test/wasm-module.test.ts.
+ * the heap: runtime/wasm.ts fits at least MAX_THREADS + 1 slots there (one spare, e.g.
+ * for a replacement thread while a dead one's slot is given back), checked by
+ * test/wasm-module.test.ts.
  */
 export const MAX_THREADS = 64;
 

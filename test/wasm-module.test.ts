@@ -75,7 +75,7 @@ test('thread slots are distinct, inside the reserved region, bounded, and given 
   }
   t.true(error instanceof UsageError, 'exhaustion is a UsageError');
   t.regex((error as Error).message, /thread slots/);
-  // Enough for the largest runtime (MAX_THREADS threads) and the helper thread of a pass timeout.
+  // Enough for the largest runtime (MAX_THREADS threads) and a spare (runtime.ts MAX_THREADS).
   t.true(made.length >= MAX_THREADS + 1, `${made.length} slots, need ${MAX_THREADS + 1}`);
   t.deepEqual(
     made.map((m) => m.slot),
