@@ -19,7 +19,7 @@
  */
 import { SchemaError } from './errors.js';
 import type { Heap } from './heap.js';
-import { BLOCK_GEN_WORD, BLOCK_TYPE_WORD, type FieldLayout, type TypeLayout } from './layout.js';
+import { BLOCK_GEN_WORD, type FieldLayout, type TypeLayout } from './layout.js';
 import type { SmmoClass, SmmoObject } from './schema.js';
 
 /** Constructor of a view class (no arguments; position with place()). */
@@ -65,18 +65,18 @@ function accessorBody(
   checked: boolean,
   typeIds: Map<SmmoClass, number>,
   owner: string,
-  ownerId: number,
   genWord: number,
 ): { get: string; set: string } {
   const arr = VIEW[f.kind]!.arr;
   const idx = index(f, k);
-  // Checked mode: the slot must be allocated *and* the block must still be of the view's
-  // type. (Fix: the slot test alone passed for a view whose block had been freed, since a
-  // free block's allocation bitmap is all ones, and for a block re-used by another type.)
-  // Then the generations (thread.ts V1): the slot's and the block's must be those the view recorded.
+  // Checked mode: the slot's and the block's generations must be those the view recorded
+  // when it was made from a live object (thread.ts V1). That alone says the object still
+  // lives: deleting it increments the slot's generation (allocator.ts G1), and a block can
+  // only change type (or be reused after being free) through a re-initialisation, which
+  // increments the block's. (It replaces the allocation-bit and block-type tests, which
+  // missed a slot reused by a new object of the same class.) deadAccess works out why.
   const live = checked
-    ? `if ((I32[this.__o >>> 2] & (1 << this.__s)) === 0 || I32[(this.__o >>> 2) + ${BLOCK_TYPE_WORD}] !== ${ownerId} || ` +
-      `I32[this.__i + ${genWord}] !== this.__g || I32[(this.__o >>> 2) + ${BLOCK_GEN_WORD}] !== this.__b) ` +
+    ? `if (I32[this.__i + ${genWord}] !== this.__g || I32[(this.__o >>> 2) + ${BLOCK_GEN_WORD}] !== this.__b) ` +
       `host.deadAccess(this, ${JSON.stringify(f.name)});\n`
     : '';
   switch (f.kind) {
@@ -113,12 +113,12 @@ export function makeAccessorClass(
   const arrays: string[] = [];
   for (const f of t.fields) {
     if (f.length === 0) {
-      const { get, set } = accessorBody(f, 0, checked, typeIds, t.name, t.id, t.genOffset >> 2);
+      const { get, set } = accessorBody(f, 0, checked, typeIds, t.name, t.genOffset >> 2);
       lines.push(`get ${f.name}() {\n${get}\n}`, `set ${f.name}(v) {\n${set}\n}`);
     } else {
       // Inline array: a small view class bound to this object view, created once per view.
       const cases = f.offsets.map((_, k) => {
-        const { get, set } = accessorBody(f, k, checked, typeIds, t.name, t.id, t.genOffset >> 2);
+        const { get, set } = accessorBody(f, k, checked, typeIds, t.name, t.genOffset >> 2);
         // Every `this` of the object accessor means the owning view here, including the
         // bare `this` passed to host.deadAccess (fix: it used to pass the array view).
         const rebind = (s: string): string => s.replace(/\bthis\b/g, 'this.o');
