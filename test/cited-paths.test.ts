@@ -11,7 +11,9 @@
  * `../../package.json` from dist/cli/); a `.js` name also resolves to its `.ts` source;
  * a bare name (no folder) resolves when a file of that name exists anywhere in the
  * repository. Not citations: absolute paths, URLs, outputs that are not in the
- * repository (dist/, node_modules/, bench-results/), and the names in EXTERNAL.
+ * repository (dist/, node_modules/, bench-results/), string literals of example code
+ * (`new URL('./model.js', import.meta.url)`: right after a quote), and the names in
+ * EXTERNAL.
  */
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
@@ -73,6 +75,7 @@ export function missingCitations(file: string, text: string, files: ReadonlySet<
       const p = m[1]!;
       if (p.startsWith('/') || GENERATED.test(p) || EXTERNAL.has(p)) continue;
       if (/\bhttps?:\/\/\S*$/.test(line.slice(0, m.index))) continue; // part of a URL
+      if (m.index > 0 && (line[m.index - 1] === "'" || line[m.index - 1] === '"')) continue; // a string literal of example code
       const candidates = p.endsWith('.js') ? [p, p.slice(0, -3) + '.ts'] : [p];
       const found = candidates.some((c) =>
         c.includes('/')
@@ -117,7 +120,13 @@ test('the checker finds citations of missing files, and accepts existing ones', 
     'runtime/x.ts:2: test/wasm-layout.test.ts',
     'runtime/x.ts:4: APPS.md',
   ]);
-  t.deepEqual(missingCitations('docs/x.md', 'see [the heap](../runtime/heap.ts), ./worker.js and Node.js', files, names), [
-    'docs/x.md:1: ./worker.js',
-  ]);
+  t.deepEqual(
+    missingCitations(
+      'docs/x.md',
+      "see [the heap](../runtime/heap.ts), ./worker.js, Node.js and new URL('./model.js', import.meta.url)",
+      files,
+      names,
+    ),
+    ['docs/x.md:1: ./worker.js'],
+  );
 });
