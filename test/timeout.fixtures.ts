@@ -42,6 +42,13 @@ export class Spinner extends object({ count: u32, x: f32, mark: u32 }) {
     for (;;) this.x += 1;
   }
 
+  /** Counts a visit; a worker thread also leaves `token` as the mark, which the calling thread waits for (bounded). */
+  visit(token: number, waitMs: number): void {
+    if (isMainThread) waitForMark(this, token, waitMs);
+    else this.mark = token;
+    this.count += 1;
+  }
+
   /** An init method of parallelNew that never returns. */
   hang(_index: number): void {
     for (;;) this.x += 1;
