@@ -46,7 +46,7 @@ export interface App {
   init(rt: Runtime, params: AppParams, seed: number): Promise<void>;
   /** One iteration: the list of do-all phases. */
   step(rt: Runtime, iteration: number): Promise<void>;
-  /** The app's digest (APPS.md / issue text: what it sums). */
+  /** The app's digest: one number that sums the final state (each app says what it sums). */
   digest(rt: Runtime): number;
   /**
    * State files (`--dump`, runtime/state.ts): what the app keeps outside the heap (a

@@ -10,7 +10,7 @@
  *          maxval < 256, else 2 bytes big-endian
  *
  * maxval is a header field, not a pixel. (The original DynaSOAr loader reads it as the
- * first pixel, shifting every cell by one; APPS.md.) Every malformed input raises a
+ * first pixel, shifting every cell by one.) Every malformed input raises a
  * PgmError that names the file, the problem and, for P2, the line.
  */
 import { readFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
 /**
  * The apps' random generator: xoshiro128** (Blackman & Vigna), 32-bit state words,
  * seeded with splitmix32. Deterministic for a given seed on every backend; values
- * differ from the originals' curand XORWOW (APPS.md), the statistics do not.
+ * differ from the originals' curand XORWOW, the statistics do not.
  */
 export class Random {
   private a: number;

@@ -1,5 +1,5 @@
 /**
- * Benchmark: one thread, nbody (APPS.md), side by side in one run —
+ * Benchmark: one thread, nbody (apps/nbody), side by side in one run —
  *   TypeScript methods · WASM scalar · WASM SIMD (runtime/kernels.ts, wasm/src/nbody.rs) ·
  *   native C compiled on the spot (bench/nbody.c): gcc -O3 -march=native and gcc -O3 -msse4.2
  *   (the same 4 × f32 vector width as wasm SIMD), each with -fno-math-errno -fopenmp-simd, and

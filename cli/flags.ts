@@ -10,7 +10,8 @@
  */
 import { parseArgs } from 'node:util';
 import type { App, AppFlag, AppParams } from '../apps/app.js';
-import { parseSize, SmmoError } from '../runtime/index.js';
+import { MAX_THREADS, parseSize, SmmoError } from '../runtime/index.js';
+import { editDistance } from '../runtime/suggest.js';
 import { CliUsageError } from './errors.js';
 
 // ------------------------------------------------------------------ definitions
@@ -30,13 +31,24 @@ export interface FlagSpec {
   /** Shown as "(default …)" in help; the parser applies defaults separately. */
   defaultText?: string;
   choices?: readonly string[];
+  /** Largest value of a numeric flag (default 4294967295). */
+  max?: number;
+  /** A good value, shown in messages about a bad one (default: one within the flag's range). */
+  example?: string;
 }
 
 /** The flags every app accepts (issue 6, "CLI contract"). */
 export const COMMON_FLAGS: readonly FlagSpec[] = [
   { name: 'iterations', kind: 'count', value: 'K', description: 'iterations to run', defaultText: "the app's" },
   { name: 'seed', kind: 'u32', value: 'S', description: 'seed of the random initial state, 0 … 4294967295', defaultText: '42' },
-  { name: 'threads', kind: 'positive', value: 'N', description: 'threads that run the do-alls', defaultText: '1' },
+  {
+    name: 'threads',
+    kind: 'positive',
+    value: 'N',
+    description: `threads that run the do-alls, 1 … ${MAX_THREADS}`,
+    defaultText: '1',
+    max: MAX_THREADS,
+  },
   { name: 'backend', kind: 'choice', value: 'B', description: 'kernels to run: ts | wasm | webgpu', defaultText: 'ts', choices: BACKENDS },
   {
     name: 'heap',
@@ -46,6 +58,14 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
     defaultText: 'sized for the app',
   },
   { name: 'checked', kind: 'switch', description: 'checked mode: validate handles on every access; validate the heap at the end' },
+  {
+    name: 'pass-timeout',
+    kind: 'positive',
+    value: 'MS',
+    description: 'stop a pass (one do-all over one class) that runs longer than MS milliseconds: PassTimeoutError, exit 1',
+    defaultText: 'no limit',
+    max: 2 ** 31 - 1,
+  },
   {
     name: 'check',
     kind: 'switch',
@@ -83,8 +103,10 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
     name: 'render-scale',
     kind: 'positive',
     value: 'S',
-    description: 'with --render: S × S pixels per cell',
-    defaultText: 'about 512 pixels on the longer side, 1 … 16',
+    description: 'with --render: S × S pixels per cell, 1 … 64',
+    defaultText: 'about 512 pixels on the longer side',
+    max: 64,
+    example: '4',
   },
 ];
 
@@ -114,6 +136,8 @@ export interface RunOptions {
   /** Heap bytes from --heap; undefined: ask the app (heapFor). */
   heapBytes: number | undefined;
   checked: boolean;
+  /** --pass-timeout MS (undefined: no limit). */
+  passTimeout?: number;
   /** --check: compare with the TypeScript reference run. */
   check: boolean;
   json: boolean;
@@ -172,6 +196,7 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
   const seed = text('seed');
   const threads = text('threads');
   const heap = text('heap');
+  const passTimeout = text('pass-timeout');
   const extra = stateAndRenderFlags(
     app,
     values,
@@ -186,6 +211,7 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
     backend: (values['backend'] === undefined ? 'ts' : validate(spec('backend'), text('backend')!, where)) as Backend,
     heapBytes: heap === undefined ? undefined : (validate(spec('heap'), heap, where) as number),
     checked: values['checked'] === true,
+    ...(passTimeout === undefined ? {} : { passTimeout: validate(spec('pass-timeout'), passTimeout, where) as number }),
     check: values['check'] === true,
     json: values['json'] === true,
     quiet: values['quiet'] === true,
@@ -221,7 +247,6 @@ function stateAndRenderFlags(
   if (app.picture === undefined) {
     throw new CliUsageError(`${where}: --render: this app has no picture; pictures are drawn by the grid apps (wa-tor, game-of-life)`);
   }
-  if (scale !== undefined && scale > 64) throw new CliUsageError(`${where}: --render-scale must be in 1 … 64, got ${scale}`);
   out.render = { path: String(render), ...(every !== undefined ? { every } : {}), ...(scale !== undefined ? { scale } : {}) };
   return out;
 }
@@ -260,8 +285,9 @@ export function validate(s: FlagSpec, raw: string, where: string): number | stri
       // Digits only: '1e3', '0x10', '2.0' and '' are rejected rather than guessed at.
       const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
       const min = s.kind === 'positive' ? 1 : 0;
-      if (!(n >= min && n <= 0xffffffff)) {
-        throw bad(`an integer in ${min} … 4294967295`, s.kind === 'u32' ? '7' : '100');
+      const max = s.max ?? 0xffffffff;
+      if (!(n >= min && n <= max)) {
+        throw bad(`an integer in ${min} … ${max}`, s.example ?? (s.kind === 'u32' ? '7' : String(Math.min(100, max))));
       }
       return n;
     }
@@ -340,18 +366,6 @@ export function closest(word: string, candidates: readonly string[]): string | u
     }
   }
   return best !== undefined && bestD <= Math.max(1, Math.floor(best.length / 3)) ? best : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length]!;
 }
 
 // ------------------------------------------------------------------ help text

@@ -13,8 +13,10 @@ export interface AppSummary {
 
 const EXIT_CODES = `Exit status:
   0   success
-  1   the run failed (e.g. HeapExhaustedError: ask for a larger --heap)
-  2   bad command line (unknown command, app or flag, or a bad value)`;
+  1   the run failed: an smmo error such as HeapExhaustedError (ask for a larger --heap),
+      PassTimeoutError, or GpuUnavailableError (--backend webgpu without a usable adapter)
+  2   bad command line (unknown command, app or flag, or a bad value), or a bad input
+      file, state or parameter`;
 
 function appList(apps: readonly AppSummary[]): string {
   const w = Math.max(...apps.map((a) => a.name.length)) + 3;
@@ -60,7 +62,8 @@ ${formatFlags(COMMON_FLAGS, [['-h, --help', 'show the flags of the app']])}
 threads, iterations, seconds (the iterations only), initSeconds, iterationsPerSecond,
 digest, objects ({class: count}), heap ({bytes, blockBytes, blocks, usedBlocks,
 fragmentation}), params, seed, checked, heapValidated, version, node, machine; with
---init also init and startIteration, with --dump dump (the files), with --render frames.
+--init also init and startIteration (and warnings: float columns of the state holding
+NaN or infinities), with --dump dump (the files), with --render frames.
 
 State files and pictures: --dump DIR writes DIR/<Class>.arrow (Apache Arrow IPC,
 one column per field, a 'handle' column; read them with pyarrow or pandas);

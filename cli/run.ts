@@ -20,6 +20,7 @@ import { cpus } from 'node:os';
 import type { App } from '../apps/app.js';
 import { appModule } from '../apps/registry.js';
 import { createRuntime, UsageError, type Runtime, type RuntimeOptions } from '../runtime/index.js';
+import { MAX_HEAP_BYTES } from '../runtime/layout.js';
 import { CliUsageError } from './errors.js';
 import type { Backend, RunOptions } from './flags.js';
 import { progressBar } from './progress.js';
@@ -65,6 +66,8 @@ export interface RunReport {
   dump?: string[];
   /** With --render: the PNG files written. */
   frames?: string[];
+  /** Things the run went on despite (with --init: float columns of the state holding NaN or ±Infinity). */
+  warnings?: string[];
   /** Which implementation ran each do-all method ("Body.update": "wasm" | "ts" | "webgpu"). */
   kernels: Record<string, string>;
   checked: boolean;
@@ -93,12 +96,22 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
   if (opts.dump !== undefined) await prepareDump(app, opts.dump, where);
   const first = init?.state.info.iterations ?? 0;
   const heapBytes = opts.heapBytes ?? (init ? heapForState(app, init) : app.heapFor(opts.params));
+  if (opts.heapBytes === undefined && !(heapBytes <= MAX_HEAP_BYTES)) {
+    // The heap the app asks for: the parameters that made it so large are the problem, not --heap.
+    const given = app.flags.filter((f) => (opts.given ?? []).includes(f.name)).map((f) => `--${f.name} ${String(opts.params[f.name])}`);
+    const which = given.length > 0 ? given.join(' ') : `the parameters (${JSON.stringify(opts.params)})`;
+    throw new CliUsageError(
+      `${where}: ${which} would need a heap of ${heapBytes} bytes, more than the largest heap (${MAX_HEAP_BYTES} bytes, ` +
+        `${formatBytes(MAX_HEAP_BYTES)}): choose smaller values`,
+    );
+  }
   let rt: Runtime;
   try {
     const options: RuntimeOptions = {
       classes: app.classes,
       heap: heapBytes,
       checked: opts.checked,
+      ...(opts.passTimeout !== undefined ? { passTimeout: opts.passTimeout } : {}),
       threads: opts.threads,
       backend: opts.backend,
       // Worker threads import the app's module to find its classes.
@@ -121,7 +134,8 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
       if (init) await restoreInto(app, rt, init);
       else await app.init(rt, opts.params, opts.seed);
     } catch (e) {
-      if (e instanceof UsageError) throw new CliUsageError(`${where}: ${e.message}`);
+      // An app's own messages start with its name ("game-of-life: …"): said once.
+      if (e instanceof UsageError) throw new CliUsageError(`${where}: ${e.message.replace(new RegExp(`^${app.name}: `), '')}`);
       throw e;
     }
     await rt.prepare(); // backend 'webgpu': compile the GPU kernels outside the timing; others: no-op
@@ -190,6 +204,7 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
       ...(init ? { init: opts.init!, startIteration: first } : {}),
       ...(dump ? { dump } : {}),
       ...(frames ? { frames: frames.written } : {}),
+      ...(init && init.warnings.length > 0 ? { warnings: init.warnings } : {}),
       kernels: { ...stats.backend.methods },
       version,
       node: process.version,
@@ -275,6 +290,7 @@ export function formatSummary(r: RunReport): string {
   if (r.init !== undefined)
     rows.push(['init', `${r.init} (after ${r.startIteration} iterations; now ${(r.startIteration ?? 0) + r.iterations})`]);
   if (r.dump) rows.push(['dump', r.dump.join(', ')]);
+  for (const [i, w] of (r.warnings ?? []).entries()) rows.push([i === 0 ? 'warnings' : '', w]);
   if (r.frames)
     rows.push([
       'pictures',

@@ -12,7 +12,7 @@ import type { App, AppParams } from '../apps/app.js';
 import { UsageError, type Runtime } from '../runtime/index.js';
 import type { LoadedState, StateInfo } from '../runtime/state.js';
 import { CliUsageError } from './errors.js';
-import type { RunOptions } from './flags.js';
+import { appFlagSpecs, validate, type RunOptions } from './flags.js';
 
 type StateModule = typeof import('../runtime/state.js');
 
@@ -27,17 +27,49 @@ export interface InitState {
   state: LoadedState;
   params: AppParams;
   seed: number;
+  /** Float columns with NaN or ±Infinity (the run goes on; the summary and --json report them). */
+  warnings: string[];
 }
 
-/** Read and check the state of --init; the run's parameters and seed are the state's. */
+/**
+ * Read and check the state of --init; the run's parameters and seed are the state's. Its
+ * parameters (metadata smmo.params) must be the app's, each of its flag's type: a value
+ * the command line would refuse is refused here too (exit 2), naming the state and flag.
+ */
 export async function readInitState(app: App, opts: RunOptions, where: string): Promise<InitState> {
-  const { readState } = await stateApi();
+  const { readState, nonFiniteValues } = await stateApi();
   const state = readState(opts.init!, app.classes, app.name);
   const info = state.info;
   const params: AppParams = {};
+  const specs = appFlagSpecs(app);
+  for (const name of Object.keys(info.params)) {
+    if (!app.flags.some((f) => f.name === name)) {
+      throw new CliUsageError(
+        `${where}: --init: state ${opts.init}: metadata smmo.params has '${name}', which is not a parameter of ${app.name} ` +
+          `(its parameters: ${app.flags.map((f) => f.name).join(', ') || 'none'})`,
+      );
+    }
+  }
   for (const f of app.flags) {
     const v = info.params[f.name];
-    params[f.name] = v === null || v === undefined ? undefined : v;
+    if (v === null || v === undefined) {
+      params[f.name] = undefined;
+      continue;
+    }
+    try {
+      params[f.name] = validate(
+        specs.find((s) => s.name === f.name)!,
+        String(v),
+        'the state',
+      );
+      if (typeof v === 'string' && f.type !== 'path') throw new CliUsageError(`--${f.name} must be a number, got the string '${v}'`);
+    } catch (e) {
+      if (!(e instanceof CliUsageError)) throw e;
+      throw new CliUsageError(
+        `${where}: --init: state ${opts.init}: metadata smmo.params has ${f.name} = ${JSON.stringify(v)}, which the app refuses: ` +
+          e.message.replace(/^the state: /, ''),
+      );
+    }
   }
   for (const name of opts.given ?? []) {
     const mine = name === 'seed' ? opts.seed : opts.params[name];
@@ -49,7 +81,7 @@ export async function readInitState(app: App, opts: RunOptions, where: string): 
       );
     }
   }
-  return { state, params, seed: info.seed };
+  return { state, params, seed: info.seed, warnings: nonFiniteValues(state) };
 }
 
 /** Heap bytes for a run that starts from `state`: the app's size for its parameters, and room for the objects twice over. */

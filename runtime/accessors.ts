@@ -12,11 +12,14 @@
  * The offsets are baked into the generated source as constants, so every accessor is a
  * tiny monomorphic function that V8 inlines into the do-all loop. Checked mode
  * generates a second set of classes whose accessors first check that the view's slot
- * is still allocated and that references name live objects of the right type.
+ * is still allocated, in a block of the view's type, in the slot and block generations
+ * the view recorded (thread.ts V1: a stale view is refused), and that references name
+ * live objects of the right type. In both modes a reference setter refuses a value that
+ * is not a view of this runtime (thread.ts V2; `__host` on the class's prototype).
  */
 import { SchemaError } from './errors.js';
 import type { Heap } from './heap.js';
-import { BLOCK_TYPE_WORD, type FieldLayout, type TypeLayout } from './layout.js';
+import { BLOCK_GEN_WORD, type FieldLayout, type TypeLayout } from './layout.js';
 import type { SmmoClass, SmmoObject } from './schema.js';
 
 /** Constructor of a view class (no arguments; position with place()). */
@@ -28,6 +31,8 @@ export interface AccessorHost {
   view(handle: number): SmmoObject;
   /** Checked mode: throw if `handle` is not a live object of `targetTypeId` or a subclass. */
   checkRef(handle: number, targetTypeId: number, where: string): void;
+  /** A value assigned to a reference: throw unless it is a view of this host (checked: live, typed, fresh). */
+  checkRefValue(v: unknown, targetTypeId: number, where: string): void;
   /** Checked mode: throw because `obj` was deleted. */
   deadAccess(obj: SmmoObject, field: string): never;
   readonly context: unknown;
@@ -60,15 +65,18 @@ function accessorBody(
   checked: boolean,
   typeIds: Map<SmmoClass, number>,
   owner: string,
-  ownerId: number,
+  genWord: number,
 ): { get: string; set: string } {
   const arr = VIEW[f.kind]!.arr;
   const idx = index(f, k);
-  // Checked mode: the slot must be allocated *and* the block must still be of the view's
-  // type. (Fix: the slot test alone passed for a view whose block had been freed, since a
-  // free block's allocation bitmap is all ones, and for a block re-used by another type.)
+  // Checked mode: the slot's and the block's generations must be those the view recorded
+  // when it was made from a live object (thread.ts V1). That alone says the object still
+  // lives: deleting it increments the slot's generation (allocator.ts G1), and a block can
+  // only change type (or be reused after being free) through a re-initialisation, which
+  // increments the block's. (It replaces the allocation-bit and block-type tests, which
+  // missed a slot reused by a new object of the same class.) deadAccess works out why.
   const live = checked
-    ? `if ((I32[this.__o >>> 2] & (1 << this.__s)) === 0 || I32[(this.__o >>> 2) + ${BLOCK_TYPE_WORD}] !== ${ownerId}) ` +
+    ? `if (I32[this.__i + ${genWord}] !== this.__g || I32[(this.__o >>> 2) + ${BLOCK_GEN_WORD}] !== this.__b) ` +
       `host.deadAccess(this, ${JSON.stringify(f.name)});\n`
     : '';
   switch (f.kind) {
@@ -78,10 +86,11 @@ function accessorBody(
       const target = typeIds.get(f.target!())!;
       const where = JSON.stringify(`${owner}.${f.name}`);
       const chkGet = checked ? `host.checkRef(h, ${target}, ${where});\n` : '';
-      const chkSet = checked ? `if (h !== 0) host.checkRef(h, ${target}, ${where});\n` : '';
+      // Unchecked: only a value that is not this runtime's view takes the call (which throws).
+      const chkSet = `if (v != null${checked ? '' : ' && v.__host !== host'}) host.checkRefValue(v, ${target}, ${where});\n`;
       return {
         get: `${live}const h = U32[${idx}];\nif (h === 0) return null;\n${chkGet}return host.view(h);`,
-        set: `${live}const h = v == null ? 0 : v.__h;\n${chkSet}U32[${idx}] = h;`,
+        set: `${live}${chkSet}U32[${idx}] = v == null ? 0 : v.__h;`,
       };
     }
     default:
@@ -104,12 +113,12 @@ export function makeAccessorClass(
   const arrays: string[] = [];
   for (const f of t.fields) {
     if (f.length === 0) {
-      const { get, set } = accessorBody(f, 0, checked, typeIds, t.name, t.id);
+      const { get, set } = accessorBody(f, 0, checked, typeIds, t.name, t.genOffset >> 2);
       lines.push(`get ${f.name}() {\n${get}\n}`, `set ${f.name}(v) {\n${set}\n}`);
     } else {
       // Inline array: a small view class bound to this object view, created once per view.
       const cases = f.offsets.map((_, k) => {
-        const { get, set } = accessorBody(f, k, checked, typeIds, t.name, t.id);
+        const { get, set } = accessorBody(f, k, checked, typeIds, t.name, t.genOffset >> 2);
         // Every `this` of the object accessor means the owning view here, including the
         // bare `this` passed to host.deadAccess (fix: it used to pass the array view).
         const rebind = (s: string): string => s.replace(/\bthis\b/g, 'this.o');
@@ -127,6 +136,7 @@ export function makeAccessorClass(
     }
   }
   const ctorInit = t.fields.filter((f) => f.length > 0).map((f) => `this.__a_${f.name} = null;`);
+  if (checked) ctorInit.push('this.__g = 0;', 'this.__b = 0;'); // (thread.ts V1) set when positioned
   const src =
     `'use strict';\n${arrays.join('\n')}\n` +
     `return class ${t.name}$View extends Base {\n` +
@@ -140,6 +150,8 @@ export function makeAccessorClass(
     throw new SchemaError(`${t.name}: could not generate field accessors (${(e as Error).message})`, { cause: e });
   }
   const View = factory(t.cls, host, heap.f32, heap.f64, heap.i8, heap.u8, heap.i16, heap.u16, heap.i32, heap.u32);
+  // (thread.ts V2) Which context made this view: compared by destroy, reference setters and do-all arguments.
+  Object.defineProperty(View.prototype, '__host', { value: host });
   // A class must not declare instance fields: they would shadow the heap accessors.
   const probe = new View() as unknown as Record<string, unknown>;
   const own = Object.keys(probe).filter((k) => !k.startsWith('__'));

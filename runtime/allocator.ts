@@ -45,7 +45,18 @@
  *  calling thread kept from create/destroy outside passes (flushed by stats() and
  *  validateHeap()) and rare ones whose flush lost a race (allowed by H4).
  *
- * Deliberate differences from the original (DESIGN.md "Known defects"):
+ * Slot generations (checked mode; layout.ts genOffset):
+ *  (G1) On every successful release of slot s of a block whose type has genOffset ≠ 0,
+ *       the u32 at (block base + genOffset + 4·s) is incremented (wrapping). Nothing else
+ *       reads or writes it here: allocation does not touch it, create does not zero it.
+ *       The increment is done while the slot is still allocated, just before its bit is
+ *       cleared (a plain load of the bit first, so that freeing a free slot changes no
+ *       generation): a thread that allocates the slot after the clear always reads the new
+ *       generation, so a fresh view never looks stale. Checked views carry the generation
+ *       they saw (thread.ts V1); a view of a deleted object whose slot was reused differs.
+ *       Any other implementation of release (a port of this allocator) follows the same rule.
+ *
+ * Deliberate differences from the original DynaSOAr code (defects found by reading it):
  *  (D1) When the block's type changed under a reservation (Alg. 1 l. 14–17), the slot
  *       is rolled back *and the loop continues*; the original rolled back but still
  *       returned an object in a block of the wrong type.
@@ -338,7 +349,7 @@ export class Allocator {
     const w = heap.blockWord(bid);
     const mask = 1 << slot;
     // Read before our atomic, while our live object pins the block's generation (D2).
-    const gen = loadWord(mem, w + BLOCK_GEN_WORD);
+    const blockGen = loadWord(mem, w + BLOCK_GEN_WORD);
     const t = loadWord(mem, w + BLOCK_TYPE_WORD);
     if (t === FREE_TYPE) {
       throw new InvalidHandleError(bid * 32 + slot, 'free-block', `block ${bid} holds no objects; the object was already deleted`);
@@ -346,6 +357,10 @@ export class Allocator {
     if (slot >= heap.slots[t]!) {
       // Pre-set high bits (§5.2) would make the slot look allocated: clearing one would corrupt the block.
       throw new InvalidHandleError(bid * 32 + slot, 'forged', `slot ${slot} does not exist in block ${bid} (${heap.slots[t]} slots)`);
+    }
+    const gen = heap.genOffset[t]!;
+    if (gen !== 0 && (loadWord(mem, w + BLOCK_ALLOC_WORD) & mask) !== 0) {
+      addWord(mem, ((heap.blockOffset(bid) + gen) >> 2) + slot, 1); // (G1) before the bit is cleared
     }
     const before = andWord(mem, w + BLOCK_ALLOC_WORD, ~mask);
     if ((before & mask) === 0) {
@@ -361,7 +376,7 @@ export class Allocator {
       // (K4) The block this thread allocates in stays as it is, empty and open: no
       // invalidation, no bitmap change. flushKept() (or a later emptying) retires it.
       if (this.keep > 0 && this.hint[t] === bid) return;
-      if (this.invalidate(bid, gen)) {
+      if (this.invalidate(bid, blockGen)) {
         const n = this.keptCount[t]!;
         if (n < this.keep) {
           this.reopenBlock(bid);

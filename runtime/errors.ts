@@ -29,11 +29,22 @@ export class HeapExhaustedError extends SmmoError {
   }
 }
 
-/** A handle that does not name a live object (checked mode, or a double delete). */
+/**
+ * A handle or view that does not name a live object of this runtime (checked mode, a
+ * double delete, or an object of another runtime). `reason`:
+ *  - 'null': handle 0; 'forged': not a handle of this heap, or a slot its block does not have;
+ *  - 'free-block' / 'deleted': the object was deleted (its block is free / its slot is free);
+ *  - 'wrong-type': a live object of another class than expected;
+ *  - 'stale' (checked mode): a view of an object that was deleted after the view was made,
+ *    whose slot now holds another object (views carry generations; bare handles do not);
+ *  - 'foreign': an object of another runtime (destroy, reference assignment, do-all arguments).
+ */
+export type InvalidHandleReason = 'null' | 'forged' | 'free-block' | 'deleted' | 'wrong-type' | 'stale' | 'foreign';
+
 export class InvalidHandleError extends SmmoError {
   constructor(
     readonly handle: number,
-    readonly reason: 'null' | 'forged' | 'free-block' | 'deleted' | 'wrong-type',
+    readonly reason: InvalidHandleReason,
     detail: string,
   ) {
     super(`invalid handle ${handle} (${reason}): ${detail}`);
@@ -108,6 +119,36 @@ export class WorkerCrashedError extends SmmoError {
           ? 'validateHeap() passed after the crash; the runtime stays usable (a new worker replaces the dead one).'
           : `validateHeap() FAILED after the crash (${heapCheck.problems.length} problem(s)); do not trust the heap's contents.`),
       { cause },
+    );
+  }
+}
+
+/**
+ * A pass ran longer than RuntimeOptions.passTimeout (a method that never returns, or one
+ * far slower than expected). The pass was stopped: worker threads still running it were
+ * terminated (new ones replace them) and the calling thread's share was interrupted
+ * (runtime/timed.ts). `threads`: the threads that had not finished (0 = the calling
+ * thread). As for a crashed worker, objects in the blocks those threads had claimed may not
+ * have been visited, objects they created stay allocated, and an allocator operation cut
+ * in half can break the heap: `heapCheck` is the result of the validateHeap() run after
+ * the stop (null: the heap is consistent, and the runtime stays usable).
+ */
+export class PassTimeoutError extends SmmoError {
+  constructor(
+    readonly operation: string,
+    readonly timeoutMs: number,
+    readonly threads: readonly number[],
+    readonly heapCheck: HeapCorruptionError | null,
+  ) {
+    const who = threads.map((k) => (k === 0 ? 'the calling thread' : `worker thread ${k}`)).join(', ');
+    super(
+      `${operation} did not finish within passTimeout (${timeoutMs} ms): ${who || 'no thread'} had not finished it. The pass was ` +
+        `stopped (stuck worker threads are terminated and replaced, the calling thread's share interrupted): objects in the ` +
+        `blocks those threads had claimed may not have been visited, and objects they created stay allocated. ` +
+        (heapCheck === null
+          ? 'validateHeap() passed afterwards; the runtime stays usable.'
+          : `validateHeap() FAILED afterwards (${heapCheck.problems.length} problem(s)); do not trust the heap's contents.`) +
+        ' A method that must take longer needs a larger passTimeout (CLI --pass-timeout MS).',
     );
   }
 }

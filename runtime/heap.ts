@@ -56,6 +56,8 @@ export class Heap {
   readonly highMask: Int32Array;
   /** Slots by type id. */
   readonly slots: Int32Array;
+  /** Byte offset of the generation array in a block, by type id (0: none; layout.ts genOffset). */
+  readonly genOffset: Int32Array;
 
   private constructor(
     readonly memory: WebAssembly.Memory,
@@ -85,6 +87,7 @@ export class Heap {
     this.blockWords = plan.blockBytes >> 2;
     this.highMask = Int32Array.from(table.types, (t) => t.highMask);
     this.slots = Int32Array.from(table.types, (t) => t.slots);
+    this.genOffset = Int32Array.from(table.types, (t) => t.genOffset);
   }
 
   /** Allocate and initialise a heap of `heapBytes` for these types (all blocks free). */

@@ -1,5 +1,5 @@
 /** smmo: a CPU runtime for Single-Method Multiple-Objects programs (DynaSOAr for Node.js). */
-export { createRuntime, DEFAULT_INLINE_BLOCKS, DEFAULT_INLINE_MICROS, parseSize, Runtime } from './runtime.js';
+export { createRuntime, DEFAULT_INLINE_BLOCKS, DEFAULT_INLINE_MICROS, MAX_THREADS, parseSize, Runtime } from './runtime.js';
 export type { CompiledMethodStats, HeapStats, MethodArgs, MethodName, RuntimeOptions, RuntimeStats, TypeStats } from './runtime.js';
 export { array, bool, f32, f64, i16, i32, i8, object, ref, SmmoObject, u16, u32, u8 } from './schema.js';
 export type { FieldType, InlineArray, Schema, SchemaOptions, SmmoClass } from './schema.js';
@@ -10,14 +10,17 @@ export {
   HeapExhaustedError,
   InvalidHandleError,
   MethodError,
+  PassTimeoutError,
   SchemaError,
   SmmoError,
   UsageError,
   WorkerCrashedError,
 } from './errors.js';
+export type { InvalidHandleReason } from './errors.js';
 export { HierarchicalBitmap, bitmapWords } from './bitmap.js';
 export { layoutConstants, LAYOUT_VERSION } from './layout.js';
-export { KERNELS } from './kernels.js';
-export type { Backend, KernelDeclaration, KernelParam, KernelSpec } from './kernels.js';
-export type { WasmOptions, WasmVariant } from './wasm.js';
+export { KERNELS } from './kernel-spec.js';
+export type { Backend, KernelDeclaration, KernelParam, KernelSpec } from './kernel-spec.js';
+export type { WasmOptions, WasmVariant } from './wasm-options.js';
+export type { GpuAdapterSummary, GpuOptions, GpuRunnerStats, WebGpuOptions } from './webgpu/options.js';
 export { retryLimits } from './shared.js';

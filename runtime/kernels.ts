@@ -1,6 +1,6 @@
 /**
  * Kernels: other implementations of class methods, chosen per runtime by its backend
- * (DESIGN.md "Kernels: three backends for one method").
+ * ('ts', 'wasm' or 'webgpu': three implementations of one method).
  *
  * A class declares its kernels as a static, next to the methods they implement:
  *
@@ -52,51 +52,10 @@ import type { TypeLayout } from './layout.js';
 import { SmmoObject, type ScalarKind, type SmmoClass } from './schema.js';
 import type { ThreadContext } from './thread.js';
 import { loadWasmModule, WasmInstance, wasmFile, type WasmOptions } from './wasm.js';
+import { checkBackend, ownKernels, type Backend, type KernelSpec } from './kernel-spec.js';
 
-/** The key of a class's kernel declaration. */
-export const KERNELS: unique symbol = Symbol.for('smmo.kernels');
-
-/** `type`: the field kind the kernel reads (checked against the class; a mismatch is a UsageError). */
-export type KernelParam =
-  | { readonly kind: 'field'; readonly name: string; readonly type: ScalarKind; readonly element?: number; readonly class?: string }
-  | { readonly kind: 'typeId'; readonly class: string }
-  | { readonly kind: 'arg'; readonly index: number }
-  | { readonly kind: 'value'; readonly value: number }
-  | { readonly kind: 'deviceDo'; readonly class: string; readonly fields: readonly string[]; readonly type: ScalarKind };
-
-export interface KernelSpec {
-  /** The method this kernel implements. */
-  readonly method: string;
-  /** Name of the function exported by the wasm module. */
-  readonly export: string;
-  readonly params: readonly KernelParam[];
-}
-
-export type KernelDeclaration = readonly KernelSpec[] | (() => readonly KernelSpec[]);
-
-/**
- * Backends a runtime accepts. 'webgpu': do-alls whose method has a WGSL kernel run on the
- * GPU (runtime/webgpu/, docs/webgpu.md); the rest run the TypeScript methods, as with 'ts'.
- */
-export type Backend = 'ts' | 'wasm' | 'webgpu';
-export const BACKENDS = ['ts', 'wasm', 'webgpu'] as const;
-
-/** Validate RuntimeOptions.backend. */
-export function checkBackend(value: unknown): Backend {
-  if (value === undefined || value === 'ts') return 'ts';
-  if (value === 'wasm') return 'wasm';
-  if (value === 'webgpu') return 'webgpu';
-  throw new UsageError(`backend must be one of ${BACKENDS.join(', ')}; got ${String(value)}`);
-}
-
-/** The kernels class `cls` declares itself (own static, not inherited). */
-export function ownKernels(cls: SmmoClass): readonly KernelSpec[] {
-  if (!Object.prototype.hasOwnProperty.call(cls, KERNELS)) return [];
-  const decl = (cls as unknown as Record<symbol, KernelDeclaration>)[KERNELS];
-  const specs = typeof decl === 'function' ? decl() : decl;
-  if (!Array.isArray(specs)) throw new UsageError(`${cls.name}[KERNELS] must be an array of kernel specs or a function returning one`);
-  return specs as readonly KernelSpec[];
-}
+export { BACKENDS, checkBackend, KERNELS, ownKernels } from './kernel-spec.js';
+export type { Backend, KernelDeclaration, KernelParam, KernelSpec } from './kernel-spec.js';
 
 // ------------------------------------------------------------------ bound kernels
 
@@ -283,6 +242,11 @@ export class KernelDispatch {
         `${label}: the wasm module ${this.wasm.file} has no export ${spec.export}; rebuild it with \`node scripts/build-wasm.mjs\``,
       );
     return new BoundKernel(this.ctx, this.wasm, fn, label, t, spec);
+  }
+
+  /** This thread's WASM kernel thread slot (runtime/wasm.ts W2), or -1 without the wasm backend. */
+  get wasmSlot(): number {
+    return this.wasm?.slot ?? -1;
   }
 
   /** Give the thread's wasm slot back. */

@@ -4,7 +4,7 @@
  * block-header constants from `layoutConstants()` (generated or checked by tests), and
  * the per-class field offsets as arguments, computed here.
  *
- * Heap (one shared WebAssembly.Memory; paper §3, DESIGN.md "The heap"):
+ * Heap (one shared WebAssembly.Memory; paper §3):
  *
  *   0            RESERVED_BYTES   HEADER     bitmaps            BLOCK_LIST     blocksOffset
  *   ┌────────────┬────────────────┬──────────────────────────┬──────────────┬──────────────────────────┐
@@ -19,10 +19,17 @@
  *   +4   u32 iteration bitmap   live slots when the running do-all started (⊆ allocation).
  *   +8   u32 type id            concrete type of the block (meaningful while not free).
  *   +12  u32 generation         +1 at every initialisation: invalidation checks it, which
- *                               closes the block-ABA defect of the original (DESIGN.md).
+ *                               closes the block-ABA defect of the original (allocator.ts D2).
  *   +16  data segment           for each field, inherited fields first, for each element of
  *                               an inline array: an array of N_T values, 16-byte aligned
  *                               (one v128 load = 4 lanes of f32/i32).
+ *        gen[N_T] (checked mode only, at the type's genOffset, after the fields): a hidden
+ *                               u32 per slot, +1 at every release of the slot (allocator.ts
+ *                               G1). Not a field: no accessor, not in state files, not zeroed
+ *                               by create. A runtime that is not checked has none (genOffset
+ *                               0), so checked and unchecked runtimes of the same classes have
+ *                               different layouts (workers get `checked` in their config, and
+ *                               the layout fingerprint includes genOffset).
  *
  * N_T (slots of type T): the smallest type gets 32 slots = one virtual warp; every other
  * type gets the largest N ≤ 32 whose data segment fits the same block size. Because every
@@ -127,6 +134,11 @@ export interface TypeLayout {
   readonly fields: readonly FieldLayout[];
   /** Concrete type ids of this type and all its registered subclasses. */
   readonly concrete: readonly number[];
+  /**
+   * Byte offset, within a block of this type, of the hidden per-slot u32 generation array
+   * (checked mode; allocator.ts G1); 0 when the runtime is not checked, and for abstract types.
+   */
+  readonly genOffset: number;
 }
 
 interface RawField {
@@ -166,6 +178,27 @@ function collectFields(cls: SmmoClass): RawField[] {
   return out;
 }
 
+/**
+ * A field must not have the name of a method (or getter, setter, property) of its class
+ * or of an ancestor: the generated accessor would hide it, and a do-all of that method
+ * would then call the field's value (`TypeError: cur.step is not a function`). TypeScript
+ * reports most such clashes; plain JavaScript does not.
+ */
+function checkFieldNames(cls: SmmoClass, fields: readonly RawField[]): void {
+  for (const f of fields) {
+    for (let p = cls.prototype as object | null; p !== null && p !== SmmoObject.prototype; p = Object.getPrototypeOf(p) as object | null) {
+      if (!Object.prototype.hasOwnProperty.call(p, f.name)) continue;
+      const owner = (p as { constructor?: { name?: string } }).constructor?.name ?? cls.name;
+      const d = Object.getOwnPropertyDescriptor(p, f.name)!;
+      const what = typeof d.value === 'function' ? `method ${owner}.${f.name}()` : `member ${owner}.${f.name}`;
+      throw new SchemaError(
+        `${cls.name}: field '${f.name}' (declared by ${f.declaredIn}) has the name of ${what}; the field's accessor would hide ` +
+          `it: rename the field or the ${typeof d.value === 'function' ? 'method' : 'member'}`,
+      );
+    }
+  }
+}
+
 /** The user class that a schema class serves: the next class down the chain. */
 function declaringName(chain: object[], schemaClass: object): string | undefined {
   const user = chain[chain.indexOf(schemaClass) + 1] as { name?: string } | undefined;
@@ -177,9 +210,9 @@ function isAbstract(cls: SmmoClass): boolean {
   return info?.abstract === true;
 }
 
-/** Data-segment bytes of `n` objects with these fields. */
-function dataBytes(fields: readonly RawField[], n: number): number {
-  let bytes = 0;
+/** Data-segment bytes of `n` objects with these fields (and, checked, their generation array). */
+function dataBytes(fields: readonly RawField[], n: number, checked: boolean): number {
+  let bytes = checked ? align(n * 4, ARRAY_ALIGN) : 0;
   for (const f of fields) bytes += Math.max(1, f.length) * align(n * KIND_BYTES[f.kind], ARRAY_ALIGN);
   return bytes;
 }
@@ -192,8 +225,12 @@ export interface TypeTable {
   byClass(cls: SmmoClass): TypeLayout | undefined;
 }
 
-/** Compute every class's block layout. `classes` must include every abstract ancestor used. */
-export function planTypes(classes: readonly SmmoClass[]): TypeTable {
+/**
+ * Compute every class's block layout. `classes` must include every abstract ancestor used.
+ * `checked`: give each concrete type the hidden generation array of checked mode.
+ */
+export function planTypes(classes: readonly SmmoClass[], options: { checked?: boolean } = {}): TypeTable {
+  const checked = options.checked === true;
   if (classes.length === 0) throw new UsageError('a runtime needs at least one class');
   const names = new Set<string>();
   for (const c of classes) {
@@ -217,6 +254,7 @@ export function planTypes(classes: readonly SmmoClass[]): TypeTable {
       f.target = () => target;
     }
   }
+  for (const r of raw) checkFieldNames(r.cls, r.fields);
   const concreteRaw = raw.filter((r) => !r.abstract);
   if (concreteRaw.length === 0) throw new UsageError('classes: every class is abstract; at least one must be concrete');
   for (const r of concreteRaw) {
@@ -229,7 +267,7 @@ export function planTypes(classes: readonly SmmoClass[]): TypeTable {
     const perObject = r.fields.reduce((a, f) => a + Math.max(1, f.length) * KIND_BYTES[f.kind], 0);
     if (perObject < smallest) {
       smallest = perObject;
-      dataCapacity = dataBytes(r.fields, MAX_SLOTS);
+      dataCapacity = dataBytes(r.fields, MAX_SLOTS, checked);
     }
   }
   const blockBytes = align(BLOCK_DATA_OFFSET + dataCapacity, ARRAY_ALIGN);
@@ -241,7 +279,7 @@ export function planTypes(classes: readonly SmmoClass[]): TypeTable {
     let slots = 0;
     if (!r.abstract) {
       for (let n = MAX_SLOTS; n >= 1; n--) {
-        if (dataBytes(r.fields, n) <= capacity) {
+        if (dataBytes(r.fields, n, checked) <= capacity) {
           slots = n;
           break;
         }
@@ -273,6 +311,11 @@ export function planTypes(classes: readonly SmmoClass[]): TypeTable {
       };
       return fl;
     });
+    let genOffset = 0;
+    if (checked && !r.abstract) {
+      genOffset = at;
+      at += align(layoutN * 4, ARRAY_ALIGN);
+    }
     const t: TypeLayout = {
       id,
       name: r.cls.name,
@@ -284,6 +327,7 @@ export function planTypes(classes: readonly SmmoClass[]): TypeTable {
       objectBytes: r.fields.reduce((a, f) => a + Math.max(1, f.length) * KIND_BYTES[f.kind], 0),
       fields,
       concrete: [],
+      genOffset,
     };
     types.push(t);
     byCls.set(r.cls, t);

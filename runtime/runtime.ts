@@ -2,10 +2,10 @@
  * The SMMO runtime (paper §2.1, slides "Full SMMO Interface"): create it with its
  * classes and a heap size, then create/delete objects and run do-alls.
  *
- *   const rt = await createRuntime({ classes: [Body], heapBytes: 64 << 20 });
+ *   const rt = await createRuntime({ classes: [Body], heap: '64MB' });
  *   await rt.parallelNew(Body, 1000, (b, i) => { b.posX = i; });
  *   await rt.parallelDo(Body, 'update', 0.02);
- *   rt.close();
+ *   await rt.close();
  *
  * parallelDo / parallelNew return promises so that the same user code runs on one
  * thread or on a pool of workers; on one thread the work is done before they return.
@@ -18,18 +18,22 @@
  */
 import type { ResourceLimits } from 'node:worker_threads';
 import type { Init, SmmoContext } from './context.js';
-import { MethodError, SmmoError, UsageError } from './errors.js';
+import { HeapCorruptionError, MethodError, PassTimeoutError, SmmoError, UsageError } from './errors.js';
+import { timed, TimedOut } from './timed.js';
+import { closestName } from './suggest.js';
 import { Heap } from './heap.js';
-import { configureBackend, type Backend } from './kernels.js';
+import { configureBackend } from './kernels.js';
+import type { Backend } from './kernel-spec.js';
 import { DEFAULT_KEEP_BLOCKS } from './allocator.js';
 import { planTypes, type TypeLayout, type TypeTable } from './layout.js';
 import type { SmmoClass, SmmoObject } from './schema.js';
 import { ThreadContext } from './thread.js';
 import { newObjects } from '../workers/pass.js';
 import { WorkerPool } from '../workers/pool.js';
-import { IN_SMMO_WORKER, KIND_DO, KIND_NEW, unclonableArg } from '../workers/protocol.js';
-import type { WasmOptions } from './wasm.js';
-import type { GpuRunner, GpuRunnerOptions, GpuRunnerStats } from './webgpu/runner.js';
+import { ARGS_AREA_BYTES, IN_SMMO_WORKER, KIND_DO, KIND_NEW, oversizeArgs, unclonableArg } from '../workers/protocol.js';
+import type { WasmOptions } from './wasm-options.js';
+import type { GpuRunnerStats, WebGpuOptions } from './webgpu/options.js';
+import type { GpuRunner, GpuRunnerOptions } from './webgpu/runner.js';
 
 export interface RuntimeOptions {
   /** Every class the program uses, abstract ancestors included. */
@@ -41,6 +45,7 @@ export interface RuntimeOptions {
   /**
    * Threads that run a pass, the calling thread included: N > 1 starts N-1 worker
    * threads (and needs `modules`). Default 1: everything runs on the calling thread.
+   * At most MAX_THREADS (64).
    */
   threads?: number;
   /**
@@ -87,6 +92,15 @@ export interface RuntimeOptions {
   resourceLimits?: ResourceLimits;
   /** Longest time a worker thread may take to start (import the modules). Default 30 000 ms. */
   startTimeoutMs?: number;
+  /**
+   * Longest time one pass of a do-all or parallelNew may run, in ms (a do-all over a
+   * class with subclasses is one pass per concrete class). A pass that runs longer — a
+   * method that never returns — rejects with PassTimeoutError: stuck worker threads are
+   * terminated and replaced, the calling thread's share is interrupted (runtime/timed.ts:
+   * node:vm's watchdog, about 0.1 ms per pass on the calling thread), validateHeap() runs,
+   * and the runtime stays usable. Default: no limit (and no cost).
+   */
+  passTimeout?: number;
   /** Seed of the allocator's bitmap rotation (deterministic block choice). Default 1. */
   seed?: number;
   /**
@@ -104,10 +118,10 @@ export interface RuntimeOptions {
    * (docs/webgpu.md).
    */
   backend?: 'ts' | 'wasm' | 'webgpu';
-  /** Backend 'wasm': which build of the kernel module, and where it is (default: simd, dist/wasm). */
+  /** Backend 'wasm': which build of the kernel module, and where it is (default: simd, the package's wasm/pkg). */
   wasm?: WasmOptions;
-  /** Backend 'webgpu': adapter choice and kernel tunables (runtime/webgpu/runner.ts GpuRunnerOptions). */
-  webgpu?: GpuRunnerOptions;
+  /** Backend 'webgpu': adapter choice and kernel tunables (runtime/webgpu/options.ts WebGpuOptions). */
+  webgpu?: WebGpuOptions;
 }
 
 /** Methods of I callable by name (what parallelDo accepts). */
@@ -166,6 +180,119 @@ export const DEFAULT_INLINE_BLOCKS = 64;
  */
 export const DEFAULT_INLINE_MICROS = 150;
 
+/**
+ * Most threads a runtime may have (RuntimeOptions.threads, CLI --threads). A bound, so that
+ * no input starts threads without end (each worker costs tens of MB); and every thread of
+ * a runtime with backend 'wasm' needs a kernel thread slot in the reserved memory below
+ * the heap: runtime/wasm.ts fits at least MAX_THREADS + 1 slots there (one spare, e.g.
+ * for a replacement thread while a dead one's slot is given back), checked by
+ * test/wasm-module.test.ts.
+ */
+export const MAX_THREADS = 64;
+
+/** Every key RuntimeOptions has: anything else is a typo (createRuntime refuses it, naming the closest key). */
+const OPTION_KEYS = [
+  'classes',
+  'heap',
+  'checked',
+  'threads',
+  'modules',
+  'inlineBlocks',
+  'inlineMicros',
+  'keepBlocks',
+  'workerIdleMs',
+  'spinMicros',
+  'resourceLimits',
+  'startTimeoutMs',
+  'passTimeout',
+  'seed',
+  'compile',
+  'backend',
+  'wasm',
+  'webgpu',
+] as const satisfies readonly (keyof RuntimeOptions)[];
+// Compile-time: OPTION_KEYS lists every key of RuntimeOptions (a new option must be added there).
+type MissingOptionKeys = Exclude<keyof RuntimeOptions, (typeof OPTION_KEYS)[number]>;
+const _allOptionKeys: [MissingOptionKeys] extends [never] ? true : MissingOptionKeys = true;
+void _allOptionKeys;
+
+/** Refuse keys RuntimeOptions does not have and values of the wrong kind (plain JS callers, typos). */
+function checkOptions(options: RuntimeOptions): void {
+  const known: readonly string[] = OPTION_KEYS;
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue;
+    const guess = closestName(key, known);
+    throw new UsageError(
+      `createRuntime: unknown option '${key}'${guess ? ` (did you mean '${guess}'?)` : ''}; the options are ${known.join(', ')}`,
+    );
+  }
+  const o = options as unknown as Record<string, unknown>;
+  const kind = (key: string, ok: (v: unknown) => boolean, wanted: string): void => {
+    const v = o[key];
+    if (v !== undefined && !ok(v)) throw new UsageError(`createRuntime: option ${key} must be ${wanted}, got ${describeValue(v)}`);
+  };
+  const nonNegative = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+  kind('checked', (v) => typeof v === 'boolean', 'true or false');
+  kind('compile', (v) => typeof v === 'boolean', 'true or false');
+  kind('heap', (v) => typeof v === 'number' || typeof v === 'string', "a number of bytes or a size such as '64MB'");
+  kind('seed', (v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 0xffffffff, 'an integer in 0 … 4294967295');
+  kind(
+    'modules',
+    (v) => Array.isArray(v) && v.every((m) => typeof m === 'string' || m instanceof URL),
+    'an array of URLs (strings or URL objects)',
+  );
+  kind('workerIdleMs', nonNegative, 'a non-negative number of ms');
+  kind('spinMicros', nonNegative, 'a non-negative number of µs');
+  kind('startTimeoutMs', nonNegative, 'a non-negative number of ms');
+  kind('passTimeout', (v) => typeof v === 'number' && v > 0 && v <= 2 ** 31 - 1, 'a number of ms in (0, 2147483647]');
+  kind('wasm', (v) => typeof v === 'object' && v !== null, "an object such as { variant: 'scalar' }");
+  kind('webgpu', (v) => typeof v === 'object' && v !== null, "an object such as { adapter: 'software' }");
+  kind('resourceLimits', (v) => typeof v === 'object' && v !== null, 'an object of worker_threads resource limits');
+}
+
+/**
+ * Arguments of a pass must fit ARGS_AREA_BYTES serialized (workers read them from shared
+ * memory), and be cloneable: checked on one thread too, so that the same program behaves
+ * the same on any number of threads.
+ */
+function checkArgsSize(operation: string, method: string, args: readonly unknown[]): void {
+  let size: number | null;
+  try {
+    size = oversizeArgs(method, args);
+  } catch (e) {
+    throw new UsageError(`${operation}: arguments are passed by value (structured clone), and these cannot be: ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
+  if (size !== null) {
+    throw new UsageError(
+      `${operation}: arguments take ${size} bytes serialized; at most ${ARGS_AREA_BYTES} (16 KiB) can be passed to a pass, ` +
+        'on one thread as on worker threads: keep large data in objects of the heap, or in a module that the methods import',
+    );
+  }
+}
+
+/** Module URLs for the workers: relative paths would resolve against smmo's own worker file, not the caller's. */
+function checkModules(modules: readonly (string | URL)[]): void {
+  for (const m of modules) {
+    if (m instanceof URL) continue;
+    const s = String(m);
+    if (/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(s) || s.startsWith('/')) continue; // file:, data:, node: URLs; absolute paths
+    if (/^\.\.?[\\/]/.test(s) || /\.(m?js|ts|cjs)$/.test(s)) {
+      throw new UsageError(
+        `modules: '${s}' is a relative path, which worker threads would resolve against smmo's own worker file, not your module; ` +
+          `pass new URL('${s}', import.meta.url) (or an absolute file: URL, e.g. pathToFileURL(path))`,
+      );
+    }
+  }
+}
+
+function describeValue(v: unknown): string {
+  if (typeof v === 'string') return `'${v}'`;
+  if (typeof v === 'object' && v !== null) return Array.isArray(v) ? 'an array' : 'an object';
+  return String(v);
+}
+
 /** Work per claim of a do-all on the workers that the claim size aims at, when the method's cost is known (µs). */
 const CLAIM_MICROS = 500;
 
@@ -193,35 +320,58 @@ export function parseSize(v: number | string): number {
   return Math.round(Number(m[1]) * unit);
 }
 
+/**
+ * A runtime: its heap, its classes, its threads. Made by createRuntime(); see the module
+ * comment above for an example.
+ *
+ * The members marked internal (heap, table, main, pool, gpu) are used by smmo's apps, CLI
+ * and tests but are left out of the published declarations: they name WebAssembly and
+ * WebGPU types, and the public declarations must type-check in a strict consumer without
+ * the DOM lib or @webgpu/types.
+ */
 export class Runtime {
+  /** @internal The heap's memory and views. */
   readonly heap: Heap;
+  /** @internal Every class's block layout. */
   readonly table: TypeTable;
   readonly checked: boolean;
   readonly threads: number;
   readonly backend: Backend;
-  /** The calling thread's context (also what methods see as `this.runtime` here). */
+  /** @internal The calling thread's context (also what methods see as `this.runtime` here). */
   readonly main: ThreadContext;
-  /** Worker threads (threads > 1), null on one thread. */
+  /** @internal Worker threads (threads > 1), null on one thread. */
   readonly pool: WorkerPool | null;
   /** See RuntimeOptions.inlineBlocks; may be changed between passes (benchmarks tune it). */
   inlineBlocks: number;
   /** See RuntimeOptions.inlineMicros. */
   inlineMicros: number;
+  /** See RuntimeOptions.passTimeout (undefined: no limit). */
+  readonly passTimeout: number | undefined;
   /** Per "typeId:method": µs per block of its last run on the calling thread (adaptive inlining; absent = 0, so a first run is inline). */
   private readonly inlineCost = new Map<string, number>();
   /** Per "typeId:method": thread-µs per block of its last pass on the workers (claim sizes). */
   private readonly workerCost = new Map<string, number>();
   private closed = false;
-  /** Backend 'webgpu': the GPU side (createRuntime attaches it); null otherwise. */
+  /**
+   * @internal Backend 'webgpu': the GPU side (createRuntime attaches it); null otherwise.
+   * Not in the published declarations (they name no WebGPU type): rt.stats().backend.webgpu
+   * is the public view of it.
+   */
   gpu: GpuRunner | null = null;
   /** Set while a parallelDo / parallelNew runs (they must be awaited one at a time). */
   private inFlight: string | null = null;
 
   constructor(options: RuntimeOptions) {
-    if (options == null || !Array.isArray(options.classes))
-      throw new UsageError('createRuntime: options.classes must be an array of classes');
+    if (options == null || typeof options !== 'object') throw new UsageError('createRuntime: give an options object: { classes: [...] }');
+    checkOptions(options);
+    checkModules(options.modules ?? []);
+    if (!Array.isArray(options.classes)) throw new UsageError('createRuntime: options.classes must be an array of classes');
     const threads = options.threads ?? 1;
-    if (!Number.isInteger(threads) || threads < 1) throw new UsageError(`threads must be a positive integer, got ${threads}`);
+    if (!Number.isInteger(threads) || threads < 1 || threads > MAX_THREADS) {
+      throw new UsageError(
+        `threads must be an integer in 1 … ${MAX_THREADS} (the calling thread and up to ${MAX_THREADS - 1} workers), got ${String(threads)}`,
+      );
+    }
     if ((globalThis as Record<symbol, unknown>)[IN_SMMO_WORKER] === true) {
       // A worker imports options.modules to find the classes; a module that also creates
       // a runtime when imported would start a runtime (and its workers) in every worker.
@@ -237,8 +387,9 @@ export class Runtime {
     if (!(typeof micros === 'number' && micros >= 0)) throw new UsageError(`inlineMicros must be a non-negative number, got ${micros}`);
     this.inlineMicros = micros;
     this.threads = threads;
+    this.passTimeout = options.passTimeout;
     this.checked = options.checked === true;
-    this.table = planTypes(options.classes);
+    this.table = planTypes(options.classes, { checked: this.checked });
     this.heap = Heap.create(this.table, parseSize(options.heap ?? 64 << 20));
     const keep = options.keepBlocks ?? DEFAULT_KEEP_BLOCKS;
     if (!Number.isInteger(keep) || keep < 0 || keep > 1024)
@@ -262,6 +413,7 @@ export class Runtime {
             keepBlocks: keep,
             compile,
             startTimeoutMs: options.startTimeoutMs ?? 30_000,
+            ...(options.passTimeout !== undefined ? { passTimeout: options.passTimeout } : {}),
             ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}),
           });
   }
@@ -309,10 +461,10 @@ export class Runtime {
   }
 
   /** Backend 'webgpu': acquire a GPU device and attach the runner (createRuntime calls this). */
-  async attachGpu(options: GpuRunnerOptions = {}): Promise<void> {
+  async attachGpu(options: WebGpuOptions = {}): Promise<void> {
     if (this.gpu !== null) return;
     const { GpuRunner } = await import('./webgpu/runner.js');
-    this.gpu = await GpuRunner.create(this, options);
+    this.gpu = await GpuRunner.create(this, options as GpuRunnerOptions); // create() checks options.gpu
   }
 
   /**
@@ -386,6 +538,8 @@ export class Runtime {
     const bad = unclonableArg(args);
     if (bad !== null)
       throw new UsageError(`parallelNew(${t.name}): ${bad}; arguments are passed by value (numbers, strings, plain data, smmo objects)`);
+    checkArgsSize(`parallelNew(${t.name})`, typeof init === 'string' ? init : '', args);
+    ctx.checkArgViews(args, `parallelNew(${t.name})`); // objects of this runtime; checked: live and not stale
     if (n === 0) return;
     const operation = `parallelNew(${t.name}${typeof init === 'string' ? `, '${init}'` : ''})`;
     this.enter(operation);
@@ -393,7 +547,7 @@ export class Runtime {
       if (typeof init === 'function') {
         // A function cannot cross threads: it runs here, on the calling thread, whatever
         // `threads` is (allocation is still coalesced per block).
-        this.newWithFunction(ctx, t.id, n, init as (obj: SmmoObject, index: number) => void);
+        this.timedPass(operation, ctx, () => this.newWithFunction(ctx, t.id, n, init as (obj: SmmoObject, index: number) => void));
         return;
       }
       const call = { method: init ?? '', args };
@@ -403,10 +557,12 @@ export class Runtime {
         return;
       }
       const out = new Uint32Array(Math.min(n, 4096));
-      for (let done = 0; done < n; done += out.length) {
-        const failed = newObjects(ctx, t.id, call, out, Math.min(out.length, n - done), done);
-        if (failed !== null) throw this.methodError(t.id, call.method, failed.handle, failed.error);
-      }
+      this.timedPass(operation, ctx, () => {
+        for (let done = 0; done < n; done += out.length) {
+          const failed = newObjects(ctx, t.id, call, out, Math.min(out.length, n - done), done);
+          if (failed !== null) throw this.methodError(t.id, call.method, failed.handle, failed.error);
+        }
+      });
     } finally {
       ctx.allocator.flushKept();
       this.inFlight = null;
@@ -526,6 +682,8 @@ export class Runtime {
       throw new UsageError(
         `parallelDo(${t.name}, '${method}'): ${bad}; arguments are passed by value (numbers, strings, plain data, smmo objects)`,
       );
+    checkArgsSize(`parallelDo(${t.name}, '${method}')`, method, args);
+    ctx.checkArgViews(args, `parallelDo(${t.name}, '${method}')`); // objects of this runtime; checked: live and not stale
     return t;
   }
 
@@ -543,12 +701,40 @@ export class Runtime {
     ctx.pass = pass;
     const t0 = this.pool === null ? 0 : performance.now();
     try {
-      ctx.runBlocks(id, method, args, from, to);
+      this.timedPass(`parallelDo(${this.table.types[id]!.name}, '${method}')`, ctx, () => ctx.runBlocks(id, method, args, from, to));
       if (this.pool !== null && to > from) this.inlineCost.set(`${id}:${method}`, ((performance.now() - t0) * 1000) / (to - from));
     } catch (e) {
+      if (e instanceof PassTimeoutError) throw e;
       throw new MethodError(this.table.types[id]!.name, method, pass.current === null ? 0 : pass.current.__h, 0, e);
     } finally {
       ctx.pass = null;
+    }
+  }
+
+  /**
+   * Run calling-thread work of one pass under passTimeout (runtime/timed.ts; no timeout:
+   * a plain call). An interrupted pass ran none of its own cleanup (T2): the pass marker
+   * and kept blocks are reset here, the heap is validated, and a PassTimeoutError says so.
+   */
+  private timedPass<T>(operation: string, ctx: ThreadContext, fn: () => T): T {
+    try {
+      return timed(fn, this.passTimeout);
+    } catch (e) {
+      if (!(e instanceof TimedOut)) throw e;
+      ctx.pass = null;
+      try {
+        ctx.allocator.flushKept();
+      } catch {
+        // an allocator operation cut in half: the check below says what is wrong
+      }
+      let check: HeapCorruptionError | null = null;
+      try {
+        this.heap.validate();
+      } catch (v) {
+        if (!(v instanceof HeapCorruptionError)) throw v;
+        check = v;
+      }
+      throw new PassTimeoutError(operation, this.passTimeout!, [0], check);
     }
   }
 

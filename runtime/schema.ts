@@ -148,6 +148,16 @@ export abstract class SmmoObject {
    * offset is 0, so that f32/i32/u32/ref accessors need one add (accessors.ts).
    */
   declare __i: number;
+  /**
+   * @internal Checked mode only (set by the checked view classes): the generation of the
+   * object's slot (layout.ts genOffset) and of its block (BLOCK_GEN_WORD) when the view
+   * was made or positioned; a checked access compares them (thread.ts V1).
+   */
+  declare __g: number;
+  /** @internal see __g */
+  declare __b: number;
+  /** @internal The ThreadContext whose generated class this view is (on the prototype; thread.ts V2). */
+  declare readonly __host: unknown;
 
   // Assignments, not class fields: Node 20's V8 defines class fields through a slow
   // per-instance initializer (measured on the 2-core dev VM: `new View()` 46 ns with
@@ -206,7 +216,7 @@ export function object<F extends Schema>(fields: F, options: SchemaOptions = {})
   return SmmoObject.extend(fields, options);
 }
 
-const RESERVED = new Set(['handle', 'runtime', 'destroy', 'is', 'constructor', '__o', '__s', '__h', '__i', '__proto__']);
+const RESERVED = new Set(['handle', 'runtime', 'destroy', 'is', 'constructor', '__proto__']); // and every name starting with __
 
 function checkSchema(fields: Schema): void {
   if (fields === null || typeof fields !== 'object') throw new SchemaError('a schema must be an object of field types');

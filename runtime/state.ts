@@ -470,9 +470,45 @@ function readInfo(tbl: Table, file: string, cls: string): StateInfo {
     params: json('smmo.params'),
     appState: json('smmo.appState'),
   };
+  if (info.seed > 0xffffffff) throw new StateFileError(file, cls, null, `metadata 'smmo.seed' is ${info.seed}, beyond 4294967295`);
+  // Plain values only; which parameters an app has, and their types, the app's flags say (cli/state.ts).
+  for (const [k, v] of Object.entries(info.params)) {
+    if (!(v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)))) {
+      throw new StateFileError(file, cls, null, `metadata 'smmo.params' has ${k}: ${JSON.stringify(v)}, not a number, a string or null`);
+    }
+  }
+  for (const [k, v] of Object.entries(info.appState)) {
+    if (typeof v !== 'number' || !Number.isFinite(v)) {
+      throw new StateFileError(file, cls, null, `metadata 'smmo.appState' has ${k}: ${JSON.stringify(v)}, not a finite number`);
+    }
+  }
   const v = m.get('smmo.version');
   if (v !== undefined) info.version = v;
   return info;
+}
+
+/**
+ * Float columns holding NaN or ±Infinity, as one line each ("Body.posX: 2 NaN, 1 Infinity of
+ * 1000 values"): legal in a state (values round-trip bit for bit), but usually the sign of
+ * a simulation that went wrong; `smmo run --init` reports them as warnings.
+ */
+export function nonFiniteValues(state: LoadedState): string[] {
+  const out: string[] = [];
+  for (const c of state.classes) {
+    for (const col of c.columns) {
+      if (col.field.kind !== 'f32' && col.field.kind !== 'f64') continue;
+      let nan = 0;
+      let inf = 0;
+      for (const x of col.values) {
+        if (Number.isNaN(x)) nan++;
+        else if (!Number.isFinite(x)) inf++;
+      }
+      if (nan + inf === 0) continue;
+      const parts = [nan > 0 ? `${nan} NaN` : '', inf > 0 ? `${inf} ±Infinity` : ''].filter(Boolean);
+      out.push(`${c.name}.${col.name}: ${parts.join(', ')} of ${col.values.length} values (state ${c.file})`);
+    }
+  }
+  return out;
 }
 
 /** Values of a column, every chunk, as raw bits (bool: one byte 0/1 per row). */

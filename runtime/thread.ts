@@ -3,6 +3,24 @@
  * classes, and the do-all executor that runs a list of blocks as virtual warps.
  * The main thread has one; every worker has one over the same memory. It implements
  * what methods see as `this.runtime` (SmmoContext).
+ *
+ * Views (instances of the generated classes, accessors.ts):
+ *  (V1) Checked mode: every view this context makes or positions carries the generation of
+ *       its object's slot (__g, the hidden per-slot array at the type's genOffset,
+ *       allocator.ts G1) and of its block (__b, BLOCK_GEN_WORD), read when it was made or
+ *       positioned. Every checked field access, destroy, reference assignment and do-all
+ *       argument compares them with the heap: a view of an object that was deleted, whose
+ *       slot (or block, for another type) was then reused, is refused with
+ *       InvalidHandleError 'stale'. Both are needed: the slot generation changes at every
+ *       release; the block generation at every initialisation of the block, after which the
+ *       slot's generation word may hold another type's data. A bare handle (get(C, n), a
+ *       reference field) carries no generation: it is only checked for liveness and type.
+ *  (V2) Every view's class is one of this context's generated classes (__host on the
+ *       prototype is this context). destroy, reference assignment and do-all arguments
+ *       refuse a view of another runtime (or another thread's context) with
+ *       InvalidHandleError 'foreign', in checked and unchecked mode: one property load and
+ *       compare. Field accesses through such a view are not checked (each view class reads
+ *       its own runtime's heap, so it reads its own object).
  */
 import { makeAccessorClass, type AccessorHost, type ViewClass } from './accessors.js';
 import { Allocator, DEFAULT_KEEP_BLOCKS } from './allocator.js';
@@ -12,7 +30,15 @@ import { InvalidHandleError, UsageError } from './errors.js';
 import { FREE_TYPE, Heap } from './heap.js';
 import { KernelDispatch, type Backend } from './kernels.js';
 import { MethodCompiler, type CompileOutcome } from './compiler/index.js';
-import { BLOCK_ALLOC_WORD, BLOCK_ITER_WORD, BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout, type TypeTable } from './layout.js';
+import {
+  BLOCK_ALLOC_WORD,
+  BLOCK_GEN_WORD,
+  BLOCK_ITER_WORD,
+  BLOCK_TYPE_WORD,
+  SLOT_BITS,
+  type TypeLayout,
+  type TypeTable,
+} from './layout.js';
 import type { SmmoClass, SmmoObject } from './schema.js';
 
 /** A generated warp loop (ThreadContext.runnerFor). */
@@ -119,7 +145,8 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     // Same code as get()'s unchecked path, kept separate on purpose: each `new View()`
     // site has type feedback of its own, and get()'s usually sees one class.
     const bid = handle >>> SLOT_BITS;
-    const View = this.views[this.i32[this.blocksWord + bid * this.blockWords + BLOCK_TYPE_WORD]!];
+    const t = this.i32[this.blocksWord + bid * this.blockWords + BLOCK_TYPE_WORD]!;
+    const View = this.views[t];
     if (View == null) throw new InvalidHandleError(handle, 'free-block', `block ${bid} holds no objects`);
     const v = new View();
     const o = this.blocksOffset + bid * this.blockBytes;
@@ -128,7 +155,50 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     v.__s = s;
     v.__h = handle;
     v.__i = (o >>> 2) + s;
+    if (this.checked) this.stamp(v, t);
     return v;
+  }
+
+  /** (V1) Checked mode: record in view `v` (positioned, of concrete type `t`) the generations of its slot and block now. */
+  stamp(v: SmmoObject, t: number): void {
+    v.__g = this.i32[v.__i + (this.heap.genOffset[t]! >> 2)]!;
+    v.__b = this.i32[(v.__o >>> 2) + BLOCK_GEN_WORD]!;
+  }
+
+  /**
+   * (V1) Checked mode: throw InvalidHandleError 'stale' unless view `obj` (of concrete type
+   * `t`, whose handle names a live object: checkHandle first) was made since that object
+   * was created.
+   */
+  checkFresh(obj: SmmoObject, t: number, where: string): void {
+    if (this.i32[obj.__i + (this.heap.genOffset[t]! >> 2)] !== obj.__g || this.i32[(obj.__o >>> 2) + BLOCK_GEN_WORD] !== obj.__b) {
+      const name = this.table.types[t]!.name;
+      throw new InvalidHandleError(
+        obj.__h,
+        'stale',
+        `${where}: a stale view: its ${name} was deleted, and slot ${obj.__s} of block ${obj.__h >>> SLOT_BITS} now holds another ` +
+          `object; keep a view (or handle) only while its object lives`,
+      );
+    }
+  }
+
+  /**
+   * (V2) Throw unless `v` is a view made by this context: InvalidHandleError 'foreign' for
+   * an object of another runtime, UsageError for a value that is no smmo object at all.
+   */
+  checkOwn(v: unknown, where: string): void {
+    if (v !== null && typeof v === 'object' && (v as SmmoObject).__host === this) return;
+    const view = v as Partial<SmmoObject> | null;
+    if (view !== null && typeof view === 'object' && typeof view.__h === 'number' && view.__host !== undefined) {
+      throw new InvalidHandleError(
+        view.__h,
+        'foreign',
+        `${where}: this ${view.constructor?.name.replace(/\$View$/, '') ?? 'object'} (handle ${view.__h}) belongs to another runtime; ` +
+          'objects cannot move between runtimes: copy its field values, or look its handle up with get() in the runtime it belongs to',
+      );
+    }
+    const what = v === null ? 'null' : typeof v === 'object' ? 'an object that is not an smmo object' : `${typeof v} ${String(v)}`;
+    throw new UsageError(`${where}: expected an smmo object of this runtime, got ${what}`);
   }
 
   /**
@@ -167,8 +237,45 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     this.checkHandle(handle, targetTypeId, where);
   }
 
+  /** A reference field is assigned `v` (not null): it must be a view of this context; checked: live, of the target type, fresh. */
+  checkRefValue(v: unknown, targetTypeId: number, where: string): void {
+    const what = `${where} = …`;
+    if (v === null || typeof v !== 'object' || (v as SmmoObject).__host !== this) {
+      if (typeof v === 'number')
+        throw new UsageError(
+          `${what}: a reference field takes an smmo object or null, not a number (${v}); for a handle, assign rt.get(Class, ${v})`,
+        );
+      this.checkOwn(v, what);
+    }
+    if (!this.checked) return;
+    const obj = v as SmmoObject;
+    const t = this.checkHandle(obj.__h, targetTypeId, what);
+    this.checkFresh(obj, t, what);
+  }
+
+  /** Do-all and parallelNew arguments: smmo objects among them must be views of this context (V2); checked: live and fresh (V1). */
+  checkArgViews(args: readonly unknown[], where: string): void {
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i] as Partial<SmmoObject> | null;
+      if (a === null || typeof a !== 'object' || typeof a.__h !== 'number' || typeof a.__o !== 'number') continue;
+      this.checkOwn(a, `${where}: argument ${i}`);
+      if (this.checked) this.checkFresh(a as SmmoObject, this.checkHandle(a.__h, -1, `${where}: argument ${i}`), `${where}: argument ${i}`);
+    }
+  }
+
+  /** A checked access through view `obj` found its object gone (accessors.ts): say how. */
   deadAccess(obj: SmmoObject, field: string): never {
-    throw new InvalidHandleError(obj.__h, 'deleted', `access to ${obj.constructor.name}.${field} of a deleted object`);
+    const own = this.views.indexOf(obj.constructor as ViewClass);
+    const name = own >= 0 ? this.table.types[own]!.name : obj.constructor.name;
+    const w = obj.__o >>> 2;
+    const t = Atomics.load(this.i32, w + BLOCK_TYPE_WORD);
+    const where = `access to ${name}.${field}`;
+    if (t === FREE_TYPE) throw new InvalidHandleError(obj.__h, 'deleted', `${where} of a deleted object (its block is free)`);
+    if ((Atomics.load(this.i32, w + BLOCK_ALLOC_WORD) & (1 << obj.__s)) === 0 || t !== own) {
+      throw new InvalidHandleError(obj.__h, 'deleted', `${where} of a deleted object`);
+    }
+    this.checkFresh(obj, t, where);
+    throw new InvalidHandleError(obj.__h, 'deleted', `${where} of a deleted object`); // not reached: checkFresh throws
   }
 
   // ---------------------------------------------------------------- SmmoContext
@@ -207,8 +314,10 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     if (obj == null || typeof obj !== 'object' || typeof obj.__h !== 'number') {
       throw new UsageError(`destroy: expected an smmo object, got ${String(obj)}`);
     }
+    if (obj.__host !== this) this.checkOwn(obj, 'destroy'); // (V2)
     if (this.checked) {
       const t = this.checkHandle(obj.__h, -1, 'destroy');
+      this.checkFresh(obj, t, 'destroy'); // (V1)
       const p = this.pass;
       if (p && p.typeId === t && p.current !== null && p.current.__h !== obj.__h) {
         throw new UsageError(
@@ -293,16 +402,20 @@ export class ThreadContext implements SmmoContext, AccessorHost {
       }
       const bytes = heap.plan.blockBytes;
       const base = heap.plan.blocksOffset;
+      const checked = this.checked;
+      const genWord = heap.genOffset[id]! >> 2;
       for (let i = from; i < to; i++) {
         const bid = list[i]!;
         let bits = Atomics.load(i32, heap.blockWord(bid) + word) & mask;
         cur.__o = base + bid * bytes;
+        if (checked) cur.__b = i32[heap.blockWord(bid) + BLOCK_GEN_WORD]!;
         while (bits !== 0) {
           const slot = 31 - Math.clz32(bits & -bits);
           bits &= bits - 1;
           cur.__s = slot;
           cur.__h = bid * 32 + slot;
           cur.__i = (cur.__o >>> 2) + slot;
+          if (checked) cur.__g = i32[cur.__i + genWord]!; // (V1)
           fn(cur);
         }
       }
@@ -355,6 +468,10 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     const key = `${typeId}:${method}:${arity}`;
     let run = this.runners.get(key);
     if (run === undefined) {
+      // (V1) Checked mode: the cursor carries its block's and slot's generations.
+      const genWord = this.heap.genOffset[typeId]! >> 2;
+      const stampBlock = this.checked ? `    cur.__b = i32[blocksWord + bid * blockWords + ${BLOCK_GEN_WORD}];\n` : '';
+      const stampSlot = this.checked ? `      cur.__g = i32[cur.__i + ${genWord}];\n` : '';
       const params = Array.from({ length: Math.min(arity, 4) }, (_, k) => `a${k}`);
       const call = arity <= 4 ? `cur[${JSON.stringify(method)}](${params.join(', ')});` : `fn.apply(cur, args);`;
       const src =
@@ -368,12 +485,14 @@ export class ThreadContext implements SmmoContext, AccessorHost {
         `    cur.__o = base + bid * bytes;\n` +
         `    const hbase = bid * 32;\n` +
         `    const ibase = cur.__o >>> 2;\n` +
+        stampBlock +
         `    while (bits !== 0) {\n` +
         `      const slot = 31 - Math.clz32(bits & -bits);\n` +
         `      bits &= bits - 1;\n` +
         `      cur.__s = slot;\n` +
         `      cur.__h = hbase + slot;\n` +
         `      cur.__i = ibase + slot;\n` +
+        stampSlot +
         `      ${call}\n` +
         `    }\n` +
         `  }\n` +

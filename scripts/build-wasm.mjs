@@ -1,16 +1,28 @@
 #!/usr/bin/env node
 // Build the WebAssembly kernels (wasm/) from source: smmo_simd.wasm (simd128) and
-// smmo_scalar.wasm (the same crate without simd128), into dist/wasm/ (git-ignored), where
-// runtime/wasm.ts loads them. No crates.io, no wasm-bindgen: a #![no_std] cdylib with raw
-// `extern "C"` exports, compiled by rustc directly (or by cargo with --cargo).
+// smmo_scalar.wasm (the same crate without simd128), into wasm/pkg/, where runtime/wasm.ts
+// loads them. No crates.io, no wasm-bindgen: a #![no_std] cdylib with raw `extern "C"`
+// exports, compiled by rustc directly (or by cargo with --cargo).
 //
-//   node scripts/build-wasm.mjs            build what is out of date (a stamp of compiler,
-//                                          flags and sources decides), print sizes + sha256
+// wasm/pkg/ is COMMITTED and shipped in the npm package (package.json `files`), so that
+// users of `npm install` need no Rust. Whoever changes wasm/src (or the flags below) runs
+// this script and commits wasm/pkg/ with the change: test/wasm-build.test.ts rebuilds the
+// modules from source and fails when the bytes differ from the committed ones.
+//
+//   node scripts/build-wasm.mjs            build when out of date: when the sources or flags
+//                                          differ from the stamp in wasm/pkg/build.json (the
+//                                          compiler is not part of it: a committed build is not
+//                                          redone because another rustc is installed); prints
+//                                          sizes + sha256. Needs no rustc when up to date.
 //   node scripts/build-wasm.mjs --force    rebuild
 //   node scripts/build-wasm.mjs --check    rebuild into a temporary folder and require the
-//                                          same bytes as dist/wasm (reproducible build)
+//                                          same bytes as wasm/pkg (reproducible build, and
+//                                          wasm/pkg is what the sources build)
 //   node scripts/build-wasm.mjs --cargo    build through cargo (wasm/.cargo/config.toml holds
-//                                          the same flags); --out DIR writes elsewhere
+//                                          the same flags); --out DIR writes (or checks) elsewhere
+//
+// Reproducible bytes need the same compiler: the committed modules are built with Debian's
+// rustc 1.63 (/usr/bin/rustc, tried first); build.json records the version.
 //
 // Toolchain: rustc with the wasm32-unknown-unknown target. Tried in this order: $SMMO_RUSTC,
 // /usr/bin/rustc (Debian/Ubuntu: `apt-get install -y rustc libstd-rust-dev-wasm32 cargo`,
@@ -21,7 +33,7 @@
 // with wasm/.cargo/config.toml (the simd build) and then wasm-bindgen, which requires the
 // crate to depend on `wasm-bindgen` (add it where crates.io is reachable); the .wasm it
 // leaves in wasm/target/wasm32-unknown-unknown/release/smmo_wasm.wasm is the kernel module
-// runtime/wasm.ts loads (copy it to dist/wasm/smmo_simd.wasm). Not tested here: wasm-pack
+// runtime/wasm.ts loads (copy it to wasm/pkg/smmo_simd.wasm). Not tested here: wasm-pack
 // cannot be installed on this machine.
 //
 // Memory contract (wasm/src/lib.rs): the module imports the heap memory (shared) and owns
@@ -31,7 +43,7 @@
 // core/std with +atomics, without which --shared-memory refuses to link them.
 import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,7 +54,7 @@ const TARGET = 'wasm32-unknown-unknown';
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
 const outArg = args.indexOf('--out');
-const outDir = outArg >= 0 ? args[outArg + 1] : join(root, 'dist', 'wasm');
+const outDir = outArg >= 0 ? args[outArg + 1] : join(root, 'wasm', 'pkg');
 const useCargo = flag('--cargo');
 
 function fail(msg) {
@@ -147,75 +159,90 @@ function buildOne(rustc, variant, dir) {
   }
   if (r.error) fail(`could not run the compiler: ${r.error.message}; ${INSTALL_HINT}`);
   if (r.status !== 0) fail(`the ${variant} build failed (exit ${r.status ?? r.signal}); see the compiler output above`);
+  chmodSync(out, 0o644); // a data file, committed: the same mode from every build
   const bytes = readFileSync(out);
   return { variant, file: out, bytes: bytes.length, sha256: sha256(bytes), seconds: (performance.now() - t0) / 1000 };
 }
 
 const sha256 = (b) => createHash('sha256').update(b).digest('hex');
 
-/** What decides whether a build is up to date: compiler, flags, every source file. */
-function stampOf(rustc) {
+/** What decides whether a build is up to date: flags and every source file (not the compiler: see the top). */
+function stampOf() {
   const h = createHash('sha256');
-  h.update(execFileSync(rustc, ['-vV'], { encoding: 'utf8' }));
-  h.update(JSON.stringify({ LINK_ARGS, VARIANTS, CODEGEN, useCargo }));
+  h.update(JSON.stringify({ LINK_ARGS, VARIANTS, CODEGEN }));
   const src = join(crate, 'src');
   for (const f of readdirSync(src).sort()) h.update(f).update(readFileSync(join(src, f)));
   h.update(readFileSync(join(crate, 'Cargo.toml')));
   return h.digest('hex');
 }
 
-const rustc = findRustc();
-const version = execFileSync(rustc, ['--version'], { encoding: 'utf8' }).trim();
-const stamp = stampOf(rustc);
+const stamp = stampOf();
 const manifestFile = join(outDir, 'build.json');
+const readManifest = () => {
+  try {
+    return JSON.parse(readFileSync(manifestFile, 'utf8'));
+  } catch {
+    return null;
+  }
+};
 
 if (flag('--check')) {
-  if (!existsSync(manifestFile)) fail(`nothing to check: ${manifestFile} does not exist; build first`);
-  const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
+  const manifest = readManifest();
+  if (manifest === null) fail(`nothing to check: ${manifestFile} does not exist or is not JSON; build first: node scripts/build-wasm.mjs`);
+  const rustc = findRustc();
+  const version = execFileSync(rustc, ['--version'], { encoding: 'utf8' }).trim();
   const tmp = mkdtempSync(join(tmpdir(), 'smmo-wasm-'));
   try {
     let same = true;
     for (const v of Object.keys(VARIANTS)) {
       const r = buildOne(rustc, v, tmp);
-      const shipped = sha256(readFileSync(join(outDir, `smmo_${v}.wasm`)));
+      const file = join(outDir, `smmo_${v}.wasm`);
+      const shipped = existsSync(file) ? sha256(readFileSync(file)) : '(missing)';
       const ok = r.sha256 === shipped && r.sha256 === manifest.files?.[`smmo_${v}.wasm`]?.sha256;
       console.log(`${ok ? 'same' : 'DIFFERENT'}  smmo_${v}.wasm  rebuilt ${r.sha256}  in ${outDir}: ${shipped}`);
       same &&= ok;
     }
-    if (!same)
-      fail(`the modules in ${outDir} are not what these sources build with ${version}; rebuild: node scripts/build-wasm.mjs --force`);
+    if (manifest.stamp !== stamp) {
+      console.log(`DIFFERENT  the sources or flags changed since ${manifestFile} was written (stamp ${manifest.stamp} ≠ ${stamp})`);
+      same = false;
+    }
+    if (!same) {
+      const other = manifest.rustc !== version ? ` (they were built with ${manifest.rustc}; reproducible bytes need that compiler)` : '';
+      fail(
+        `the modules in ${outDir} are not what these sources build with ${version}${other}; ` +
+          'rebuild them with `node scripts/build-wasm.mjs --force` and commit wasm/pkg/ with the change to wasm/src',
+      );
+    }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
   process.exit(0);
 }
 
-if (!flag('--force') && existsSync(manifestFile)) {
-  try {
-    const m = JSON.parse(readFileSync(manifestFile, 'utf8'));
-    const intact = Object.entries(m.files ?? {}).every(
-      ([f, info]) => existsSync(join(outDir, f)) && sha256(readFileSync(join(outDir, f))) === info.sha256,
-    );
-    if (m.stamp === stamp && intact && Object.keys(m.files).length === Object.keys(VARIANTS).length) {
-      console.log(`build-wasm: ${outDir} is up to date (${version})`);
-      process.exit(0);
-    }
-  } catch {
-    // unreadable manifest: rebuild
+if (!flag('--force')) {
+  const m = readManifest();
+  const intact =
+    m !== null &&
+    Object.keys(m.files ?? {}).length === Object.keys(VARIANTS).length &&
+    Object.entries(m.files).every(([f, info]) => existsSync(join(outDir, f)) && sha256(readFileSync(join(outDir, f))) === info.sha256);
+  if (intact && m.stamp === stamp) {
+    console.log(`build-wasm: ${outDir} is up to date (built with ${m.rustc})`);
+    process.exit(0);
   }
 }
 
+const rustc = findRustc();
+const version = execFileSync(rustc, ['--version'], { encoding: 'utf8' }).trim();
 mkdirSync(outDir, { recursive: true });
 const results = Object.keys(VARIANTS).map((v) => buildOne(rustc, v, outDir));
 for (const r of results) {
   console.log(`build-wasm: smmo_${r.variant}.wasm ${String(r.bytes).padStart(6)} bytes  ${r.seconds.toFixed(1)} s  sha256 ${r.sha256}`);
 }
+// No time or path in it: the same sources give the same manifest on any machine.
 const manifest = {
   rustc: version,
-  via: useCargo ? 'cargo' : 'rustc',
   stamp,
-  builtAt: new Date(statSync(results[0].file).mtimeMs).toISOString(),
   files: Object.fromEntries(results.map((r) => [`smmo_${r.variant}.wasm`, { bytes: r.bytes, sha256: r.sha256 }])),
 };
 writeFileSync(manifestFile, JSON.stringify(manifest, null, 2) + '\n');
-console.log(`build-wasm: wrote ${outDir} (${version})`);
+console.log(`build-wasm: wrote ${outDir} (${version}); commit wasm/pkg/ if wasm/src changed`);

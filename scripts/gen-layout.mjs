@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Write wasm/src/layout.rs from layoutConstants() of runtime/layout.ts (the single source of
-// the heap layout), through the built TypeScript (dist/). test/wasm-layout.test.ts fails
+// the heap layout), through the built TypeScript (dist/). test/wasm-module.test.ts fails
 // when the committed file differs from what this would write.
 //
 //   npx tsc -p . && node scripts/gen-layout.mjs          # write

@@ -4,7 +4,7 @@
  * and `smmo run game-of-life --input BAD` exits with code 2.
  */
 import test from 'ava';
-import { execFile } from 'node:child_process';
+import { describeChild, runNode } from './helpers/child.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -84,16 +84,7 @@ test('smmo run game-of-life --input with a malformed file exits with code 2 and 
   const f = join(dir, 'bad.pgm');
   writeFileSync(f, 'P2 3 3 255\n0 0 0\n');
   const bin = fileURLToPath(new URL('../../bin/smmo.js', import.meta.url));
-  const r = await new Promise<{ code: number; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, 'run', 'game-of-life', '--input', f, '--iterations', '1'],
-      { timeout: 60_000 },
-      (err, _out, stderr) => {
-        resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stderr });
-      },
-    );
-  });
-  t.is(r.code, 2);
+  const r = await runNode([bin, 'run', 'game-of-life', '--input', f, '--iterations', '1']);
+  t.is(r.code, 2, describeChild(r));
   t.regex(r.stderr, /bad\.pgm: not a valid PGM image: the raster is truncated: a 3 × 3 image has 9 pixels, the file has 3/);
 });

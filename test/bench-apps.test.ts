@@ -5,7 +5,7 @@
  * exit with code 2 and name the flag.
  */
 import test from 'ava';
-import { execFile } from 'node:child_process';
+import { describeChild, runNode, type ChildResult } from './helpers/child.js';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,14 +14,15 @@ import type { BenchReport } from '../bench/apps.js';
 import { parseXml } from './bench-apps-xml.js';
 
 const BIN = fileURLToPath(new URL('../../bin/smmo.js', import.meta.url));
-const WASM_BUILT = existsSync(fileURLToPath(new URL('../wasm/smmo_simd.wasm', import.meta.url)));
+const WASM_BUILT = existsSync(fileURLToPath(new URL('../../wasm/pkg/smmo_simd.wasm', import.meta.url)));
 
-function smmo(args: string[], timeout = 60_000): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) =>
-    execFile(process.execPath, [BIN, ...args], { timeout }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    ),
-  );
+/**
+ * Run the CLI. No short wall-clock kill (it made this test fail under load with "exit 1,
+ * empty stderr"): test/helpers/child.ts kills only after a generous limit, and then the
+ * assertion message says that the test killed it, after how long and why.
+ */
+function smmo(args: string[]): Promise<ChildResult> {
+  return runNode([BIN, ...args]);
 }
 
 test('smmo bench: tiny sizes → JSON rows per app × backend × threads and baselines, and an SVG chart', async (t) => {
@@ -53,7 +54,7 @@ test('smmo bench: tiny sizes → JSON rows per app × backend × threads and bas
       plot,
       '--quiet',
     ]);
-    t.is(r.code, 0, r.stderr);
+    t.is(r.code, 0, describeChild(r));
     t.is(r.stderr, '', '--quiet: no progress lines');
     t.regex(r.stdout, /^nbody \(64 bodies, 3 iterations after 1 warm-up, 2 repeats\)$/m);
     t.regex(r.stdout, /^wa-tor \(16×16, /m);

@@ -3,7 +3,7 @@
  * writes its JSON, and its variants compute the same final state.
  */
 import test from 'ava';
-import { execFile } from 'node:child_process';
+import { describeChild, runNode } from './helpers/child.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,9 +15,9 @@ test('bench/single.js: runs, agrees across representations, writes its JSON', as
     const out = join(dir, 'single.json');
     const script = fileURLToPath(new URL('../bench/single.js', import.meta.url));
     const args = ['--expose-gc', script, '--objects', '5000', '--runs', '1', '--passes', '1', '--out', out];
-    const stdout = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, args, { timeout: 60_000 }, (err, so) => (err ? reject(err) : resolve(so))),
-    );
+    const child = await runNode(args);
+    t.is(child.code, 0, describeChild(child));
+    const stdout = child.stdout;
     t.regex(stdout, /machine: .+, \d+ cores/);
     t.regex(stdout, /final states agree: yes/);
     const r = JSON.parse(readFileSync(out, 'utf8')) as {

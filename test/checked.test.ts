@@ -73,6 +73,11 @@ async function checkedRuntime(checked = true, keepBlocks?: number): Promise<Runt
   });
 }
 
+/** A view of `like`'s class and runtime, positioned nowhere, with handle `h` (what a forged handle looks like to destroy). */
+function forged(like: SmmoObject, h: number): SmmoObject {
+  return Object.assign(Object.create(Object.getPrototypeOf(like) as object) as SmmoObject, { __h: h, __o: 0, __s: 0, __i: 0 });
+}
+
 function reasonOf(t: import('ava').ExecutionContext, fn: () => unknown, reason: InvalidHandleError['reason'], what: string): void {
   const e = t.throws(fn, { instanceOf: InvalidHandleError }, what);
   if (e) t.is(e.reason, reason, `${what}: ${e.message}`);
@@ -171,11 +176,15 @@ test('forged handles: 0, negative, non-integer, beyond the heap, the null block,
   // they look allocated to a bitmap test.
   const base = big.handle & ~31;
   for (const s of [2, 5, 31]) reasonOf(t, () => rt.get(Big, base + s), 'forged', `slot ${s} of a Big block`);
-  // Through destroy, with a hand-made object.
-  const fake = { __h: base + 3 } as unknown as SmmoObject;
-  reasonOf(t, () => rt.destroy(fake), 'forged', 'destroy of a forged slot');
-  reasonOf(t, () => rt.destroy({ __h: -7 } as unknown as SmmoObject), 'forged', 'destroy of a negative handle');
+  // Through destroy, with a view of this runtime whose handle was forged.
+  reasonOf(t, () => rt.destroy(forged(big, base + 3)), 'forged', 'destroy of a forged slot');
+  reasonOf(t, () => rt.destroy(forged(big, -7)), 'forged', 'destroy of a negative handle');
   t.throws(() => rt.destroy(null as unknown as SmmoObject), { instanceOf: UsageError });
+  // A hand-made object is no view of this runtime at all.
+  t.throws(() => rt.destroy({ __h: base + 3 } as unknown as SmmoObject), {
+    instanceOf: UsageError,
+    message: 'destroy: expected an smmo object of this runtime, got an object that is not an smmo object',
+  });
   t.is(rt.count(Big), 1);
   t.is(n.value, 0);
   rt.validateHeap();
@@ -196,7 +205,7 @@ test('a handle into a free block → free-block', async (t) => {
   t.true(free > 0);
   reasonOf(t, () => rt.get(ListNode, free * 32), 'free-block', 'slot 0 of a free block');
   reasonOf(t, () => rt.get(Big, free * 32 + 1), 'free-block', 'slot 1 of a free block');
-  reasonOf(t, () => rt.destroy({ __h: free * 32 + 2 } as unknown as SmmoObject), 'free-block', 'destroy in a free block');
+  reasonOf(t, () => rt.destroy(forged(rt.create(ListNode), free * 32 + 2)), 'free-block', 'destroy in a free block');
   rt.validateHeap();
   await rt.close();
 });

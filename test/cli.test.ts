@@ -5,7 +5,7 @@
  * Also unit tests of the progress bar (fake terminal, fake clock).
  */
 import test from 'ava';
-import { execFile } from 'node:child_process';
+import { describeChild, runNode, type ChildResult } from './helpers/child.js';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { appNames, loadApp } from '../apps/registry.js';
@@ -15,19 +15,11 @@ import { formatDuration, ProgressBar, progressBar } from '../cli/progress.js';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const bin = fileURLToPath(new URL('../../bin/smmo.js', import.meta.url));
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+type Result = ChildResult;
 
+/** Run the CLI (test/helpers/child.ts: killed only after a generous limit, and then it says so). */
 function smmo(...args: string[]): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: root, timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runNode([bin, ...args], { cwd: root });
 }
 
 /** `text` as a regular expression that matches it literally. */
@@ -44,7 +36,7 @@ function lastJson(stdout: string): Record<string, unknown> {
 
 test('run nbody --bodies 2000 --iterations 10 --json: last stdout line is the summary object (issue 2 acceptance)', async (t) => {
   const r = await smmo('run', 'nbody', '--bodies', '2000', '--iterations', '10', '--json');
-  t.is(r.code, 0, r.stderr);
+  t.is(r.code, 0, describeChild(r));
   t.is(r.stderr, '', 'no progress bar or other output on stderr when it is not a terminal');
   const j = lastJson(r.stdout);
   t.is(j['app'], 'nbody');
@@ -73,7 +65,7 @@ test('run: the digest depends on the seed and only on the seed', async (t) => {
     smmo('run', 'nbody', '--bodies', '100', '--iterations', '5', '--json', '--seed', '42'),
     smmo('run', 'nbody', '--bodies', '100', '--iterations', '5', '--json', '--seed', '7'),
   ]);
-  for (const r of [a, b, c]) t.is(r.code, 0, r.stderr);
+  for (const r of [a, b, c]) t.is(r.code, 0, describeChild(r));
   t.is(lastJson(a.stdout)['digest'], lastJson(b.stdout)['digest']);
   t.not(lastJson(a.stdout)['digest'], lastJson(c.stdout)['digest']);
   t.is(lastJson(c.stdout)['seed'], 7);
@@ -83,8 +75,8 @@ test("run --threads 2: the workers find the app's classes (registry module URL) 
   // 4000 bodies = 125 blocks: above the runtime's inline threshold, so the workers run the passes.
   const args = ['run', 'nbody', '--bodies', '4000', '--iterations', '1', '--json'];
   const [one, two] = await Promise.all([smmo(...args, '--threads', '1'), smmo(...args, '--threads', '2')]);
-  t.is(one.code, 0, one.stderr);
-  t.is(two.code, 0, two.stderr);
+  t.is(one.code, 0, describeChild(one));
+  t.is(two.code, 0, describeChild(two));
   t.is(lastJson(two.stdout)['threads'], 2);
   t.deepEqual(lastJson(two.stdout)['objects'], { Body: 4000 });
   t.is(lastJson(two.stdout)['digest'], lastJson(one.stdout)['digest']);
@@ -92,7 +84,7 @@ test("run --threads 2: the workers find the app's classes (registry module URL) 
 
 test('run: human summary names app, backend, threads, iterations, time, digest, objects and heap', async (t) => {
   const r = await smmo('run', 'nbody', '--bodies', '64', '--iterations', '3');
-  t.is(r.code, 0, r.stderr);
+  t.is(r.code, 0, describeChild(r));
   for (const key of ['app', 'backend', 'threads', 'iterations', 'seconds', 'digest', 'objects', 'heap']) {
     t.regex(r.stdout, new RegExp(`^${key}\\s`, 'm'), `summary has a '${key}' row`);
   }
@@ -107,17 +99,17 @@ test('run --checked validates the heap at the end; --quiet prints nothing', asyn
     smmo('run', 'nbody', '--bodies', '50', '--iterations', '2', '--checked', '--json'),
     smmo('run', 'nbody', '--bodies', '50', '--iterations', '2', '--quiet'),
   ]);
-  t.is(checked.code, 0, checked.stderr);
+  t.is(checked.code, 0, describeChild(checked));
   t.is(lastJson(checked.stdout)['checked'], true);
   t.is(lastJson(checked.stdout)['heapValidated'], true);
-  t.is(quiet.code, 0, quiet.stderr);
+  t.is(quiet.code, 0, describeChild(quiet));
   t.is(quiet.stdout, '');
   t.is(quiet.stderr, '');
 });
 
 test('run: --iterations 0 creates the objects and reports them', async (t) => {
   const r = await smmo('run', 'nbody', '--bodies', '10', '--iterations', '0', '--json');
-  t.is(r.code, 0, r.stderr);
+  t.is(r.code, 0, describeChild(r));
   t.is(lastJson(r.stdout)['iterations'], 0);
   t.deepEqual(lastJson(r.stdout)['objects'], { Body: 10 });
 });
@@ -172,7 +164,7 @@ test('unknown app or command → exit 2 listing what exists', async (t) => {
 
 test('heap too small for the objects → exit 1 with the HeapExhaustedError message', async (t) => {
   const r = await smmo('run', 'nbody', '--bodies', '100000', '--heap', '2MB', '--iterations', '1', '--json');
-  t.is(r.code, 1);
+  t.is(r.code, 1, describeChild(r));
   t.is(r.stdout, '');
   t.regex(r.stderr, /^smmo run nbody: HeapExhaustedError: heap exhausted: no free block left for a new Body block/);
   t.regex(r.stderr, /--heap SIZE/);
@@ -185,7 +177,7 @@ test('run <app> --help documents every flag of every app, with defaults', async 
   for (const name of appNames()) {
     const app = (await loadApp(name))!;
     const r = await smmo('run', name, '--help');
-    t.is(r.code, 0, r.stderr);
+    t.is(r.code, 0, describeChild(r));
     for (const f of COMMON_FLAGS) t.regex(r.stdout, new RegExp(`^  --${f.name}\\b`, 'm'), `${name}: --${f.name}`);
     for (const f of app.flags) {
       t.regex(r.stdout, new RegExp(`^  --${f.name}\\b.*${escape(f.description)}`, 'm'), `${name}: --${f.name}`);
@@ -199,16 +191,16 @@ test('run <app> --help documents every flag of every app, with defaults', async 
 
 test('--help lists commands and apps; --version prints the package version', async (t) => {
   const [help, version, runHelp] = await Promise.all([smmo('--help'), smmo('--version'), smmo('help', 'run')]);
-  t.is(help.code, 0);
+  t.is(help.code, 0, describeChild(help));
   t.regex(help.stdout, /smmo run <app> \[flags\]/);
   for (const name of appNames()) t.regex(help.stdout, new RegExp(`^  ${name}\\s`, 'm'));
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   t.is(version.stdout, `smmo ${pkg.version}\n`);
-  t.is(runHelp.code, 0);
+  t.is(runHelp.code, 0, describeChild(runHelp));
   for (const f of COMMON_FLAGS) t.regex(runHelp.stdout, new RegExp(`--${f.name}\\b`));
   // An unknown topic: exit 2, and the message lists every topic, the commands included.
   const unknown = await smmo('help', 'bnch');
-  t.is(unknown.code, 2);
+  t.is(unknown.code, 2, describeChild(unknown));
   t.regex(unknown.stderr, /no help on 'bnch' \(did you mean 'bench'\?\); the topics are run, compare, bench, nbody/);
 });
 
@@ -218,7 +210,7 @@ test("README's CLI reference is the CLI's own help text", async (t) => {
   t.true(blocks.length >= 2, 'README has the help blocks (<!-- output of: smmo … --> then a ```text block)');
   for (const [, command, text] of blocks) {
     const r = await smmo(...command!.split(' '));
-    t.is(r.code, 0);
+    t.is(r.code, 0, describeChild(r));
     t.is(text, r.stdout, `README's block for 'smmo ${command}' differs from the CLI: paste the output of 'node bin/smmo.js ${command}'`);
   }
 });
@@ -270,7 +262,7 @@ test('formatDuration', (t) => {
 
 test('--check compares a WASM run with the TypeScript reference field by field and passes within tolerance', async (t) => {
   const r = await smmo('run', 'nbody', '--bodies', '200', '--iterations', '3', '--backend', 'wasm', '--check', '--json');
-  t.is(r.code, 0, r.stderr);
+  t.is(r.code, 0, describeChild(r));
   const report = lastJson(r.stdout);
   const check = report['check'] as { ok: boolean; fields: Record<string, { rel: number }>; digest: { rel: number } };
   t.true(check.ok);

@@ -4,7 +4,7 @@
  * README.md shows exactly that file.
  */
 import test from 'ava';
-import { execFile } from 'node:child_process';
+import { describeChild, runNode } from './helpers/child.js';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { simulate } from '../examples/quickstart.js';
@@ -27,9 +27,9 @@ test('quickstart: deterministic', async (t) => {
 
 test('quickstart runs as a script', async (t) => {
   const script = fileURLToPath(new URL('../examples/quickstart.js', import.meta.url));
-  const out = await new Promise<string>((resolve, reject) =>
-    execFile(process.execPath, [script], { timeout: 60_000 }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
-  );
+  const r = await runNode([script]);
+  t.is(r.code, 0, describeChild(r));
+  const out = r.stdout;
   t.regex(out, /^step 30: \d+ grazers, \d+ hunters$/m);
   t.regex(out, /objects: \{"Patch":64,"Grazer":\d+,"Hunter":\d+\}/);
 });

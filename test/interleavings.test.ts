@@ -9,7 +9,7 @@
  * `releaseStep` below, exactly as Allocator.release does it, so a thread can be "paused"
  * right after it learned that it emptied a block.
  *
- * Scenarios (DESIGN.md "Known defects", paper §5.2, Alg. 1, 2, 7):
+ * Scenarios (runtime/allocator.ts D1–D3, paper §5.2, Alg. 1, 2, 7):
  *  D1  a reservation lands in a block that was freed and re-initialised for another type:
  *      the slot is rolled back and allocate() must return an object of the requested type
  *      (the original returned the object in the wrong block).

@@ -5,7 +5,7 @@
  * CLI's --render / --render-every / --render-scale and their errors.
  */
 import test from 'ava';
-import { execFile } from 'node:child_process';
+import { describeChild, runNode, type ChildResult } from './helpers/child.js';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -140,18 +140,11 @@ test('frame names and the automatic scale', (t) => {
 
 // ------------------------------------------------------------------ CLI
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+type Result = ChildResult;
 
+/** Run the CLI (test/helpers/child.ts: killed only after a generous limit, and then it says so). */
 function smmo(...args: string[]): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: root, timeout: 120_000 }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr });
-    });
-  });
+  return runNode([bin, ...args], { cwd: root });
 }
 
 function json(r: Result): Record<string, unknown> {
@@ -182,7 +175,7 @@ test('wa-tor --render-every: frames at 0, K, 2K … and the last; each shows the
     '1',
     '--json',
   );
-  t.is(r.code, 0, r.stderr);
+  t.is(r.code, 0, describeChild(r));
   const frames = [0, 5, 10, 12].map((k) => join(work, `wator-${String(k).padStart(4, '0')}.png`));
   t.deepEqual(json(r)['frames'], frames);
   t.false(existsSync(out), 'with --render-every only numbered frames are written');
@@ -205,7 +198,7 @@ test('game-of-life --render: alive and candidate cells at the grid position of e
   const rows = ['1 0 1 1 1 1', '1 1 0 1 1 1', '0 0 0 1 1 1', '1 1 1 1 1 1', '1 1 1 1 1 1', '1 1 1 1 1 1'];
   (await import('node:fs')).writeFileSync(glider, `P2\n6 6\n1\n${rows.join('\n')}\n`);
   const r = await smmo('run', 'game-of-life', '--input', glider, '--iterations', '4', '--render', out, '--json');
-  t.is(r.code, 0, r.stderr);
+  t.is(r.code, 0, describeChild(r));
   t.deepEqual(json(r)['frames'], [out]);
   const d = decodePng(readFileSync(out));
   const scale = autoScale(6, 6);
@@ -235,10 +228,10 @@ test('--render errors: an app without a picture, --render-every without --render
     smmo('run', 'wa-tor', '--render-every', '5'),
     smmo('run', 'wa-tor', '--render', join(work, 'x.png'), '--render-scale', '0'),
   ]);
-  t.is(nbody.code, 2);
+  t.is(nbody.code, 2, describeChild(nbody));
   t.regex(nbody.stderr, /smmo run nbody: --render: this app has no picture/);
-  t.is(orphan.code, 2);
+  t.is(orphan.code, 2, describeChild(orphan));
   t.regex(orphan.stderr, /--render-every needs --render FILE/);
-  t.is(scale.code, 2);
+  t.is(scale.code, 2, describeChild(scale));
   t.regex(scale.stderr, /--render-scale must be an integer in 1/);
 });

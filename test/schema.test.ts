@@ -371,6 +371,40 @@ test('a class that declares an instance field is a SchemaError naming the field'
   await t.throwsAsync(createRuntime({ classes: [WithCtor], heap: MIN_HEAP_BYTES }), { instanceOf: SchemaError, message: /scratch/ });
 });
 
+test('a field named like a method of its class or an ancestor is a SchemaError naming both', async (t) => {
+  // Plain JavaScript (TypeScript reports these clashes itself): classes from source text.
+  const js = (src: string): SmmoClass[] => new Function('object', 'f32', 'u8', src)(object, f32, u8) as SmmoClass[];
+  const [Walker] = js('return [class Walker extends object({ step: f32, x: f32 }) { step() { this.x += 1; } }];');
+  await t.throwsAsync(createRuntime({ classes: [Walker!], heap: '2MB' }), {
+    instanceOf: SchemaError,
+    message:
+      "Walker: field 'step' (declared by Walker) has the name of method Walker.step(); the field's accessor would hide it: " +
+      'rename the field or the method',
+  });
+  // The field in an abstract base, the method in a subclass.
+  const [Agent, Fish] = js(
+    'const Agent = class Agent extends object({ live: u8 }, { abstract: true }) {};\n' +
+      'return [Agent, class Fish extends Agent { live() {} }];',
+  );
+  await t.throwsAsync(createRuntime({ classes: [Agent!, Fish!], heap: '2MB' }), {
+    instanceOf: SchemaError,
+    message: /^Fish: field 'live' \(declared by Agent\) has the name of method Fish\.live\(\)/,
+  });
+  // The method in the base, the field in a subclass; and a getter.
+  const [Base, Sub, Sized] = js(
+    'const Base = class Base extends object({ x: f32 }) { grow() {} };\n' +
+      'return [Base, class Sub extends Base.extend({ grow: f32 }) {}, class Sized extends object({ size: f32 }) { get size() { return 1; } }];',
+  );
+  await t.throwsAsync(createRuntime({ classes: [Base!, Sub!], heap: '2MB' }), {
+    instanceOf: SchemaError,
+    message: /^Sub: field 'grow' \(declared by Sub\) has the name of method Base\.grow\(\)/,
+  });
+  await t.throwsAsync(createRuntime({ classes: [Sized!], heap: '2MB' }), {
+    instanceOf: SchemaError,
+    message: /has the name of member Sized\.size/,
+  });
+});
+
 test('a field declared again in a subclass is a SchemaError', async (t) => {
   const Base = object({ x: f32, y: f32 });
   class A extends Base {}

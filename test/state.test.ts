@@ -6,8 +6,8 @@
  * the CLI's --dump / --init / compare with their exit codes.
  */
 import test from 'ava';
-import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { describeChild, runNode, type ChildResult } from './helpers/child.js';
+import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -472,18 +472,11 @@ test('rows in any order (another writer) load as if sorted by handle', async (t)
 
 // ------------------------------------------------------------------ CLI
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+type Result = ChildResult;
 
+/** Run the CLI (test/helpers/child.ts: killed only after a generous limit, and then it says so). */
 function smmo(...args: string[]): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: root, timeout: 120_000 }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr });
-    });
-  });
+  return runNode([bin, ...args], { cwd: root });
 }
 
 function json(r: Result): Record<string, unknown> {
@@ -498,14 +491,14 @@ test('CLI: run --dump, then --init --iterations K on 2 threads gives the digest 
     smmo('run', 'wa-tor', ...size, '--iterations', '5', '--seed', '3', '--dump', a, '--json'),
     smmo('run', 'wa-tor', ...size, '--iterations', '10', '--seed', '3', '--json'),
   ]);
-  t.is(first.code, 0, first.stderr);
+  t.is(first.code, 0, describeChild(first));
   t.deepEqual(
     json(first)['dump'],
     ['Cell', 'Fish', 'Shark'].map((c) => join(a, `${c}.arrow`)),
   );
   const b = newDir();
   const resumed = await smmo('run', 'wa-tor', '--init', a, '--iterations', '5', '--threads', '2', '--dump', b, '--json');
-  t.is(resumed.code, 0, resumed.stderr);
+  t.is(resumed.code, 0, describeChild(resumed));
   const j = json(resumed);
   t.is(j['digest'], json(straight)['digest']);
   t.is(j['init'], a);
@@ -519,10 +512,10 @@ test('CLI: --init with a bad or mismatching state, or a flag that disagrees with
   const a = newDir();
   t.is((await smmo('run', 'nbody', '--bodies', '64', '--iterations', '1', '--quiet', '--dump', a)).code, 0);
   const other = await smmo('run', 'collision', '--init', a, '--iterations', '1');
-  t.is(other.code, 2);
+  t.is(other.code, 2, describeChild(other));
   t.regex(other.stderr, /smmo run collision: --init: state .*Body\.arrow \(class Body\): was written by app 'nbody', not 'collision'/);
   const flag = await smmo('run', 'nbody', '--init', a, '--bodies', '65');
-  t.is(flag.code, 2);
+  t.is(flag.code, 2, describeChild(flag));
   t.regex(flag.stderr, /--bodies 65 disagrees with the state .* \(bodies = 64\)/);
   t.is((await smmo('run', 'nbody', '--init', a, '--bodies', '64', '--iterations', '1', '--quiet')).code, 0, 'an agreeing flag is fine');
   rewrite(join(a, 'Body.arrow'), (fields, data) => {
@@ -531,15 +524,65 @@ test('CLI: --init with a bad or mismatching state, or a flag that disagrees with
     data.splice(k, 1);
   });
   const missing = await smmo('run', 'nbody', '--init', a);
-  t.is(missing.code, 2);
+  t.is(missing.code, 2, describeChild(missing));
   t.regex(missing.stderr, /\(class Body, field mass\): is missing/);
   const none = await smmo('run', 'nbody', '--init', join(a, 'nope'));
-  t.is(none.code, 2);
+  t.is(none.code, 2, describeChild(none));
   t.regex(none.stderr, /does not exist/);
   // A --dump target that cannot hold the state fails before the run.
   const onFile = await smmo('run', 'nbody', '--bodies', '64', '--dump', join(a, 'Body.arrow'));
-  t.is(onFile.code, 2);
+  t.is(onFile.code, 2, describeChild(onFile));
   t.regex(onFile.stderr, /--dump: state .*Body\.arrow: exists and is not a directory/);
+});
+
+test("CLI: --init checks the state's parameters against the app's flags; NaN and infinities in float columns are warnings", async (t) => {
+  const a = newDir();
+  t.is((await smmo('run', 'nbody', '--bodies', '64', '--iterations', '1', '--quiet', '--dump', a)).code, 0);
+  const withParams = (params: string): string => {
+    const d = newDir();
+    cpSync(a, d, { recursive: true });
+    rewrite(join(d, 'Body.arrow'), (_f, _d, meta) => meta.set('smmo.params', params));
+    return d;
+  };
+  const lots = await smmo('run', 'nbody', '--init', withParams('{"bodies":"lots"}'), '--iterations', '1', '--json');
+  t.is(lots.code, 2, describeChild(lots));
+  t.regex(
+    lots.stderr,
+    /^smmo run nbody: --init: state .*: metadata smmo\.params has bodies = "lots", which the app refuses: --bodies must be an integer in 1 … 4294967295, got 'lots'/,
+  );
+  t.is(lots.stdout, '', 'nothing echoed into a summary or JSON');
+  const fraction = await smmo('run', 'nbody', '--init', withParams('{"bodies":6.5}'), '--iterations', '1');
+  t.is(fraction.code, 2, describeChild(fraction));
+  t.regex(fraction.stderr, /smmo\.params has bodies = 6\.5, which the app refuses/);
+  const text = await smmo('run', 'nbody', '--init', withParams('{"bodies":"64"}'), '--iterations', '1');
+  t.is(text.code, 2, describeChild(text));
+  t.regex(text.stderr, /--bodies must be a number, got the string '64'/);
+  const extra = await smmo('run', 'nbody', '--init', withParams('{"bodies":64,"speed":2}'), '--iterations', '1');
+  t.is(extra.code, 2, describeChild(extra));
+  t.regex(extra.stderr, /smmo\.params has 'speed', which is not a parameter of nbody \(its parameters: bodies\)/);
+  const nested = await smmo('run', 'nbody', '--init', withParams('{"bodies":[64]}'), '--iterations', '1');
+  t.is(nested.code, 2, describeChild(nested));
+  t.regex(nested.stderr, /metadata 'smmo\.params' has bodies: \[64\], not a number, a string or null/);
+
+  // NaN and infinities: the run goes on; the summary and --json say where they are.
+  const odd = newDir();
+  cpSync(a, odd, { recursive: true });
+  rewrite(join(odd, 'Body.arrow'), (fields, data) => {
+    const x = data[column(fields, 'posX')]!.values as Float32Array;
+    x[0] = Number.NaN;
+    x[1] = Number.NaN;
+    (data[column(fields, 'velY')]!.values as Float32Array)[2] = -Infinity;
+  });
+  const r = await smmo('run', 'nbody', '--init', odd, '--iterations', '1', '--json');
+  t.is(r.code, 0, describeChild(r));
+  const warnings = json(r)['warnings'] as string[];
+  t.is(warnings.length, 2);
+  t.regex(warnings[0]!, /^Body\.posX: 2 NaN of 64 values \(state .*Body\.arrow\)$/);
+  t.regex(warnings[1]!, /^Body\.velY: 1 ±Infinity of 64 values/);
+  const human = await smmo('run', 'nbody', '--init', odd, '--iterations', '1');
+  t.regex(human.stdout, /^warnings +Body\.posX: 2 NaN of 64 values/m);
+  const clean = await smmo('run', 'nbody', '--init', a, '--iterations', '1', '--json');
+  t.false('warnings' in json(clean), 'no warnings key without warnings');
 });
 
 test('CLI: compare → 0 within tolerance, 1 beyond, 2 for bad or mismatching states', async (t) => {
@@ -550,13 +593,13 @@ test('CLI: compare → 0 within tolerance, 1 beyond, 2 for bad or mismatching st
     smmo('run', 'nbody', '--bodies', '100', '--iterations', '4', '--quiet', '--dump', c),
     smmo('run', 'wa-tor', '--width', '16', '--height', '16', '--iterations', '1', '--quiet', '--dump', w),
   ]);
-  for (const r of runs) t.is(r.code, 0, r.stderr);
+  for (const r of runs) t.is(r.code, 0, describeChild(r));
   const same = await smmo('compare', a, a);
-  t.is(same.code, 0, same.stderr);
+  t.is(same.code, 0, describeChild(same));
   t.regex(same.stdout, /OK: every field within tolerance/);
   t.regex(same.stdout, /Body\s+posX\s+100 \/ 100\s+handle\s+0\s+0/);
   const later = await smmo('compare', a, c, '--json');
-  t.is(later.code, 1);
+  t.is(later.code, 1, describeChild(later));
   const rep = json(later) as { ok: boolean; classes: { Body: { fields: Record<string, { maxAbs: number; beyond: number }> } } };
   t.false(rep.ok);
   t.true(rep.classes.Body.fields['posX']!.maxAbs > 0);
@@ -567,17 +610,17 @@ test('CLI: compare → 0 within tolerance, 1 beyond, 2 for bad or mismatching st
   const backends = await smmo('compare', a, b, '--rel', '1e-3');
   t.is(backends.code, 0, backends.stdout);
   const apps = await smmo('compare', a, w);
-  t.is(apps.code, 2);
+  t.is(apps.code, 2, describeChild(apps));
   t.regex(apps.stderr, /is a state of app nbody, .* of app wa-tor/);
   writeFileSync(join(c, 'Body.arrow'), readFileSync(join(c, 'Body.arrow')).subarray(0, 300));
   const broken = await smmo('compare', a, c);
-  t.is(broken.code, 2);
+  t.is(broken.code, 2, describeChild(broken));
   t.regex(broken.stderr, /\(class Body\): is truncated/);
   const bad = await smmo('compare', a, b, '--tol', 'x');
-  t.is(bad.code, 2);
+  t.is(bad.code, 2, describeChild(bad));
   t.regex(bad.stderr, /--tol must be a number/);
   t.is((await smmo('compare', a)).code, 2);
   const help = await smmo('compare', '--help');
-  t.is(help.code, 0);
+  t.is(help.code, 0, describeChild(help));
   t.regex(help.stdout, /Usage: smmo compare A B/);
 });

@@ -9,7 +9,7 @@
  *    SwiftShader by itself and gets an adapter.
  */
 import test from 'ava';
-import { execFile } from 'node:child_process';
+import { describeChild, runNode } from './helpers/child.js';
 import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SWIFTSHADER_ICD, webgpuPackageAvailable } from '../runtime/webgpu/device.js';
@@ -38,12 +38,10 @@ function acquireInChild(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promis
     } catch (e) {
       console.log(JSON.stringify({ error: { name: e.name, reason: e.reason, message: e.message } }));
     }`;
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [...nodeArgs, '--input-type=module', '-e', script], { env, timeout: 60_000 }, (err, stdout, stderr) => {
-      const line = stdout.split('\n').find((l) => l.startsWith('{'));
-      if (!line) return reject(new Error(`child printed no result (${err?.message ?? ''}):\n${stdout}\n${stderr}`));
-      resolve(JSON.parse(line) as ChildResult);
-    });
+  return runNode([...nodeArgs, '--input-type=module', '-e', script], { env }).then((r) => {
+    const line = r.stdout.split('\n').find((l) => l.startsWith('{'));
+    if (!line) throw new Error(`child printed no result: ${describeChild(r)}`);
+    return JSON.parse(line) as ChildResult;
   });
 }
 

@@ -4,7 +4,7 @@
  * practice ~1e-12), and the report names the backend that ran.
  */
 import test from 'ava';
-import { execFile } from 'node:child_process';
+import { describeChild, runNode } from './helpers/child.js';
 import { fileURLToPath } from 'node:url';
 import { webgpuPackageAvailable } from '../runtime/webgpu/device.js';
 
@@ -15,12 +15,10 @@ if (!available) console.log(`webgpu-cli.test: ${SKIP}`);
 const smmo = fileURLToPath(new URL('../../bin/smmo.js', import.meta.url));
 
 function run(args: string[]): Promise<Record<string, unknown>> {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [smmo, ...args], { timeout: 60_000 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`smmo ${args.join(' ')} failed: ${err.message}\n${stderr}`));
-      const last = stdout.trim().split('\n').pop() ?? '';
-      resolve(JSON.parse(last) as Record<string, unknown>);
-    });
+  return runNode([smmo, ...args]).then((r) => {
+    if (r.code !== 0) throw new Error(describeChild(r));
+    const last = r.stdout.trim().split('\n').pop() ?? '';
+    return JSON.parse(last) as Record<string, unknown>;
   });
 }
 

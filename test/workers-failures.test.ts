@@ -3,11 +3,12 @@
  * an init method that throws, a worker that calls process.exit or runs out of memory in
  * the middle of a pass, a script that forgets close(), and configuration mistakes.
  * Each must end in a typed error, never a hang (every test has a timeout), and leave
- * the pool usable with a consistent heap.
+ * the pool usable with a consistent heap. The timeouts guard against hangs; they are not
+ * speed requirements (generous, for a loaded machine).
  */
-import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
+import { describeChild, runNode } from './helpers/child.js';
 import {
   createRuntime,
   HeapExhaustedError,
@@ -18,6 +19,9 @@ import {
   WorkerCrashedError,
 } from '../runtime/index.js';
 import { Driver, FIXTURES, Item, Probe } from './workers.fixtures.js';
+
+/** Per-test bound against hangs (a loaded machine runs these in seconds; a hang would never end). */
+const HANG_GUARD_MS = 120_000;
 
 const N = 640; // 20 blocks of Probes
 
@@ -49,7 +53,7 @@ async function assertUsable(t: { is(a: unknown, b: unknown, m?: string): void },
 }
 
 test.serial('a method that throws rejects with MethodError naming class, method and handle; the pool stays usable', async (t) => {
-  t.timeout(20_000);
+  t.timeout(HANG_GUARD_MS);
   const rt = await probes(2);
   try {
     let target = 0;
@@ -71,7 +75,7 @@ test.serial('a method that throws rejects with MethodError naming class, method 
 });
 
 test.serial('an error thrown on a worker thread names that thread and keeps its message and stack', async (t) => {
-  t.timeout(20_000);
+  t.timeout(HANG_GUARD_MS);
   const rt = await probes(2);
   try {
     const err = await t.throwsAsync(() => rt.parallelDo(Probe, 'throwOnWorker'), { instanceOf: MethodError });
@@ -86,7 +90,7 @@ test.serial('an error thrown on a worker thread names that thread and keeps its 
 });
 
 test.serial('an smmo error thrown on a worker keeps its class (InvalidHandleError as the cause)', async (t) => {
-  t.timeout(20_000);
+  t.timeout(HANG_GUARD_MS);
   const rt = await probes(2);
   try {
     const err = await t.throwsAsync(() => rt.parallelDo(Probe, 'destroyTwiceOnWorker'), { instanceOf: MethodError });
@@ -101,7 +105,7 @@ test.serial('an smmo error thrown on a worker keeps its class (InvalidHandleErro
 });
 
 test.serial('a full heap in a parallelNew on workers rejects with HeapExhaustedError itself; the heap stays valid', async (t) => {
-  t.timeout(20_000);
+  t.timeout(HANG_GUARD_MS);
   const rt = await createRuntime({ classes: [Probe], threads: 2, heap: '4MB', modules: [FIXTURES], inlineBlocks: 0 });
   try {
     await t.throwsAsync(() => rt.parallelNew(Probe, 2_000_000, 'setValue'), { instanceOf: HeapExhaustedError, message: /Probe/ });
@@ -114,7 +118,7 @@ test.serial('a full heap in a parallelNew on workers rejects with HeapExhaustedE
 });
 
 test.serial('an init method that throws in parallelNew rejects with MethodError; objects not yet initialised are deleted', async (t) => {
-  t.timeout(20_000);
+  t.timeout(HANG_GUARD_MS);
   const rt = await createRuntime({ classes: [Probe], threads: 2, heap: '4MB', modules: [FIXTURES], inlineBlocks: 0 });
   try {
     const err = await t.throwsAsync(() => rt.parallelNew(Probe, 5000, 'initThrowAt', 1234), { instanceOf: MethodError });
@@ -134,7 +138,7 @@ test.serial('an init method that throws in parallelNew rejects with MethodError;
 });
 
 test.serial('a worker calling process.exit mid-pass rejects with WorkerCrashedError, no hang; a new worker replaces it', async (t) => {
-  t.timeout(30_000);
+  t.timeout(HANG_GUARD_MS);
   const rt = await probes(2);
   try {
     const err = await t.throwsAsync(() => rt.parallelDo(Probe, 'exitOnWorker'), { instanceOf: WorkerCrashedError });
@@ -149,7 +153,7 @@ test.serial('a worker calling process.exit mid-pass rejects with WorkerCrashedEr
 });
 
 test.serial('a worker that runs out of memory (resourceLimits) mid-pass rejects with WorkerCrashedError', async (t) => {
-  t.timeout(30_000);
+  t.timeout(HANG_GUARD_MS);
   const rt = await probes(2, { resourceLimits: { maxOldGenerationSizeMb: 24, maxYoungGenerationSizeMb: 4 } });
   try {
     const err = await t.throwsAsync(() => rt.parallelDo(Probe, 'oomOnWorker'), { instanceOf: WorkerCrashedError });
@@ -161,7 +165,7 @@ test.serial('a worker that runs out of memory (resourceLimits) mid-pass rejects 
   }
 });
 
-test.serial('a script that forgets close() still exits', (t) => {
+test.serial('a script that forgets close() still exits', async (t) => {
   const script = `
     import { createRuntime } from ${JSON.stringify(new URL('../runtime/index.js', import.meta.url).href)};
     import { Probe, FIXTURES } from ${JSON.stringify(FIXTURES)};
@@ -171,15 +175,15 @@ test.serial('a script that forgets close() still exits', (t) => {
     console.log('done', rt.count(Probe));
   `;
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+  const r = await runNode(['--input-type=module', '-e', script]);
   const ms = performance.now() - t0;
-  t.is(r.status, 0, `exit status ${r.status}, signal ${r.signal}, stderr: ${r.stderr}`);
+  t.is(r.code, 0, describeChild(r));
   t.is(r.stdout.trim(), 'done 1000');
   t.log(`exited ${ms.toFixed(0)} ms after start`);
 });
 
 test.serial('configuration mistakes are UsageErrors that say what to do', async (t) => {
-  t.timeout(30_000);
+  t.timeout(HANG_GUARD_MS);
   const noModules = await t.throwsAsync(() => createRuntime({ classes: [Probe], threads: 2, heap: '4MB' }), { instanceOf: UsageError });
   t.regex(noModules!.message, /options\.modules/);
   const here = new URL('../apps/random.js', import.meta.url).href; // exports no smmo class
@@ -210,7 +214,7 @@ test.serial('configuration mistakes are UsageErrors that say what to do', async 
 });
 
 test.serial('a class module that creates a runtime when imported is refused in the workers (no thread explosion)', async (t) => {
-  t.timeout(30_000);
+  t.timeout(HANG_GUARD_MS);
   const selfstart = new URL('./workers.selfstart.js', import.meta.url).href;
   const err = await t.throwsAsync(() => createRuntime({ classes: [Probe], threads: 2, heap: '4MB', modules: [selfstart] }), {
     instanceOf: UsageError,
@@ -219,7 +223,7 @@ test.serial('a class module that creates a runtime when imported is refused in t
 });
 
 test.serial('close() during a pass ends it with a UsageError instead of waiting for the workers', async (t) => {
-  t.timeout(30_000);
+  t.timeout(HANG_GUARD_MS);
   const rt = await probes(2);
   // A worker block takes 32 × 50 ms; the calling thread's share (1 ms per object) ends long before.
   const pass = rt.parallelDo(Probe, 'spinOnWorker', 50_000);

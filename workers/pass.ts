@@ -142,6 +142,7 @@ export function newObjects(
       cur.__s = h & 31;
       cur.__h = h;
       cur.__i = (cur.__o >>> 2) + cur.__s;
+      if (ctx.checked) ctx.stamp(cur, typeId); // runtime/thread.ts V1
       run(cur, first + j);
     }
   } catch (error) {

@@ -33,6 +33,15 @@
  *    the next pass.
  *  - A worker that cannot start (a class module fails to import, a class is missing,
  *    the layout differs): the pass (or createRuntime) rejects with a UsageError.
+ *  - A pass that runs past passTimeout (a method that never returns): the calling
+ *    thread's share is interrupted (runtime/timed.ts); at the deadline C_STOP is set, the
+ *    threads get STOP_GRACE_MS more to arrive (one between two chunks arrives at once),
+ *    and each that has not is terminated by its threadId (S_TID); piscina rejects its
+ *    session and starts a replacement thread, as after a crash. Then validateHeap() runs
+ *    and the pass rejects with PassTimeoutError (threads, heap check). The runtime stays
+ *    usable: the next pass starts sessions on the new threads.
+ *  - A thread that died or was terminated cannot give back its WASM kernel slot
+ *    (runtime/wasm.ts W2): the pool does (S_WASM), so replacements do not run out of slots.
  *
  * Exit without close(): piscina unreferences idle workers; a session returns after
  * idleMs without a pass, so a script that forgets close() exits at most about
@@ -41,7 +50,9 @@
 import { fileURLToPath } from 'node:url';
 import type { ResourceLimits } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { HeapCorruptionError, MethodError, SmmoError, UsageError, WorkerCrashedError } from '../runtime/errors.js';
+import { HeapCorruptionError, MethodError, PassTimeoutError, SmmoError, UsageError, WorkerCrashedError } from '../runtime/errors.js';
+import { timed, TimedOut } from '../runtime/timed.js';
+import { releaseWasmSlot } from '../runtime/wasm.js';
 import type { Heap } from '../runtime/heap.js';
 import type { TypeTable } from '../runtime/layout.js';
 import type { ThreadContext } from '../runtime/thread.js';
@@ -70,6 +81,8 @@ import {
   STARTING,
   S_DONE,
   S_STATE,
+  S_TID,
+  S_WASM,
   S_WORK,
   WAIT_SLICE_MS,
   encodeArgs,
@@ -111,7 +124,14 @@ export interface PoolOptions {
   resourceLimits?: ResourceLimits;
   /** Longest time a worker may take to start (import modules, attach). */
   startTimeoutMs: number;
+  /** Longest time a pass may take (ms); undefined: no limit. */
+  passTimeout?: number;
 }
+
+/** After a pass's deadline: how long threads still get to arrive before they are terminated (ms). */
+const STOP_GRACE_MS = 250;
+/** How long a terminated thread may take to be reported dead by piscina (ms). */
+const TERMINATE_WAIT_MS = 10_000;
 
 /** One pass: what runs, over which index range, as what operation (for messages). */
 export interface PassSpec {
@@ -299,27 +319,44 @@ export class WorkerPool {
     const epoch = Atomics.add(ctl, C_EPOCH, 1) + 1;
     this.running = { epoch, participants };
     Atomics.notify(ctl, C_EPOCH);
-    let mine;
+    const timeout = this.opts.passTimeout;
+    const deadline = timeout === undefined ? Infinity : performance.now() + timeout;
+    let mine = null;
+    let mainTimedOut = false;
+    let stuck: number[] = [];
     try {
-      mine = runShare(main, ctl, this.plan, spec.kind, spec.call, 0);
-      await this.waitArrivals(epoch, participants);
+      try {
+        mine = timed(() => runShare(main, ctl, this.plan, spec.kind, spec.call, 0), timeout);
+      } catch (e) {
+        if (!(e instanceof TimedOut)) throw e;
+        // (timed.ts T2) runShare's own cleanup did not run.
+        mainTimedOut = true;
+        main.pass = null;
+        Atomics.store(ctl, C_STOP, 1);
+      }
+      stuck = await this.waitArrivals(epoch, participants, mainTimedOut ? performance.now() : deadline);
+      if (stuck.length > 0) await this.terminate(stuck);
     } finally {
       this.running = null;
     }
     if (this.closed) throw new UsageError(`${spec.operation}: the runtime was closed while the pass was running`);
+    if (mainTimedOut || stuck.length > 0) {
+      for (const k of stuck) this.dead[k] = undefined; // terminated by us: reported as the timeout, not as a crash
+      this.releaseDeadSlots(stuck);
+      try {
+        main.allocator.flushKept();
+      } catch {
+        // an allocator operation cut in half: validateHeap below says what is wrong
+      }
+      throw new PassTimeoutError(spec.operation, timeout!, [...(mainTimedOut ? [0] : []), ...stuck], this.heapCheck());
+    }
     const died = participants.filter((k) => this.dead[k] !== undefined);
     if (died.length > 0) {
       const k = died[0]!;
       const cause = this.dead[k];
       for (const d of died) this.dead[d] = undefined;
-      let check: HeapCorruptionError | null = null;
-      try {
-        this.heap.validate();
-      } catch (e) {
-        if (!(e instanceof HeapCorruptionError)) throw e;
-        check = e;
-      }
-      throw new WorkerCrashedError(k, spec.operation, check, cause);
+      this.releaseDeadSlots(died);
+      throw new WorkerCrashedError(k, spec.operation, this.heapCheck(), cause);
     }
     if (Atomics.load(ctl, C_ERROR_OWNER) !== 0) {
       const rec = Atomics.load(ctl, C_ERROR_OWNER) === 1 && mine !== null ? mine : readError(ctl, this.plan);
@@ -354,6 +391,7 @@ export class WorkerPool {
     }
     if (this.lastArgs !== null && bytes.equals(this.lastArgs)) return;
     if (bytes.length > ARGS_AREA_BYTES) {
+      // Runtime checks this before every pass (on one thread too); kept as the protocol's own guard.
       throw new UsageError(
         `${spec.operation}: arguments take ${bytes.length} bytes serialized; at most ${ARGS_AREA_BYTES} can be passed to worker threads`,
       );
@@ -364,8 +402,12 @@ export class WorkerPool {
     this.lastArgs = bytes;
   }
 
-  /** Wait until every participant has finished `epoch` or died (P5). */
-  private async waitArrivals(epoch: number, participants: readonly number[]): Promise<void> {
+  /**
+   * Wait until every participant has finished `epoch` or died (P5). With a `deadline`
+   * (pass timeout): once it has passed, set C_STOP, wait STOP_GRACE_MS more, and return
+   * the participants that still have not arrived (none: []).
+   */
+  private async waitArrivals(epoch: number, participants: readonly number[], deadline = Infinity): Promise<number[]> {
     const ctl = this.ctl;
     const pending = (): boolean => {
       for (const k of participants) {
@@ -373,24 +415,69 @@ export class WorkerPool {
       }
       return false;
     };
-    if (!pending()) return;
+    if (!pending()) return [];
     const until = performance.now() + this.opts.spinMicros / 1000;
     while (performance.now() < until) {
-      for (let i = 0; i < 64; i++) if (!pending()) return;
+      for (let i = 0; i < 64; i++) if (!pending()) return [];
     }
     // Sleep on the futex, blocking the event loop for at most SYNC_WAIT_MS: a futex wake
     // costs a few µs, a waitAsync wake goes through the event loop (tens of µs).
     const syncUntil = performance.now() + SYNC_WAIT_MS;
     while (performance.now() < syncUntil) {
       const seen = Atomics.load(ctl, C_ARRIVED);
-      if (!pending()) return;
+      if (!pending()) return [];
       Atomics.wait(ctl, C_ARRIVED, seen, SYNC_WAIT_MS);
     }
     // Then yield to the event loop between slices, so that a dead worker's exit is seen (P5).
+    let stopped = false;
     for (;;) {
       const seen = Atomics.load(ctl, C_ARRIVED);
-      if (!pending()) return;
-      await waitSlice(ctl, C_ARRIVED, seen, WAIT_SLICE_MS);
+      if (!pending()) return [];
+      const now = performance.now();
+      if (now >= deadline) {
+        if (stopped) {
+          return participants.filter((k) => Atomics.load(ctl, slotWord(this.plan, k) + S_DONE) !== epoch && this.dead[k] === undefined);
+        }
+        stopped = true;
+        Atomics.store(ctl, C_STOP, 1); // stop claiming: a thread between two chunks arrives at once
+        deadline = now + STOP_GRACE_MS;
+      }
+      await waitSlice(ctl, C_ARRIVED, seen, Math.max(1, Math.min(WAIT_SLICE_MS, deadline - now)));
+    }
+  }
+
+  /**
+   * Terminate the worker threads serving slots `stuck` (found by S_TID) and wait, bounded,
+   * until piscina has reported each session dead (startSession's rejection handler marks
+   * it while the pass is still `running`); piscina starts replacement threads.
+   */
+  private async terminate(stuck: readonly number[]): Promise<void> {
+    const ctl = this.ctl;
+    const ids = new Set(stuck.map((k) => Atomics.load(ctl, slotWord(this.plan, k) + S_TID)));
+    await Promise.all(this.piscina.threads.filter((w) => ids.has(w.threadId)).map((w) => w.terminate()));
+    const until = performance.now() + TERMINATE_WAIT_MS;
+    while (stuck.some((k) => this.dead[k] === undefined) && performance.now() < until) {
+      await waitSlice(ctl, C_ARRIVED, Atomics.load(ctl, C_ARRIVED), WAIT_SLICE_MS);
+    }
+  }
+
+  /** The WASM kernel slots of the threads that served `slots` and are dead now, given back (runtime/wasm.ts W2). */
+  private releaseDeadSlots(slots: readonly number[]): void {
+    for (const k of slots) {
+      const w = slotWord(this.plan, k) + S_WASM;
+      const s = Atomics.exchange(this.ctl, w, 0);
+      if (s > 0) releaseWasmSlot(this.heap.i32, s - 1);
+    }
+  }
+
+  /** validateHeap() after a crash or a stop: null when the heap is consistent. */
+  private heapCheck(): HeapCorruptionError | null {
+    try {
+      this.heap.validate();
+      return null;
+    } catch (e) {
+      if (!(e instanceof HeapCorruptionError)) throw e;
+      return e;
     }
   }
 

@@ -1,7 +1,7 @@
 /**
  * The pass protocol between the calling thread ("main", thread 0) and the worker
  * threads (1 … threads-1): one small shared control block, its word indices named here
- * and nowhere else (paper §3 "Parallel Object Enumeration"; DESIGN.md "Execution").
+ * and nowhere else (paper §3 "Parallel Object Enumeration").
  *
  * Why shared words and not one piscina task per pass: a fork-join through messages
  * costs tens of µs more than waking a thread parked on a futex, and the block
@@ -24,6 +24,7 @@
  *            S_STATE        PARKED / SERVING / BUSY (see below)
  *            S_DONE         the last epoch this thread finished
  *            S_WORK         indices it processed so far (statistics)
+ *            S_TID, S_WASM  threadId and WASM kernel slot + 1 of the thread serving it
  *   then     args area      v8.serialize([method, args]) of the pass (D_ARGS_BYTES long)
  *   then     error area     v8.serialize(error record) of the first error
  *
@@ -69,6 +70,7 @@ import {
   HeapExhaustedError,
   InvalidHandleError,
   MethodError,
+  PassTimeoutError,
   SchemaError,
   SmmoError,
   UsageError,
@@ -110,6 +112,10 @@ export const S_STATE = 0;
 export const S_DONE = 1;
 /** Indices (blocks or objects) this thread has processed, summed over passes (written only by the thread). */
 export const S_WORK = 2;
+/** threadId of the worker thread serving this slot's session (written at session start; pool.ts terminates it by this id). */
+export const S_TID = 3;
+/** WASM kernel thread slot of that worker thread + 1 (0: none), given back by the pool when the thread dies. */
+export const S_WASM = 4;
 export const PARKED = 0;
 export const SERVING = 1;
 export const BUSY = 2;
@@ -202,7 +208,8 @@ export interface SessionTask {
 
 /**
  * A string that is equal on two threads iff their class tables give every object the
- * same bytes: names, slots, field names, kinds and offsets, block size.
+ * same bytes: names, slots, field names, kinds and offsets, the generation array of
+ * checked mode (genOffset), block size.
  */
 export function layoutFingerprint(table: TypeTable): string {
   return JSON.stringify({
@@ -213,6 +220,7 @@ export function layoutFingerprint(table: TypeTable): string {
       t.slots,
       t.parent?.name ?? null,
       t.fields.map((f) => [f.name, f.kind, f.length, f.offsets]),
+      t.genOffset,
     ]),
   });
 }
@@ -257,6 +265,27 @@ function isSmmoView(a: unknown): boolean {
   );
 }
 
+/**
+ * The serialized size of [method, args] when it is more than ARGS_AREA_BYTES, else null.
+ * Runtime checks it for every do-all and parallelNew, on one thread as with workers, so a
+ * program that works on one thread works on several. A few numbers and short strings
+ * cannot exceed the area and are not serialized (no cost on the hot path); anything else
+ * is (and throws a DataCloneError for what structured clone refuses).
+ */
+export function oversizeArgs(method: string, args: readonly unknown[]): number | null {
+  let text = method.length;
+  let plain = args.length <= 256;
+  for (let i = 0; i < args.length && plain; i++) {
+    const a = args[i];
+    if (typeof a === 'string') text += a.length;
+    else if (typeof a === 'object' && a !== null && !isSmmoView(a)) plain = false;
+  }
+  // ≤ 256 primitives of ≤ 9 bytes and ≤ 4096 characters (≤ 3 bytes each) fit 16 KiB.
+  if (plain && text <= 4096) return null;
+  const n = encodeArgs(method, args).length;
+  return n > ARGS_AREA_BYTES ? n : null;
+}
+
 /** The first argument that cannot be passed by value to another thread, as text; null if all can. */
 export function unclonableArg(args: readonly unknown[]): string | null {
   for (let i = 0; i < args.length; i++) {
@@ -292,6 +321,7 @@ const SMMO_ERRORS: Record<string, { prototype: object }> = {
   HeapCorruptionError,
   MethodError,
   WorkerCrashedError,
+  PassTimeoutError,
 };
 
 /**

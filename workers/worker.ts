@@ -11,7 +11,7 @@
  * C_EPOCH (after a short spin, since passes often come back to back), so the wake-up
  * costs one futex wake, not an event-loop turn.
  */
-import { workerData } from 'node:worker_threads';
+import { threadId, workerData } from 'node:worker_threads';
 import { Heap } from '../runtime/heap.js';
 import { planTypes } from '../runtime/layout.js';
 import { SmmoObject, type SmmoClass } from '../runtime/schema.js';
@@ -32,6 +32,8 @@ import {
   SERVING,
   S_DONE,
   S_STATE,
+  S_TID,
+  S_WASM,
   WAIT_SLICE_MS,
   decodeArgs,
   layoutFingerprint,
@@ -98,7 +100,7 @@ async function findClasses(cfg: WorkerConfig): Promise<SmmoClass[]> {
 
 async function attach(): Promise<Attached> {
   const cfg = workerData as WorkerConfig;
-  const table = planTypes(await findClasses(cfg));
+  const table = planTypes(await findClasses(cfg), { checked: cfg.checked }); // checked mode has the generation arrays
   if (layoutFingerprint(table) !== cfg.fingerprint) {
     throw new UsageError(
       'worker: the classes imported from options.modules give a different heap layout than on the main thread ' +
@@ -129,6 +131,9 @@ export default async function session(task: SessionTask): Promise<'parked' | 'cl
   ctx.allocator.seed = threadSeed(cfg.seed, k);
   const state = slotWord(plan, k) + S_STATE;
   const doneWord = slotWord(plan, k) + S_DONE;
+  // Who serves slot k: the pool terminates this thread by its id (pass timeout) and gives back its WASM slot when it dies.
+  Atomics.store(ctl, slotWord(plan, k) + S_TID, threadId);
+  Atomics.store(ctl, slotWord(plan, k) + S_WASM, ctx.kernels.wasmSlot + 1);
   // (P2) read the epoch before announcing SERVING.
   let seen = Atomics.load(ctl, C_EPOCH);
   Atomics.store(ctl, state, SERVING);

@@ -1,6 +1,6 @@
 /**
  * Baselines: each app written without smmo and without dynamic allocation, as the
- * original's `baseline_aos` / `baseline_soa` (APPS.md), to measure what the runtime
+ * original's `baseline_aos` / `baseline_soa` (DynaSOAr repository), to measure what the runtime
  * costs and saves:
  *
  *   aos  an array of plain JavaScript objects, one per simulated entity (what a JS

@@ -1,5 +1,5 @@
 /**
- * collision (APPS.md): n-body gravity where bodies that come closer than a threshold
+ * collision: n-body gravity where bodies that come closer than a threshold
  * merge; bodies only disappear. Class, phases and constants follow the original
  * DynaSOAr example (example/collision, commit a4f956c; configuration.h).
  *

@@ -1,5 +1,5 @@
 /**
- * nbody (APPS.md): bodies under mutual gravity; no allocation after the start.
+ * nbody: bodies under mutual gravity; no allocation after the start.
  * The class and constants follow the original DynaSOAr example (commit a4f956c).
  */
 import { f32, KERNELS, object, type SmmoClass, type SmmoObject } from '../../runtime/index.js';

@@ -47,6 +47,8 @@ export interface CompilerContext {
   view(handle: number): SmmoObject;
   checkHandle(handle: number, typeId: number, where: string): number;
   checkRef(handle: number, targetTypeId: number, where: string): void;
+  /** A value assigned to a reference: a view of this context (any mode); checked mode: live, of the target type, fresh. */
+  checkRefValue(v: unknown, targetTypeId: number, where: string): void;
   /** destroy() by handle, with checked mode's rules (`current`: the handle of the lane's own object). */
   destroyHandle(handle: number, current: number): void;
   count(cls: unknown): number;
@@ -132,10 +134,10 @@ export class MethodCompiler {
         return (c.view(h) as unknown as Record<string, unknown>)[field];
       },
       unbox(c: CompilerContext, v: unknown, typeId: number): number {
-        // As a reference setter: null/undefined → 0, an object → its handle.
-        const h = v == null ? 0 : ((v as { __h?: unknown }).__h as number) >>> 0;
-        if (c.checked && h !== 0) c.checkRef(h, typeId, 'reference');
-        return h;
+        // As a reference setter: null/undefined → 0, a view of this runtime → its handle (V2; checked: V1).
+        if (v == null) return 0;
+        c.checkRefValue(v, typeId, 'reference');
+        return (v as { __h: number }).__h;
       },
       destroyNull(): never {
         throw new UsageError('destroy: expected an smmo object, got null');

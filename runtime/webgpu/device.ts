@@ -20,6 +20,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { GpuError, GpuUnavailableError, HOW_TO_GET_AN_ADAPTER } from './errors.js';
+import type { GpuAdapterSummary, GpuOptions } from './options.js';
 
 export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
 
@@ -38,28 +39,7 @@ export const BufferUsage = {
 } as const;
 export const MapMode = { READ: 0x1, WRITE: 0x2 } as const;
 
-export interface GpuOptions {
-  /** 'auto': a hardware adapter if any, else SwiftShader; 'hardware': refuse software adapters; 'software': SwiftShader only. */
-  adapter?: 'auto' | 'hardware' | 'software';
-  /** Receives one line about the adapter choice (e.g. console.error). Default: silent. */
-  log?: (line: string) => void;
-}
-
-export interface GpuAdapterSummary {
-  vendor: string;
-  architecture: string;
-  device: string;
-  description: string;
-  /** A CPU implementation (SwiftShader, lavapipe/llvmpipe). */
-  software: boolean;
-  /** smmo set VK_ICD_FILENAMES to SwiftShader itself. */
-  autoSwiftShader: boolean;
-  maxStorageBufferBindingSize: number;
-  maxBufferSize: number;
-  maxComputeWorkgroupsPerDimension: number;
-  maxComputeInvocationsPerWorkgroup: number;
-  maxComputeWorkgroupStorageSize: number;
-}
+export type { GpuAdapterSummary, GpuOptions } from './options.js';
 
 type DawnModule = { create(options: string[]): GPU; globals: object };
 

@@ -33,7 +33,8 @@ import { UsageError } from '../errors.js';
 import type { Runtime } from '../runtime.js';
 import { SmmoObject, type SmmoClass } from '../schema.js';
 import type { TypeLayout } from '../layout.js';
-import { BufferUsage, GpuContext, type GpuOptions } from './device.js';
+import { BufferUsage, GpuContext } from './device.js';
+import type { GpuRunnerStats, WebGpuOptions } from './options.js';
 import { GpuError } from './errors.js';
 import { GpuHeap } from './gpu-heap.js';
 import { ownKernels, type KernelSpec } from '../kernels.js';
@@ -49,32 +50,13 @@ const PIPELINES = new WeakMap<GpuContext, Map<string, Promise<GPUComputePipeline
 const PARAMS_BYTES = 64;
 const MAX_PARAM_CACHE = 512;
 
-export interface GpuRunnerOptions extends GpuOptions {
+/** WebGpuOptions with the internal `gpu` option typed (the public declaration has no WebGPU types). */
+export interface GpuRunnerOptions extends WebGpuOptions {
   /** Use this acquired context (the runner will not close it); default: acquire one. */
   gpu?: GpuContext;
-  /** Override constants per kernel, e.g. { 'Body.computeForce': { WG: 256, SPLIT: 4 } }. */
-  tunables?: Record<string, Record<string, number>>;
-  /** Do-alls encoded before a submit (default 32). */
-  passesPerSubmit?: number;
 }
 
-export interface GpuRunnerStats {
-  /** Do-alls run by WGSL kernels. */
-  gpuPasses: number;
-  /** Do-alls run in TypeScript because their method has no (usable) WGSL kernel. */
-  fallbackPasses: number;
-  /** Fallback passes by 'Class.method', with the reason. */
-  fallbacks: Record<string, { passes: number; reason: string }>;
-  /** Tunables of the last GPU pass of each 'Class.method' (automatic values resolved). */
-  tunables: Record<string, Record<string, number>>;
-  dispatches: number;
-  submits: number;
-  snapshots: number;
-  uploads: number;
-  uploadBytes: number;
-  downloads: number;
-  downloadBytes: number;
-}
+export type { GpuRunnerStats } from './options.js';
 
 interface Resolved {
   kernel: WgslKernel;
@@ -124,6 +106,9 @@ export class GpuRunner {
 
   /** A runner for `rt` on a device acquired with `options` (or options.gpu). */
   static async create(rt: Runtime, options: GpuRunnerOptions = {}): Promise<GpuRunner> {
+    if (options.gpu !== undefined && !(options.gpu instanceof GpuContext)) {
+      throw new UsageError('webgpu.gpu must be a GpuContext (runtime/webgpu/device.ts acquireGpu()), or left out');
+    }
     const gpu = options.gpu ?? (await GpuContext.acquire(options));
     try {
       return new GpuRunner(rt, gpu, options);
@@ -136,6 +121,7 @@ export class GpuRunner {
   get stats(): GpuRunnerStats {
     const t = this.gheap.stats;
     return {
+      adapter: { ...this.gpu.info },
       ...this.counters,
       fallbacks: structuredClone(this.fallbacks),
       tunables: structuredClone(this.tunablesUsed),

@@ -1,6 +1,6 @@
 //! smmo WebAssembly kernels: Rust implementations of class methods, run by the do-all
-//! executor in place on the shared SOA heap (DESIGN.md "Kernels: three backends for one
-//! method"; paper §3 for the block list and iteration bitmaps they walk).
+//! executor in place on the shared SOA heap (runtime/kernels.ts: one of three backends of a
+//! method; paper §3 for the block list and iteration bitmaps they walk).
 //!
 //! A `#![no_std]` cdylib for wasm32-unknown-unknown, built twice by scripts/build-wasm.mjs:
 //! with `simd128` (the fast path) and without (the scalar path, same source, same results).

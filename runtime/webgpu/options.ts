@@ -1,0 +1,65 @@
+/**
+ * The WebGPU backend's options and statistics as the public API shows them: plain data,
+ * without a single WebGPU type (GPU, GPUDevice, GPUBuffer, …). RuntimeOptions and
+ * RuntimeStats refer to this module only, so the published declarations of smmo
+ * type-check in a strict consumer (`skipLibCheck: false`) that has no `@webgpu/types`.
+ * The modules that use the GPU (device.ts, runner.ts, gpu-heap.ts) import from here.
+ */
+
+export interface GpuOptions {
+  /** 'auto': a hardware adapter if any, else SwiftShader; 'hardware': refuse software adapters; 'software': SwiftShader only. */
+  adapter?: 'auto' | 'hardware' | 'software';
+  /** Receives one line about the adapter choice (e.g. console.error). Default: silent. */
+  log?: (line: string) => void;
+}
+
+/** What smmo tells about the adapter it uses (RuntimeStats.backend.webgpu.adapter). */
+export interface GpuAdapterSummary {
+  vendor: string;
+  architecture: string;
+  device: string;
+  description: string;
+  /** A CPU implementation (SwiftShader, lavapipe/llvmpipe). */
+  software: boolean;
+  /** smmo set VK_ICD_FILENAMES to SwiftShader itself. */
+  autoSwiftShader: boolean;
+  maxStorageBufferBindingSize: number;
+  maxBufferSize: number;
+  maxComputeWorkgroupsPerDimension: number;
+  maxComputeInvocationsPerWorkgroup: number;
+  maxComputeWorkgroupStorageSize: number;
+}
+
+/** RuntimeOptions.webgpu: adapter choice and kernel tunables. */
+export interface WebGpuOptions extends GpuOptions {
+  /**
+   * @internal An acquired device (runtime/webgpu/device.ts GpuContext) to use instead of
+   * acquiring one; the runner does not close it. Typed `object` here so that this module
+   * names no WebGPU type; GpuRunner.create checks that it is a GpuContext.
+   */
+  gpu?: object;
+  /** Override constants per kernel, e.g. { 'Body.computeForce': { WG: 256, SPLIT: 4 } }. */
+  tunables?: Record<string, Record<string, number>>;
+  /** Do-alls encoded before a submit (default 32). */
+  passesPerSubmit?: number;
+}
+
+export interface GpuRunnerStats {
+  /** The adapter the passes run on. */
+  adapter: GpuAdapterSummary;
+  /** Do-alls run by WGSL kernels. */
+  gpuPasses: number;
+  /** Do-alls run in TypeScript because their method has no (usable) WGSL kernel. */
+  fallbackPasses: number;
+  /** Fallback passes by 'Class.method', with the reason. */
+  fallbacks: Record<string, { passes: number; reason: string }>;
+  /** Tunables of the last GPU pass of each 'Class.method' (automatic values resolved). */
+  tunables: Record<string, Record<string, number>>;
+  dispatches: number;
+  submits: number;
+  snapshots: number;
+  uploads: number;
+  uploadBytes: number;
+  downloads: number;
+  downloadBytes: number;
+}
