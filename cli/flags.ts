@@ -58,6 +58,7 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
     defaultText: 'sized for the app',
   },
   { name: 'checked', kind: 'switch', description: 'checked mode: validate handles on every access; validate the heap at the end' },
+  { name: 'interpret', kind: 'switch', description: 'run the do-all methods interpreted, not compiled (README: Compiled methods)' },
   {
     name: 'pass-timeout',
     kind: 'positive',
@@ -136,6 +137,8 @@ export interface RunOptions {
   /** Heap bytes from --heap; undefined: ask the app (heapFor). */
   heapBytes: number | undefined;
   checked: boolean;
+  /** --interpret: compile: false. */
+  interpret: boolean;
   /** --pass-timeout MS (undefined: no limit). */
   passTimeout?: number;
   /** --check: compare with the TypeScript reference run. */
@@ -211,6 +214,7 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
     backend: (values['backend'] === undefined ? 'ts' : validate(spec('backend'), text('backend')!, where)) as Backend,
     heapBytes: heap === undefined ? undefined : (validate(spec('heap'), heap, where) as number),
     checked: values['checked'] === true,
+    interpret: values['interpret'] === true,
     ...(passTimeout === undefined ? {} : { passTimeout: validate(spec('pass-timeout'), passTimeout, where) as number }),
     check: values['check'] === true,
     json: values['json'] === true,
@@ -262,6 +266,7 @@ function defaults(app: App): RunOptions {
     backend: 'ts',
     heapBytes: undefined,
     checked: false,
+    interpret: false,
     check: false,
     json: false,
     quiet: false,

@@ -19,7 +19,7 @@
 import { cpus } from 'node:os';
 import type { App } from '../apps/app.js';
 import { appModule } from '../apps/registry.js';
-import { createRuntime, UsageError, type Runtime, type RuntimeOptions } from '../runtime/index.js';
+import { createRuntime, UsageError, type CompiledMethodStats, type Runtime, type RuntimeOptions } from '../runtime/index.js';
 import { MAX_HEAP_BYTES } from '../runtime/layout.js';
 import { CliUsageError } from './errors.js';
 import type { Backend, RunOptions } from './flags.js';
@@ -70,6 +70,8 @@ export interface RunReport {
   warnings?: string[];
   /** Which implementation ran each do-all method ("Body.update": "wasm" | "ts" | "webgpu"). */
   kernels: Record<string, string>;
+  /** Per method that ran as TypeScript: compiled, or interpreted and why (runtime stats().compiled). */
+  compiled: Record<string, CompiledMethodStats>;
   checked: boolean;
   /** With --checked: validateHeap() passed after the last iteration. */
   heapValidated: boolean;
@@ -111,6 +113,7 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
       classes: app.classes,
       heap: heapBytes,
       checked: opts.checked,
+      compile: !opts.interpret,
       ...(opts.passTimeout !== undefined ? { passTimeout: opts.passTimeout } : {}),
       threads: opts.threads,
       backend: opts.backend,
@@ -206,6 +209,7 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
       ...(frames ? { frames: frames.written } : {}),
       ...(init && init.warnings.length > 0 ? { warnings: init.warnings } : {}),
       kernels: { ...stats.backend.methods },
+      compiled: stats.compiled,
       version,
       node: process.version,
       machine: { cpu: cpu[0]?.model.trim() ?? 'unknown', cores: cpu.length, platform: process.platform, arch: process.arch },
@@ -286,6 +290,14 @@ export function formatSummary(r: RunReport): string {
         `fragmentation ${(r.heap.fragmentation * 100).toFixed(1)} %`,
     ],
   ];
+  const methods = Object.entries(r.compiled);
+  if (methods.length > 0) {
+    const fell = methods.filter(([, m]) => !m.compiled);
+    rows.push([
+      'compiled',
+      `${methods.length - fell.length} of ${methods.length} methods${fell.length > 0 ? `; interpreted: ${fell.map(([k, m]) => `${k} (${m.reason})`).join('; ')}` : ''}`,
+    ]);
+  }
   if (r.checked) rows.push(['checks', r.heapValidated ? 'validateHeap() passed' : 'not run']);
   if (r.init !== undefined)
     rows.push(['init', `${r.init} (after ${r.startIteration} iterations; now ${(r.startIteration ?? 0) + r.iterations})`]);
