@@ -5,13 +5,23 @@
  * what methods see as `this.runtime` (SmmoContext).
  */
 import { makeAccessorClass, type AccessorHost, type ViewClass } from './accessors.js';
-import { Allocator, DEFAULT_KEEP_BLOCKS } from './allocator.js';
+import { Allocator } from './allocator.js';
 import { popc } from './bits.js';
 import type { Init, SmmoContext } from './context.js';
 import { InvalidHandleError, UsageError } from './errors.js';
 import { FREE_TYPE, Heap } from './heap.js';
 import { KernelDispatch, type Backend } from './kernels.js';
-import { BLOCK_ALLOC_WORD, BLOCK_ITER_WORD, BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout, type TypeTable } from './layout.js';
+import {
+  BLOCK_ALLOC_WORD,
+  BLOCK_ITER_WORD,
+  BLOCK_TYPE_WORD,
+  S_CACHED,
+  S_LANES_LEFT,
+  S_WARP,
+  SLOT_BITS,
+  type TypeLayout,
+  type TypeTable,
+} from './layout.js';
 import type { SmmoClass, SmmoObject } from './schema.js';
 
 /** A generated warp loop (ThreadContext.runnerFor). */
@@ -26,6 +36,8 @@ type BlockRunner = (
   blocksWord: number,
   blockWords: number,
   args: readonly unknown[],
+  alloc: Allocator,
+  st: number,
 ) => unknown;
 
 /** Per concrete type id: [first index, count] of its blocks in the block list of the running do-all. */
@@ -62,9 +74,8 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     readonly table: TypeTable,
     readonly checked: boolean,
     seed: number,
-    keepBlocks = DEFAULT_KEEP_BLOCKS,
   ) {
-    this.allocator = new Allocator(heap, seed, keepBlocks);
+    this.allocator = new Allocator(heap, seed);
     this.i32 = heap.i32;
     this.blocksWord = heap.blocksWord;
     this.blockWords = heap.blockWords;
@@ -82,9 +93,16 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     this.kernels = new KernelDispatch(this);
   }
 
-  /** Release what this thread holds outside the JS heap (its wasm thread slot). */
+  /**
+   * Release what this thread holds in shared memory: its allocator state (after giving its
+   * kept blocks back) and its module instance's thread slot. Idempotent.
+   */
   dispose(): void {
-    this.kernels.dispose();
+    try {
+      this.allocator.dispose();
+    } finally {
+      this.heap.dispose();
+    }
   }
 
   // ---------------------------------------------------------------- types and handles
@@ -301,7 +319,26 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     const run = this.runnerFor(typeId, method, args.length);
     const pass = this.pass;
     if (pass) pass.current = cur;
-    run(cur, this.blockList, heap.i32, from, to, heap.plan.blocksOffset, heap.plan.blockBytes, heap.blocksWord, heap.blockWords, args);
+    const alloc = this.allocator;
+    try {
+      run(
+        cur,
+        this.blockList,
+        heap.i32,
+        from,
+        to,
+        heap.plan.blocksOffset,
+        heap.plan.blockBytes,
+        heap.blocksWord,
+        heap.blockWords,
+        args,
+        alloc,
+        alloc.state,
+      );
+    } finally {
+      // A method that threw leaves its warp open: give the slots cached for it back.
+      alloc.warpEnd();
+    }
     if (pass) pass.current = null;
   }
 
@@ -314,6 +351,14 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    * so V8 sees one view class and one method there and inlines the method into the
    * loop. A shared loop would see every method of every class and stop inlining.
    * A block is one virtual warp; its lanes are the set bits of the iteration bitmap.
+   *
+   * It keeps the allocator's executor contract (wasm/src/alloc/core.rs): per block with
+   * lanes, warp begin (the state words S_WARP = 1, S_LANES_LEFT = lanes: what
+   * Allocator.warpBegin stores), before each lane the lanes left (the current one
+   * included) in S_LANES_LEFT, after the block warp end (Allocator.warpEnd when a warp
+   * cache holds slots, else the two stores it would make). A block whose lanes were all
+   * deleted before the pass reached it has none: an empty warp changes nothing, so it is
+   * skipped.
    */
   private runnerFor(typeId: number, method: string, arity: number): BlockRunner {
     const key = `${typeId}:${method}:${arity}`;
@@ -323,27 +368,36 @@ export class ThreadContext implements SmmoContext, AccessorHost {
       const call = arity <= 4 ? `cur[${JSON.stringify(method)}](${params.join(', ')});` : `fn.apply(cur, args);`;
       const src =
         `'use strict';\n` +
-        `return function run_${typeId}(cur, list, i32, from, to, base, bytes, blocksWord, blockWords, args) {\n` +
+        `return function run_${typeId}(cur, list, i32, from, to, base, bytes, blocksWord, blockWords, args, alloc, st) {\n` +
         `  const fn = cur[${JSON.stringify(method)}];\n` +
         params.map((p, k) => `  const ${p} = args[${k}];\n`).join('') +
+        `  const warpWord = st + ${S_WARP};\n` +
+        `  const laneWord = st + ${S_LANES_LEFT};\n` +
+        `  const cachedWord = st + ${S_CACHED};\n` +
         `  for (let i = from; i < to; i++) {\n` +
         `    const bid = list[i];\n` +
         `    let bits = Atomics.load(i32, blocksWord + bid * blockWords + ${BLOCK_ITER_WORD});\n` +
+        `    if (bits === 0) continue;\n` +
         `    cur.__o = base + bid * bytes;\n` +
         `    const hbase = bid * 32;\n` +
         `    const ibase = cur.__o >>> 2;\n` +
+        `    let left = popc(bits);\n` +
+        `    i32[warpWord] = 1;\n` +
         `    while (bits !== 0) {\n` +
         `      const slot = 31 - Math.clz32(bits & -bits);\n` +
         `      bits &= bits - 1;\n` +
         `      cur.__s = slot;\n` +
         `      cur.__h = hbase + slot;\n` +
         `      cur.__i = ibase + slot;\n` +
+        `      i32[laneWord] = left--;\n` +
         `      ${call}\n` +
         `    }\n` +
+        `    if (i32[cachedWord] !== 0) alloc.warpEnd();\n` +
+        `    else { i32[warpWord] = 0; i32[laneWord] = 0; }\n` +
         `  }\n` +
         `  return fn;\n` +
         `};`;
-      run = (new Function(src) as () => BlockRunner)();
+      run = (new Function('popc', src) as (p: typeof popc) => BlockRunner)(popc);
       this.runners.set(key, run);
     }
     return run;

@@ -99,7 +99,13 @@ const VARIANTS = {
   simd: '+simd128,+atomics,+bulk-memory,+mutable-globals',
   scalar: '-simd128,+atomics,+bulk-memory,+mutable-globals',
 };
-const CODEGEN = ['-C', 'opt-level=3', '-C', 'lto=fat', '-C', 'codegen-units=1', '-C', 'panic=abort', '-C', 'strip=debuginfo'];
+const CODEGEN = ['-C', 'opt-level=3', '-C', 'lto=fat', '-C', 'codegen-units=1', '-C', 'panic=abort', '-C', 'strip=symbols'];
+// v0 symbol names spell out generic arguments, so the two instances of a generic function
+// (the allocator core is generic over its memory operations) sort the same way in every
+// build; legacy names end in a hash of the crate metadata, which cargo sets and the direct
+// rustc build does not, and the code's function order followed it. (Also in
+// wasm/.cargo/config.toml; cargo passes the rest of CODEGEN through wasm/Cargo.toml.)
+const MANGLING = ['-C', 'symbol-mangling-version=v0'];
 // No absolute path of this checkout in the artifact: the same bytes from any clone.
 const REMAP = `--remap-path-prefix=${crate}=/smmo`;
 
@@ -114,6 +120,7 @@ function rustcArgs(features, out) {
     '--target',
     TARGET,
     ...CODEGEN,
+    ...MANGLING,
     REMAP,
     '-C',
     `target-feature=${features}`,
@@ -139,7 +146,7 @@ function buildOne(rustc, variant, dir) {
     const env = { ...process.env, RUSTC: rustc, CARGO_TARGET_DIR: targetDir };
     delete env.RUSTFLAGS;
     if (variant !== 'simd')
-      env.RUSTFLAGS = ['-C', `target-feature=${VARIANTS[variant]}`, ...LINK_ARGS.map((a) => `-C link-arg=${a}`)].join(' ');
+      env.RUSTFLAGS = ['-C', `target-feature=${VARIANTS[variant]}`, ...MANGLING, ...LINK_ARGS.map((a) => `-C link-arg=${a}`)].join(' ');
     r = spawnSync(cargo, ['build', '--offline', '--release', '--target', TARGET, '-q'], { cwd: crate, stdio: 'inherit', env });
     if (r.status === 0) copyFileSync(join(targetDir, TARGET, 'release', 'smmo_wasm.wasm'), out);
   } else {
@@ -157,9 +164,15 @@ const sha256 = (b) => createHash('sha256').update(b).digest('hex');
 function stampOf(rustc) {
   const h = createHash('sha256');
   h.update(execFileSync(rustc, ['-vV'], { encoding: 'utf8' }));
-  h.update(JSON.stringify({ LINK_ARGS, VARIANTS, CODEGEN, useCargo }));
-  const src = join(crate, 'src');
-  for (const f of readdirSync(src).sort()) h.update(f).update(readFileSync(join(src, f)));
+  h.update(JSON.stringify({ LINK_ARGS, VARIANTS, CODEGEN, MANGLING, useCargo }));
+  // Every source file, sub-folders included (wasm/src/alloc/).
+  const walk = (dir, rel) => {
+    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      if (e.isDirectory()) walk(join(dir, e.name), `${rel}${e.name}/`);
+      else h.update(`${rel}${e.name}`).update(readFileSync(join(dir, e.name)));
+    }
+  };
+  walk(join(crate, 'src'), '');
   h.update(readFileSync(join(crate, 'Cargo.toml')));
   return h.digest('hex');
 }

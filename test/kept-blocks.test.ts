@@ -1,6 +1,7 @@
 /**
- * Kept blocks (runtime/allocator.ts K1–K4): a thread keeps blocks it emptied for its
- * next allocations instead of returning them to `free` at once.
+ * Kept blocks (the allocator core, wasm/src/alloc/core.rs K1–K5): a thread keeps blocks
+ * it emptied for its next allocations instead of returning them to `free` at once. Every
+ * Allocator here is the binding of the Rust core.
  *
  * Forced interleavings on one thread (several Allocator instances stand for threads, as
  * in interleavings.test.ts), a seeded random model with validate() after every step, and
@@ -158,7 +159,7 @@ test('K3: blocks kept for one type are reclaimed when another type runs out of f
 });
 
 test('D1 through the stack: a kept block reclaimed and re-initialised for another type is rolled back', (t) => {
-  const { heap, tA, tB, t1, t2, t3 } = fixture();
+  const { heap, tA, tB, t1, t2, t3, bitmaps } = fixture();
   const hs: number[] = [];
   for (let i = 0; i < 33; i++) hs.push(t1.allocate(tA));
   const b1 = blockOf(hs[0]!);
@@ -167,7 +168,7 @@ test('D1 through the stack: a kept block reclaimed and re-initialised for anothe
   // t2 reclaims every empty block (as on exhaustion); t3 takes b1 for B.
   t.is(t2.reclaimEmpty(), 1);
   t.true(heap.free.get(b1));
-  t.true(heap.free.tryClear(b1));
+  t.true(bitmaps.tryClear(heap.free, b1));
   t3.initializeBlock(b1, tB);
   const hB = t3.allocate(tB);
   t.is(blockOf(hB), b1);

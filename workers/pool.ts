@@ -103,8 +103,6 @@ export interface PoolOptions {
   idleMs: number;
   /** Busy-wait this long before sleeping (worker: for the next pass; main: at the barrier). */
   spinMicros: number;
-  /** Emptied blocks each thread keeps per type (allocator.ts K1). */
-  keepBlocks: number;
   /** Limits of each worker's JS heap (worker_threads resourceLimits). */
   resourceLimits?: ResourceLimits;
   /** Longest time a worker may take to start (import modules, attach). */
@@ -173,7 +171,7 @@ export class WorkerPool {
       wasm: opts.wasm,
       idleMs: opts.idleMs,
       spinMicros: opts.spinMicros,
-      keepBlocks: opts.keepBlocks,
+      bitmapAlloc: table.bitmapAlloc,
     };
     this.piscina = new Piscina({
       filename: fileURLToPath(new URL('./worker.js', import.meta.url)),

@@ -98,17 +98,17 @@ async function findClasses(cfg: WorkerConfig): Promise<SmmoClass[]> {
 
 async function attach(): Promise<Attached> {
   const cfg = workerData as WorkerConfig;
-  const table = planTypes(await findClasses(cfg));
+  const table = planTypes(await findClasses(cfg), { bitmapAlloc: cfg.bitmapAlloc });
   if (layoutFingerprint(table) !== cfg.fingerprint) {
     throw new UsageError(
       'worker: the classes imported from options.modules give a different heap layout than on the main thread ' +
         '(a class was changed at run time, or the modules export other classes of the same names)',
     );
   }
-  const heap = Heap.attach(cfg.memory, table, cfg.heapBytes);
-  const ctx = new ThreadContext(heap, table, cfg.checked, cfg.seed, cfg.keepBlocks);
-  ctx.allocator.setOwnFirstBlock(true); // allocator.ts K5: workers exist only with threads > 1
-  configureBackend(ctx, cfg.backend, cfg.wasm);
+  const heap = Heap.attach(cfg.memory, table, cfg.heapBytes, cfg.wasm);
+  const ctx = new ThreadContext(heap, table, cfg.checked, cfg.seed);
+  ctx.allocator.setOwnFirstBlock(true); // allocator K5: workers exist only with threads > 1
+  configureBackend(ctx, cfg.backend);
   const plan = planControl(cfg.threads, table.types.length);
   return { ctx, ctl: new Int32Array(cfg.control), plan, argsVersion: -1, call: { method: '', args: [] } };
 }
@@ -153,7 +153,7 @@ export default async function session(task: SessionTask): Promise<'parked' | 'cl
     if (Atomics.load(ctl, state) !== BUSY) continue; // not enlisted in this pass
     const kind = ctl[D_KIND]!;
     if (kind === KIND_CLOSE) {
-      // The thread is about to be terminated: release what the context holds in shared memory (its wasm thread slot).
+      // The thread is about to be terminated: release what the context holds in shared memory (its allocator state, its wasm thread slot).
       ctx.dispose();
       attached = null;
       Atomics.store(ctl, state, PARKED);
