@@ -158,19 +158,12 @@ impl Bm {
     }
 }
 
-/// One call's view of the heap and of the calling thread's state.
+/// One call's view of the heap and of the calling thread's state. Only the state's address
+/// is held; the heap's descriptor words are read where they are used (they are read-only
+/// after formatting, and a call that takes the fast path needs few of them).
 pub struct Alloc<M: Mem> {
     /// Word index of the thread's state.
     st: u32,
-    num_blocks: u32,
-    blocks_word: u32,
-    block_words: u32,
-    num_types: u32,
-    types_word: u32,
-    keep: u32,
-    flags: u32,
-    seed: u32,
-    env: Env,
     _m: PhantomData<M>,
 }
 
@@ -178,32 +171,34 @@ impl<M: Mem> Alloc<M> {
     /// # Safety
     /// `st` is the word index of a state claimed by the calling thread (`claim`), in a heap
     /// formatted by `format`.
+    #[inline(always)]
     pub unsafe fn new(st: u32) -> Alloc<M> {
-        let flags = header(H_ALLOC_FLAGS);
-        // SAFETY: the state is the caller's (M2).
-        let (spin, max, seed) = unsafe {
-            (
-                private::load(st + S_SPIN),
-                private::load(st + S_MAX_ATTEMPTS),
-                private::load(st + S_SEED),
-            )
-        };
-        Alloc {
-            st,
-            num_blocks: header(H_NUM_BLOCKS),
-            blocks_word: header(H_BLOCKS_OFFSET) / 4,
-            block_words: header(H_BLOCK_BYTES) / 4,
-            num_types: header(H_NUM_TYPES),
-            types_word: header(H_TYPE_TABLE_WORD),
-            keep: header(H_KEEP_BLOCKS),
-            flags,
-            seed,
-            env: Env {
-                spin,
-                max,
-                rotate: flags & ALLOC_FLAG_ROTATION != 0,
-            },
-            _m: PhantomData,
+        Alloc { st, _m: PhantomData }
+    }
+
+    #[inline(always)]
+    fn num_blocks(&self) -> u32 {
+        header(H_NUM_BLOCKS)
+    }
+    #[inline(always)]
+    fn num_types(&self) -> u32 {
+        header(H_NUM_TYPES)
+    }
+    #[inline(always)]
+    fn keep(&self) -> u32 {
+        header(H_KEEP_BLOCKS)
+    }
+    #[inline(always)]
+    fn seed(&self) -> u32 {
+        self.state(S_SEED)
+    }
+    /// Retry bounds (from the state) and search policy (from the heap's flags).
+    #[inline(always)]
+    fn env(&self) -> Env {
+        Env {
+            spin: self.state(S_SPIN),
+            max: self.state(S_MAX_ATTEMPTS),
+            rotate: self.has(ALLOC_FLAG_ROTATION),
         }
     }
 
@@ -211,12 +206,12 @@ impl<M: Mem> Alloc<M> {
 
     #[inline(always)]
     fn block_word(&self, bid: u32) -> u32 {
-        self.blocks_word + bid * self.block_words
+        header(H_BLOCKS_OFFSET) / 4 + bid * (header(H_BLOCK_BYTES) / 4)
     }
     #[inline(always)]
     fn type_word(&self, t: u32, k: u32) -> u32 {
         // SAFETY: t < num_types (callers check), so the entry lies in the type table.
-        unsafe { private::load(self.types_word + t * TYPE_WORDS + k) }
+        unsafe { private::load(header(H_TYPE_TABLE_WORD) + t * TYPE_WORDS + k) }
     }
     #[inline(always)]
     fn high_mask(&self, t: u32) -> u32 {
@@ -256,7 +251,7 @@ impl<M: Mem> Alloc<M> {
     }
     #[inline(always)]
     fn kept_word(&self, t: u32, n: u32) -> u32 {
-        self.st + S_TYPES + self.num_types * TS_WORDS + t * self.keep + n
+        self.st + S_TYPES + self.num_types() * TS_WORDS + t * self.keep() + n
     }
     #[inline(always)]
     fn own_first(&self) -> bool {
@@ -264,14 +259,14 @@ impl<M: Mem> Alloc<M> {
     }
     #[inline(always)]
     fn has(&self, flag: u32) -> bool {
-        self.flags & flag != 0
+        header(H_ALLOC_FLAGS) & flag != 0
     }
 
     fn free_bm(&self) -> Bm {
         Bm {
             map: Bitmap {
                 base: header(H_FREE_BITMAP_WORD),
-                bits: self.num_blocks,
+                bits: self.num_blocks(),
                 lv: heap_levels(),
             },
             id: 0,
@@ -281,7 +276,7 @@ impl<M: Mem> Alloc<M> {
         Bm {
             map: Bitmap {
                 base: self.type_word(t, T_ALLOCATED_WORD),
-                bits: self.num_blocks,
+                bits: self.num_blocks(),
                 lv: heap_levels(),
             },
             id: 1 + 2 * t,
@@ -291,7 +286,7 @@ impl<M: Mem> Alloc<M> {
         Bm {
             map: Bitmap {
                 base: self.type_word(t, T_ACTIVE_WORD),
-                bits: self.num_blocks,
+                bits: self.num_blocks(),
                 lv: heap_levels(),
             },
             id: 2 + 2 * t,
@@ -306,11 +301,11 @@ impl<M: Mem> Alloc<M> {
 
     fn set(&self, bm: Bm, pos: u32) -> R<()> {
         // SAFETY: see above.
-        unsafe { bm.map.set::<M>(&self.env, pos) }.map_err(bm.err())
+        unsafe { bm.map.set::<M>(&self.env(), pos) }.map_err(bm.err())
     }
     fn clear(&self, bm: Bm, pos: u32) -> R<()> {
         // SAFETY: see above.
-        unsafe { bm.map.clear::<M>(&self.env, pos) }.map_err(bm.err())
+        unsafe { bm.map.clear::<M>(&self.env(), pos) }.map_err(bm.err())
     }
     fn load(&self, w: u32) -> u32 {
         // SAFETY: see above.
@@ -336,7 +331,7 @@ impl<M: Mem> Alloc<M> {
     /// The type id in a block header, checked against the type table.
     fn block_type(&self, bid: u32) -> R<u32> {
         let t = self.load(self.block_word(bid) + BLOCK_TYPE_WORD);
-        if t >= self.num_types {
+        if t >= self.num_types() {
             return Err(Fail::Invalid {
                 code: ALLOC_ERR_CORRUPT,
                 a: bid,
@@ -355,7 +350,7 @@ impl<M: Mem> Alloc<M> {
 
     /// Reserve one slot for a new object of concrete type `t`; returns its handle.
     pub fn allocate(&self, t: u32) -> R<u32> {
-        if t >= self.num_types || self.type_word(t, T_SLOTS) == 0 {
+        if t >= self.num_types() || self.type_word(t, T_SLOTS) == 0 {
             return Err(Fail::Invalid {
                 code: ALLOC_ERR_BAD_TYPE,
                 a: t,
@@ -397,7 +392,7 @@ impl<M: Mem> Alloc<M> {
                 self.rollback(bid, 1 << slot)?;
             }
             bid = 0;
-            self.env.pause(attempt).map_err(Self::contention(ALLOC_OP_ALLOCATE, t))?;
+            self.env().pause(attempt).map_err(Self::contention(ALLOC_OP_ALLOCATE, t))?;
             attempt += 1;
         }
     }
@@ -449,7 +444,7 @@ impl<M: Mem> Alloc<M> {
                 self.rollback(bid, got)?; // (D1)
             }
             bid = 0;
-            self.env.pause(attempt).map_err(Self::contention(ALLOC_OP_ALLOCATE, t))?;
+            self.env().pause(attempt).map_err(Self::contention(ALLOC_OP_ALLOCATE, t))?;
             attempt += 1;
         }
     }
@@ -458,7 +453,7 @@ impl<M: Mem> Alloc<M> {
     fn allocate_bitmap(&self, t: u32) -> R<u32> {
         let free = self.free_bm();
         // SAFETY: see above.
-        let bid = unsafe { free.map.find_and_clear::<M>(&self.env, self.seed) }.map_err(free.err())?;
+        let bid = unsafe { free.map.find_and_clear::<M>(&self.env(), self.seed()) }.map_err(free.err())?;
         if bid < 0 {
             return Err(Fail::Exhausted { ty: t });
         }
@@ -476,7 +471,7 @@ impl<M: Mem> Alloc<M> {
     /// blocks); handles go to the u32 words from `out`. On failure the slots reserved so far
     /// are released again (in order) before the error is returned.
     pub fn allocate_many(&self, t: u32, count: u32, out: u32) -> R<()> {
-        if t >= self.num_types || self.type_word(t, T_SLOTS) == 0 {
+        if t >= self.num_types() || self.type_word(t, T_SLOTS) == 0 {
             return Err(Fail::Invalid {
                 code: ALLOC_ERR_BAD_TYPE,
                 a: t,
@@ -556,7 +551,7 @@ impl<M: Mem> Alloc<M> {
             // Full, invalidated or re-typed under us: select another block.
             bid = 0;
             attempt += 1;
-            self.env.pause(attempt).map_err(Self::contention(ALLOC_OP_ALLOCATE_MANY, t))?;
+            self.env().pause(attempt).map_err(Self::contention(ALLOC_OP_ALLOCATE_MANY, t))?;
         }
         Ok(())
     }
@@ -581,7 +576,7 @@ impl<M: Mem> Alloc<M> {
     /// first block of the pass, a new one — then Alg. 1's active blocks. One thread: Alg. 1's
     /// order, active blocks first, kept blocks when no active one is found.
     fn select_block(&self, t: u32, active: Bm, attempt: u32) -> R<i32> {
-        let seed = self.seed.wrapping_add(attempt);
+        let seed = self.seed().wrapping_add(attempt);
         if self.own_first() {
             let kept = self.pop_kept(t);
             if kept != 0 {
@@ -593,10 +588,10 @@ impl<M: Mem> Alloc<M> {
                 return Ok(self.new_block(t)? as i32);
             }
             // SAFETY: see above.
-            return Ok(unsafe { active.map.try_find_set::<M>(&self.env, seed) });
+            return Ok(unsafe { active.map.try_find_set::<M>(&self.env(), seed) });
         }
         // SAFETY: see above.
-        let bid = unsafe { active.map.try_find_set::<M>(&self.env, seed) };
+        let bid = unsafe { active.map.try_find_set::<M>(&self.env(), seed) };
         if bid >= 0 {
             return Ok(bid);
         }
@@ -621,18 +616,18 @@ impl<M: Mem> Alloc<M> {
     pub fn new_block(&self, t: u32) -> R<u32> {
         let free = self.free_bm();
         // SAFETY: see above.
-        let mut bid = unsafe { free.map.find_and_clear::<M>(&self.env, self.seed) }.map_err(free.err())?;
+        let mut bid = unsafe { free.map.find_and_clear::<M>(&self.env(), self.seed()) }.map_err(free.err())?;
         if bid < 0 {
             // No free block. An active block of this type may have appeared meanwhile.
             // SAFETY: see above.
-            let other = unsafe { self.active_bm(t).map.scan_find_set::<M>(&self.env, self.seed) };
+            let other = unsafe { self.active_bm(t).map.scan_find_set::<M>(&self.env(), self.seed()) };
             if other >= 0 {
                 return Ok(other as u32);
             }
             // (K3) Empty blocks kept by any thread go back to `free`, then one more try.
             if self.reclaim_empty()? > 0 {
                 // SAFETY: see above.
-                bid = unsafe { free.map.find_and_clear::<M>(&self.env, self.seed) }.map_err(free.err())?;
+                bid = unsafe { free.map.find_and_clear::<M>(&self.env(), self.seed()) }.map_err(free.err())?;
             }
             if bid < 0 {
                 return Err(Fail::Exhausted { ty: t });
@@ -669,7 +664,7 @@ impl<M: Mem> Alloc<M> {
             if bm == U32_ALL_ONES {
                 return Ok((-1, false));
             }
-            let pos = ffs_from(!bm, self.env.start(self.seed.wrapping_add(attempt)));
+            let pos = ffs_from(!bm, self.env().start(self.seed().wrapping_add(attempt)));
             let mask = 1u32 << pos;
             let before = self.or(w, mask);
             if before & mask == 0 {
@@ -679,7 +674,7 @@ impl<M: Mem> Alloc<M> {
                 return Ok((-1, false));
             }
             // another thread took that slot first: pick another
-            self.env.pause(attempt).map_err(Self::contention(ALLOC_OP_RESERVE, bid))?;
+            self.env().pause(attempt).map_err(Self::contention(ALLOC_OP_RESERVE, bid))?;
             attempt += 1;
         }
     }
@@ -703,7 +698,7 @@ impl<M: Mem> Alloc<M> {
             if before == U32_ALL_ONES {
                 return Ok((0, false));
             }
-            self.env.pause(attempt).map_err(Self::contention(ALLOC_OP_RESERVE_MANY, bid))?;
+            self.env().pause(attempt).map_err(Self::contention(ALLOC_OP_RESERVE_MANY, bid))?;
             attempt += 1;
         }
     }
@@ -713,12 +708,12 @@ impl<M: Mem> Alloc<M> {
     /// Free slot `slot` of block `bid` (Alg. 2); the checks make a bad handle an error, never
     /// a corrupted heap.
     pub fn release(&self, bid: u32, slot: u32) -> R<()> {
-        if !(bid > 0 && bid < self.num_blocks) || slot >= 32 {
+        if !(bid > 0 && bid < self.num_blocks()) || slot >= 32 {
             return Err(Fail::Invalid {
                 code: ALLOC_ERR_FORGED_BLOCK,
                 a: bid,
                 b: slot,
-                c: self.num_blocks,
+                c: self.num_blocks(),
             });
         }
         let w = self.block_word(bid);
@@ -734,7 +729,7 @@ impl<M: Mem> Alloc<M> {
                 c: 0,
             });
         }
-        if t >= self.num_types {
+        if t >= self.num_types() {
             return Err(Fail::Invalid {
                 code: ALLOC_ERR_CORRUPT,
                 a: bid,
@@ -826,12 +821,12 @@ impl<M: Mem> Alloc<M> {
             // EMPTY: this release freed the last object; we are responsible for the block.
             // (K4) The block this thread allocates in stays as it is, empty and open: no
             // invalidation, no bitmap change. flush_kept (or a later emptying) retires it.
-            if self.keep > 0 && self.hint(t) == bid {
+            if self.keep() > 0 && self.hint(t) == bid {
                 return Ok(());
             }
             if self.invalidate(bid, gen)? {
                 let n = self.per_type(t, TS_KEPT);
-                if n < self.keep {
+                if n < self.keep() {
                     self.reopen_block(bid);
                     // SAFETY: n < keep: inside this thread's kept stack of t (M2).
                     unsafe { private::store(self.kept_word(t, n), bid) };
@@ -864,19 +859,19 @@ impl<M: Mem> Alloc<M> {
         let t = self.load(w + BLOCK_TYPE_WORD);
         self.store(w + BLOCK_ITER_WORD, 0);
         self.add(w + BLOCK_GEN_WORD, 1);
-        let hm = if t < self.num_types { self.high_mask(t) } else { U32_ALL_ONES };
+        let hm = if t < self.num_types() { self.high_mask(t) } else { U32_ALL_ONES };
         self.store(w + BLOCK_ALLOC_WORD, hm);
     }
 
     /// Give every kept block back to `free` (K2): those still empty are retired; so is the
     /// hint block when it is empty (a block reopened while it was the hint).
     pub fn flush_kept(&self) -> R<()> {
-        if self.keep == 0 {
+        if self.keep() == 0 {
             return Ok(());
         }
         let own = self.own_first();
         let mut t = 0;
-        while t < self.num_types {
+        while t < self.num_types() {
             let mut n = self.per_type(t, TS_KEPT);
             while n > 0 {
                 // SAFETY: n - 1 < keep: inside this thread's kept stack (M2).
@@ -903,16 +898,16 @@ impl<M: Mem> Alloc<M> {
     pub fn reclaim_empty(&self) -> R<u32> {
         let mut n = 0;
         let mut b = 1;
-        while b < self.num_blocks {
+        while b < self.num_blocks() {
             let w = self.block_word(b);
             let t = self.load(w + BLOCK_TYPE_WORD);
-            if t < self.num_types && self.load(w + BLOCK_ALLOC_WORD) == self.high_mask(t) && self.retire_if_empty(b)? {
+            if t < self.num_types() && self.load(w + BLOCK_ALLOC_WORD) == self.high_mask(t) && self.retire_if_empty(b)? {
                 n += 1;
             }
             b += 1;
         }
         let mut t = 0;
-        while t < self.num_types {
+        while t < self.num_types() {
             self.set_per_type(t, TS_KEPT, 0);
             t += 1;
         }
@@ -966,7 +961,7 @@ impl<M: Mem> Alloc<M> {
             if outcome != INVALIDATE_RETRY {
                 return Ok(outcome == INVALIDATE_OWNED);
             }
-            self.env.pause(attempt).map_err(Self::contention(ALLOC_OP_INVALIDATE, bid))?;
+            self.env().pause(attempt).map_err(Self::contention(ALLOC_OP_INVALIDATE, bid))?;
             attempt += 1;
         }
     }
@@ -1011,10 +1006,10 @@ impl<M: Mem> Alloc<M> {
 
     /// (K5) Give this thread its own first block per pass (threads > 1, keep > 0).
     pub fn set_own_first(&self, on: bool) {
-        let own = on && self.keep > 0;
+        let own = on && self.keep() > 0;
         self.set_state(S_OWN_FIRST, u32::from(own));
         let mut t = 0;
-        while t < self.num_types {
+        while t < self.num_types() {
             self.set_per_type(t, TS_FRESH, u32::from(own && self.hint(t) == 0));
             t += 1;
         }
@@ -1035,7 +1030,7 @@ impl<M: Mem> Alloc<M> {
             return Ok(());
         }
         let mut t = 0;
-        while t < self.num_types {
+        while t < self.num_types() {
             let mask = self.per_type(t, TS_CACHE_MASK);
             if mask != 0 {
                 self.set_per_type(t, TS_CACHE_MASK, 0);
