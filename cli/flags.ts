@@ -47,6 +47,22 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
   },
   { name: 'checked', kind: 'switch', description: 'checked mode: validate handles on every access; validate the heap at the end' },
   {
+    name: 'no-rotation',
+    kind: 'switch',
+    description: "allocator variant NoShift: bitmap and slot searches start at bit 0 (no bitmap rotation, the paper's §4.2)",
+  },
+  {
+    name: 'no-coalescing',
+    kind: 'switch',
+    description: 'allocator variant NoCoal: every create reserves one slot (no per-warp request coalescing in do-alls and parallelNew)',
+  },
+  {
+    name: 'bitmap-alloc',
+    kind: 'switch',
+    description:
+      "allocator variant BitmapAlloc, the paper's baseline: one object per block, blocks the size of the largest class (needs --backend ts; the default heap grows to match)",
+  },
+  {
     name: 'check',
     kind: 'switch',
     description:
@@ -114,6 +130,8 @@ export interface RunOptions {
   /** Heap bytes from --heap; undefined: ask the app (heapFor). */
   heapBytes: number | undefined;
   checked: boolean;
+  /** --no-rotation, --no-coalescing, --bitmap-alloc: the allocator variant (RuntimeOptions.allocator). */
+  allocator: { rotation: boolean; coalescing: boolean; bitmapAlloc: boolean };
   /** --check: compare with the TypeScript reference run. */
   check: boolean;
   json: boolean;
@@ -186,12 +204,25 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
     backend: (values['backend'] === undefined ? 'ts' : validate(spec('backend'), text('backend')!, where)) as Backend,
     heapBytes: heap === undefined ? undefined : (validate(spec('heap'), heap, where) as number),
     checked: values['checked'] === true,
+    allocator: allocatorFlags(values, where),
     check: values['check'] === true,
     json: values['json'] === true,
     quiet: values['quiet'] === true,
     help: false,
     params,
   };
+}
+
+/** --no-rotation, --no-coalescing, --bitmap-alloc, and the combinations they refuse. */
+function allocatorFlags(values: Record<string, string | boolean | undefined>, where: string): RunOptions['allocator'] {
+  const bitmapAlloc = values['bitmap-alloc'] === true;
+  if (bitmapAlloc && values['no-coalescing'] === true) {
+    throw new CliUsageError(`${where}: --bitmap-alloc never coalesces (one object per block); drop --no-coalescing`);
+  }
+  if (bitmapAlloc && values['backend'] !== undefined && values['backend'] !== 'ts') {
+    throw new CliUsageError(`${where}: --bitmap-alloc has no SOA arrays for the ${String(values['backend'])} kernels; use --backend ts`);
+  }
+  return { rotation: values['no-rotation'] !== true, coalescing: !bitmapAlloc && values['no-coalescing'] !== true, bitmapAlloc };
 }
 
 /** --dump, --init, --render*: values and the rules that tie them together. */
@@ -237,6 +268,7 @@ function defaults(app: App): RunOptions {
     backend: 'ts',
     heapBytes: undefined,
     checked: false,
+    allocator: { rotation: true, coalescing: true, bitmapAlloc: false },
     check: false,
     json: false,
     quiet: false,

@@ -20,6 +20,7 @@ import { cpus } from 'node:os';
 import type { App } from '../apps/app.js';
 import { appModule } from '../apps/registry.js';
 import { createRuntime, UsageError, type Runtime, type RuntimeOptions } from '../runtime/index.js';
+import { MAX_HEAP_BYTES, planTypes } from '../runtime/layout.js';
 import { CliUsageError } from './errors.js';
 import type { Backend, RunOptions } from './flags.js';
 import { progressBar } from './progress.js';
@@ -70,9 +71,24 @@ export interface RunReport {
   checked: boolean;
   /** With --checked: validateHeap() passed after the last iteration. */
   heapValidated: boolean;
+  /** The allocator variant (--no-rotation, --no-coalescing, --bitmap-alloc). */
+  allocator: { rotation: boolean; coalescing: boolean; bitmapAlloc: boolean };
   version: string;
   node: string;
   machine: { cpu: string; cores: number; platform: string; arch: string };
+}
+
+/**
+ * The default heap for the allocator variant: the app's size, and with --bitmap-alloc that
+ * size scaled by the bytes a block of one object takes over the bytes per slot of a
+ * DynaSOAr block of the smallest class (every object gets a block of the largest class).
+ */
+function variantHeap(app: App, opts: RunOptions, bytes: number): number {
+  if (!opts.allocator.bitmapAlloc) return bytes;
+  const soa = planTypes(app.classes);
+  const one = planTypes(app.classes, { bitmapAlloc: true });
+  const ratio = (one.blockBytes + 4) / (soa.blockBytes / 32);
+  return Math.min(MAX_HEAP_BYTES, Math.ceil((bytes * ratio) / 65536) * 65536);
 }
 
 /** Run `app` as `opts` says; `version` is smmo's (for the report). */
@@ -92,7 +108,7 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
   }
   if (opts.dump !== undefined) await prepareDump(app, opts.dump, where);
   const first = init?.state.info.iterations ?? 0;
-  const heapBytes = opts.heapBytes ?? (init ? heapForState(app, init) : app.heapFor(opts.params));
+  const heapBytes = opts.heapBytes ?? variantHeap(app, opts, init ? heapForState(app, init) : app.heapFor(opts.params));
   let rt: Runtime;
   try {
     const options: RuntimeOptions = {
@@ -101,6 +117,7 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
       checked: opts.checked,
       threads: opts.threads,
       backend: opts.backend,
+      allocator: opts.allocator,
       // Worker threads import the app's module to find its classes.
       modules: [appModule(app.name) ?? new URL(`../apps/${app.name}/index.js`, import.meta.url)],
     };
@@ -186,6 +203,7 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
       seed: opts.seed,
       checked: opts.checked,
       heapValidated: opts.checked,
+      allocator: { ...opts.allocator },
       ...(check ? { check } : {}),
       ...(init ? { init: opts.init!, startIteration: first } : {}),
       ...(dump ? { dump } : {}),
@@ -272,6 +290,11 @@ export function formatSummary(r: RunReport): string {
     ],
   ];
   if (r.checked) rows.push(['checks', r.heapValidated ? 'validateHeap() passed' : 'not run']);
+  const a = r.allocator;
+  if (!a.rotation || !a.coalescing || a.bitmapAlloc) {
+    const name = a.bitmapAlloc ? 'BitmapAlloc' : `DynaSOAr${a.rotation ? '' : '-NoShift'}${a.coalescing ? '' : '-NoCoal'}`;
+    rows.push(['allocator', `${name} (the paper's §7 variant)`]);
+  }
   if (r.init !== undefined)
     rows.push(['init', `${r.init} (after ${r.startIteration} iterations; now ${(r.startIteration ?? 0) + r.iterations})`]);
   if (r.dump) rows.push(['dump', r.dump.join(', ')]);
