@@ -428,7 +428,7 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    * carry no mark that would tell them apart later (their iteration bit is simply 0).
    * It holds because (S1) after this copy, iteration ⊆ allocation (H5) and equal on the
    * listed blocks; (S2) allocation never sets an iteration bit, and a block opened during
-   * the pass (new, or reopened: allocator.ts K1) starts with iteration 0, so if it is
+   * the pass (new, or reopened: wasm/src/alloc/core.rs K1) starts with iteration 0, so if it is
    * listed (a reopened or recycled block keeps its index) none of its new objects is
    * visited; (S3) a release clears the object's iteration bit, and retiring a block
    * zeroes its word.

@@ -11,6 +11,9 @@
 //                                          same bytes as dist/wasm (reproducible build)
 //   node scripts/build-wasm.mjs --cargo    build through cargo (wasm/.cargo/config.toml holds
 //                                          the same flags); --out DIR writes elsewhere
+//   --crate DIR                            build the crate in DIR instead of wasm/ (the mutation
+//                                          script builds mutated copies, scripts/mutate-rust.mjs)
+//   --only simd|scalar                     build one of the two modules
 //
 // Toolchain: rustc with the wasm32-unknown-unknown target. Tried in this order: $SMMO_RUSTC,
 // /usr/bin/rustc (Debian/Ubuntu: `apt-get install -y rustc libstd-rust-dev-wasm32 cargo`,
@@ -37,12 +40,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const crate = join(root, 'wasm');
 const TARGET = 'wasm32-unknown-unknown';
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
-const outArg = args.indexOf('--out');
-const outDir = outArg >= 0 ? args[outArg + 1] : join(root, 'dist', 'wasm');
+const value = (name) => (args.indexOf(name) >= 0 ? args[args.indexOf(name) + 1] : undefined);
+const crate = value('--crate') ?? join(root, 'wasm');
+const outDir = value('--out') ?? join(root, 'dist', 'wasm');
+const only = value('--only');
 const useCargo = flag('--cargo');
 
 function fail(msg) {
@@ -95,10 +99,12 @@ const LINK_ARGS = [
   '-zstack-size=16384', // default stack (unused: each thread's instance gets its own, runtime/wasm.ts)
   '--export=__stack_pointer', // per-thread stacks (needs mutable-globals)
 ];
-const VARIANTS = {
+const ALL_VARIANTS = {
   simd: '+simd128,+atomics,+bulk-memory,+mutable-globals',
   scalar: '-simd128,+atomics,+bulk-memory,+mutable-globals',
 };
+if (only !== undefined && !(only in ALL_VARIANTS)) fail(`--only must be simd or scalar, got ${only}`);
+const VARIANTS = only === undefined ? ALL_VARIANTS : { [only]: ALL_VARIANTS[only] };
 const CODEGEN = ['-C', 'opt-level=3', '-C', 'lto=fat', '-C', 'codegen-units=1', '-C', 'panic=abort', '-C', 'strip=symbols'];
 // v0 symbol names spell out generic arguments, so the two instances of a generic function
 // (the allocator core is generic over its memory operations) sort the same way in every

@@ -576,6 +576,11 @@ test('double delete → InvalidHandleError, also in unchecked mode; the heap is 
   const big = rt.create(Big);
   const e4 = t.throws(() => rt.main.allocator.releaseHandle((big.handle & ~31) + 5), { instanceOf: InvalidHandleError });
   t.is(e4.reason, 'forged');
+  // Every slot past the class's 2, the first one included.
+  for (let slot = 2; slot < 32; slot++) {
+    const e = t.throws(() => rt.main.allocator.releaseHandle((big.handle & ~31) + slot), { instanceOf: InvalidHandleError });
+    t.regex(e.message, new RegExp(`slot ${slot} does not exist in block \\d+ \\(2 slots\\)`));
+  }
   rt.validateHeap();
   await rt.close();
 });

@@ -442,6 +442,23 @@ test('no rotation (the NoShift variant): every search finds the lowest set bit, 
   t.is(hits.size, 3);
 });
 
+test('findAndClear finds bits whose upper levels lag behind (a set in flight, B3) by its exact scan; tryFindSet does not', (t) => {
+  for (const bits of [65, 1025, 32769]) {
+    const f = new Fixture(bits);
+    // The state in the middle of a SET-FIRST: container 1 holds bits 40 and 41, but the
+    // thread that turned it non-empty has not yet set its bit in the upper levels.
+    Atomics.or(f.mem, GUARD + 1, (1 << 8) | (1 << 9));
+    t.is(f.bm.tryFindSet(7), -1, `bits=${bits}: the tree search does not see them`);
+    t.true([40, 41].includes(f.bm.scanFindSet(7)), 'the scan does');
+    const got = f.bm.findAndClear(7);
+    t.true(got === 40 || got === 41, `bits=${bits}: findAndClear fell back to the scan (got ${got})`);
+    t.false(f.bm.get(got));
+    // The in-flight set is abandoned: take the other bit back by hand; the bitmap is consistent again.
+    Atomics.and(f.mem, GUARD + 1, 0);
+    t.is(f.fullCheck('after the lagging bits'), '');
+  }
+});
+
 // ------------------------------------------------------------------ bounded retries
 
 test('set() of a set bit and clear() of a clear bit give up with ContentionError instead of hanging', (t) => {

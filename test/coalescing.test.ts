@@ -210,6 +210,7 @@ test('two threads: every child accounted for, no cached slot left, the heap vali
   const n = 40 * 32;
   const rt = await createRuntime({ classes: [Spawner, Child], heap: '4MB', threads: 2, modules: [COALESCING_FIXTURES], inlineBlocks: 0 });
   try {
+    t.true(rt.heap.flags.atomic, 'several threads: the core uses atomics');
     await rt.parallelNew(Spawner, n, (s, i) => (s.n = i % 4));
     let expected = 0;
     for (let i = 0; i < n; i++) expected += i % 4;

@@ -26,6 +26,7 @@ import test from 'ava';
 import { INVALIDATE_FAILED, INVALIDATE_OWNED, INVALIDATE_RETRY, type Allocator } from '../runtime/allocator.js';
 import { allocatorFixture, type Fixture } from './helpers/allocators.js';
 import type { Heap } from '../runtime/heap.js';
+import { ContentionError, retryLimits } from '../runtime/index.js';
 import { ALL_ONES, BLOCK_ALLOC_WORD, BLOCK_GEN_WORD, BLOCK_ITER_WORD, BLOCK_TYPE_WORD } from '../runtime/layout.js';
 
 /** `keep` 0 (default here): the paper's allocator, every emptied block retired at once. */
@@ -394,4 +395,30 @@ test('Alg. 7 via invalidate(): the whole loop after a refill and release by othe
   t.true(heap.free.get(b));
   t.false(t1.invalidate(b, r1.gen), 'someone else already freed it');
   heap.validate();
+});
+
+// ------------------------------------------------------------------ bounded retries
+
+test('a retry loop of the core gives up after retryLimits with a ContentionError naming the operation; the heap is unchanged', (t) => {
+  const f = fixture();
+  const { heap, tA, t1 } = f;
+  const hs = Array.from({ length: 32 }, () => t1.allocate(tA)); // one full block: not active
+  const b = blockOf(hs[0]!);
+  t.false(heap.active[tA.id]!.get(b));
+  // Forge the state a dead thread could leave: the active bit of the full block already set.
+  // The next release frees the first slot (FIRST) and must set that bit: it waits for a
+  // clear that never comes.
+  f.bitmaps.set(heap.active[tA.id]!, b);
+  const saved = { ...retryLimits };
+  retryLimits.spinAttempts = 2;
+  retryLimits.maxAttempts = 12;
+  try {
+    const started = Date.now();
+    const e = t.throws(() => t1.releaseHandle(hs[3]!), { instanceOf: ContentionError });
+    t.regex(e.message, new RegExp(`^active\\[A\\]\\.set\\(${b}\\) at level 0: gave up after 12 attempts`));
+    t.true(Date.now() - started < 2000, 'the lowered limits reached the core');
+  } finally {
+    Object.assign(retryLimits, saved);
+  }
+  t.is(heap.liveInBlock(b), 31, 'the slot was freed before the wait');
 });
