@@ -103,7 +103,7 @@ export interface RuntimeOptions {
    * (docs/webgpu.md).
    */
   backend?: 'ts' | 'wasm' | 'webgpu';
-  /** Backend 'wasm': which build of the kernel module, and where it is (default: simd, dist/wasm). */
+  /** Which build of the WebAssembly module (the allocator core, and the kernels of backend 'wasm'), and where it is (default: simd, dist/wasm). */
   wasm?: WasmOptions;
   /** Backend 'webgpu': adapter choice and kernel tunables (runtime/webgpu/runner.ts GpuRunnerOptions). */
   webgpu?: GpuRunnerOptions;

@@ -26,7 +26,8 @@
  *       call; see wasm/src/alloc/bits.rs), and reports the ABI version and layout hash the
  *       TypeScript side expects (a stale build is refused with the command that rebuilds it).
  *  (W4) A WebAssembly.Module is compiled once per JavaScript realm (main thread or worker)
- *       and file; instances are cheap and made per ThreadContext.
+ *       and file; instances are cheap and made per heap view (Heap.create / Heap.attach: one
+ *       per thread), shared by the thread's allocator and kernels.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -37,7 +38,7 @@ import { layoutConstants, RESERVED_BYTES } from './layout.js';
 export const WASM_ABI_VERSION = 2;
 /** Bytes of shadow stack per thread slot; kernels do not recurse and use a few hundred bytes. */
 export const SLOT_STACK_BYTES = 16 * 1024;
-/** Bytes of argument scratch per thread slot (deviceDo source tables). */
+/** Bytes of argument scratch per thread slot: deviceDo source tables of a kernel call, and the handles of an allocateMany call (runtime/allocator.ts); a thread makes one call at a time. */
 export const SLOT_SCRATCH_BYTES = 4 * 1024;
 export const SLOT_BYTES = SLOT_STACK_BYTES + SLOT_SCRATCH_BYTES;
 /** The claim bitmap: the last 16 bytes of the reserved region. */
