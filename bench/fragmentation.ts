@@ -4,6 +4,7 @@
  * 500 Wa-Tor iterations"; target ≤ 18 %).
  *
  *   node dist/bench/fragmentation.js [--sizes 256,512] [--iterations 500] [--threads 1] [--keep N]
+ *        [--variant dynasoar|noshift|nocoal|bitmap]  (the allocator variant, bench/variants.ts)
  *        [--seed 42] [--out bench-results/fragmentation.json] [--plot bench-results/fragmentation.svg]
  *        [--slots-plot bench-results/wator-slots.svg]
  *
@@ -27,6 +28,7 @@ import { appModule } from '../apps/registry.js';
 import { createRuntime, type RuntimeStats } from '../runtime/index.js';
 import { machineInfo } from './apps.js';
 import { lineChart, PALETTE, type Series } from './plot.js';
+import { VARIANTS } from './variants.js';
 
 /** The paper's figure (§7.3) and the issue's target. */
 export const PAPER_FRAGMENTATION = 0.18;
@@ -69,13 +71,15 @@ function summarise(samples: readonly Sample[], key: 'heap' | 'agents', from: num
   };
 }
 
-async function runSize(side: number, iterations: number, threads: number, seed: number, keepBlocks: number | undefined) {
+async function runSize(side: number, iterations: number, threads: number, seed: number, keepBlocks: number | undefined, variant: string) {
   const params = { width: side, height: side };
+  const allocator = VARIANTS[variant]!.options;
   const rt = await createRuntime({
     classes: app.classes,
-    heap: app.heapFor(params),
+    heap: allocator.bitmapAlloc ? 8 * app.heapFor(params) : app.heapFor(params),
     threads,
     modules: [appModule('wa-tor')!],
+    allocator,
     ...(keepBlocks === undefined ? {} : { keepBlocks }),
   });
   try {
@@ -125,6 +129,7 @@ async function main(): Promise<void> {
       iterations: { type: 'string', default: '500' },
       threads: { type: 'string', default: '1' },
       keep: { type: 'string' }, // RuntimeOptions.keepBlocks (default: the runtime's)
+      variant: { type: 'string', default: 'dynasoar' }, // RuntimeOptions.allocator (bench/variants.ts VARIANTS)
       seed: { type: 'string', default: '42' },
       out: { type: 'string', default: 'bench-results/fragmentation.json' },
       plot: { type: 'string', default: 'bench-results/fragmentation.svg' },
@@ -154,15 +159,17 @@ async function main(): Promise<void> {
   if (keep !== undefined && !(Number.isInteger(keep) && keep >= 0))
     throw new Error(`--keep must be a non-negative integer, got ${values.keep}`);
   const seed = Number(values.seed);
+  const variant = values.variant!;
+  if (!(variant in VARIANTS)) throw new Error(`--variant must be one of ${Object.keys(VARIANTS).join(', ')}, got ${variant}`);
   const machine = machineInfo();
   process.stdout.write(`machine: ${machine.cpu}, ${machine.cores} cores, load average ${machine.loadStart.join(' ')}\n`);
   const runs = [];
-  for (const side of sizes) runs.push(await runSize(side, iterations, threads, seed, keep));
+  for (const side of sizes) runs.push(await runSize(side, iterations, threads, seed, keep, variant));
   machine.loadEnd = machineInfo().loadStart;
 
   const pct = (v: number): string => `${(v * 100).toFixed(1)} %`;
   process.stdout.write(
-    `\nwa-tor fragmentation, ${iterations} iterations, ${threads} thread(s), keepBlocks ${keep ?? 'default'}, seed ${seed}\n`,
+    `\nwa-tor fragmentation, ${iterations} iterations, ${threads} thread(s), keepBlocks ${keep ?? 'default'}, allocator ${VARIANTS[variant]!.label}, seed ${seed}\n`,
   );
   process.stdout.write(
     'grid        heap: final  mean/max last 100  peak (iteration)   agents: final  mean/max last 100  peak (iteration)\n',

@@ -15,6 +15,13 @@
  *   node dist/bench/scaling.js [--threads 1,2,4,8,16] [--force] [--bodies 20000]
  *        [--iterations 2] [--lanes 2048] [--kmax 1024] [--skip nbody,linux,…]
  *        [--keep 0,4] [--machine "name"] [--out bench-results/scaling.json]
+ *        [--baseline DIR] [--repeats R]
+ *
+ * --baseline DIR: another built checkout of smmo (e.g. the commit before a change, with its
+ * dist/): the linux sections run its bench/scaling.js children as well, alternating with
+ * this build's, R times each (--repeats, default 1; the median per k is reported), and
+ * print both side by side ("before → after"), so that a busy phase of a shared machine
+ * hits both builds alike. The JSON gets the baseline's rows under `…Baseline`.
  *
  * Thread counts above the machine's cores are dropped unless --force. "threads"
  * counts the calling thread: threads = N runs N-1 workers plus the caller.
@@ -35,7 +42,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { dirname } from 'node:path';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime/index.js';
-import { DEFAULT_KEEP_BLOCKS } from '../runtime/allocator.js';
+import { DEFAULT_KEEP_BLOCKS } from '../runtime/layout.js';
 import { CLASSES as NBODY_CLASSES, init as nbodyInit, step as nbodyStep, digest as nbodyDigest } from '../apps/nbody/nbody.js';
 import { Body, DT } from '../apps/nbody/body.js';
 import { Allocator8, Blob8, Empty, SCALING_CLASSES_URL } from './scaling-classes.js';
@@ -68,6 +75,8 @@ if (!(Number.isInteger(KMAX) && KMAX >= 1 && (KMAX & (KMAX - 1)) === 0)) {
 }
 const SKIP = new Set(arg('skip', '').split(','));
 const OUT = arg('out', 'bench-results/scaling.json');
+const BASELINE = arg('baseline', '');
+const REPEATS = Math.max(1, Number(arg('repeats', '1')));
 const KEEP = arg('keep', `0,${DEFAULT_KEEP_BLOCKS}`).split(',').map(Number);
 
 function median(xs: number[]): number {
@@ -245,11 +254,22 @@ async function linux(threads: number, method: 'allocFree' | 'allocFreeRaw'): Pro
 
 // ------------------------------------------------------------------ main
 
-/** Run one section at one thread count in a fresh process; returns what it printed as JSON. */
-function child<T>(section: string, threads: number, keep = KEEP[0]!): T {
-  const own = ['--threads', '--child', '--keep'];
+/** Per k, the repeat with the median time (repeats of one section, same k order). */
+function medianRows(repeats: Omit<LinuxRow, 'speedup'>[][]): Omit<LinuxRow, 'speedup'>[] {
+  return repeats[0]!.map((_, i) => {
+    const sorted = repeats.map((r) => r[i]!).sort((a, b) => a.nsPerAlloc - b.nsPerAlloc);
+    return sorted[Math.floor(sorted.length / 2)]!;
+  });
+}
+
+/**
+ * Run one section at one thread count in a fresh process; returns what it printed as JSON.
+ * `script`: another build's scaling.js (--baseline) instead of this one.
+ */
+function child<T>(section: string, threads: number, keep = KEEP[0]!, script = process.argv[1]!): T {
+  const own = ['--threads', '--child', '--keep', '--baseline', '--repeats'];
   const passthrough = process.argv.slice(2).filter((_, i, a) => !own.includes(a[i]!) && !own.includes(a[i - 1]!));
-  const argv = [process.argv[1]!, '--child', section, '--threads', String(threads), '--keep', String(keep), ...passthrough];
+  const argv = [script, '--child', section, '--threads', String(threads), '--keep', String(keep), ...passthrough];
   const r = spawnSync(process.execPath, argv, {
     encoding: 'utf8',
     maxBuffer: 64 << 20,
@@ -351,21 +371,38 @@ function main(): void {
   ] as const) {
     if (SKIP.has(section)) continue;
     const rows: LinuxRow[] = [];
+    const baseRows: LinuxRow[] = [];
+    const baselineScript = BASELINE === '' ? '' : `${BASELINE.replace(/\/$/, '')}/dist/bench/scaling.js`;
     for (const keep of KEEP) {
       for (const t of THREADS) {
-        const r = child<Omit<LinuxRow, 'speedup'>[]>(section, t, keep);
-        for (const x of r) {
-          const base = rows.find((y) => y.keepBlocks === keep && y.threads === THREADS[0] && y.k === x.k)?.allocsPerSec ?? x.allocsPerSec;
-          rows.push({ ...x, speedup: x.allocsPerSec / base });
+        const mine: Omit<LinuxRow, 'speedup'>[][] = [];
+        const theirs: Omit<LinuxRow, 'speedup'>[][] = [];
+        for (let rep = 0; rep < REPEATS; rep++) {
+          if (baselineScript !== '') theirs.push(child<Omit<LinuxRow, 'speedup'>[]>(section, t, keep, baselineScript));
+          mine.push(child<Omit<LinuxRow, 'speedup'>[]>(section, t, keep));
         }
+        const r = medianRows(mine);
+        const b = theirs.length > 0 ? medianRows(theirs) : null;
+        for (const [list, into] of [
+          [r, rows],
+          [b ?? [], baseRows],
+        ] as const) {
+          for (const x of list) {
+            const base = into.find((y) => y.keepBlocks === keep && y.threads === THREADS[0] && y.k === x.k)?.allocsPerSec ?? x.allocsPerSec;
+            into.push({ ...x, speedup: x.allocsPerSec / base });
+          }
+        }
+        const last = r[r.length - 1]!;
         console.log(
           `linux-scalability (${what}), keepBlocks ${keep}, ${t} threads, ${LANES} lanes: ns/alloc ` +
-            r.map((x) => `k=${x.k}:${x.nsPerAlloc.toFixed(0)}`).join(' ') +
-            `; at k=${r[r.length - 1]!.k}: ${(r[r.length - 1]!.allocsPerSec / 1e6).toFixed(2)} M allocs/s`,
+            r.map((x, i) => `k=${x.k}:${b ? `${b[i]!.nsPerAlloc.toFixed(0)}→` : ''}${x.nsPerAlloc.toFixed(0)}`).join(' ') +
+            `; at k=${last.k}: ${b ? `${(b[b.length - 1]!.allocsPerSec / 1e6).toFixed(2)} → ` : ''}${(last.allocsPerSec / 1e6).toFixed(2)} M allocs/s` +
+            (b ? ` (baseline → this build, median of ${REPEATS})` : ''),
         );
       }
     }
     out[key] = rows;
+    if (baseRows.length > 0) out[`${key}Baseline`] = { dir: BASELINE, rows: baseRows };
   }
 
   machine.loadAverage.push(loadavg()[0]!);

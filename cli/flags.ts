@@ -68,6 +68,22 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
     max: 2 ** 31 - 1,
   },
   {
+    name: 'no-rotation',
+    kind: 'switch',
+    description: "allocator variant NoShift: bitmap and slot searches start at bit 0 (no bitmap rotation, the paper's §4.2)",
+  },
+  {
+    name: 'no-coalescing',
+    kind: 'switch',
+    description: 'allocator variant NoCoal: every create reserves one slot (no per-warp request coalescing in do-alls and parallelNew)',
+  },
+  {
+    name: 'bitmap-alloc',
+    kind: 'switch',
+    description:
+      "allocator variant BitmapAlloc, the paper's baseline: one object per block, blocks the size of the largest class (needs --backend ts; the default heap grows to match)",
+  },
+  {
     name: 'check',
     kind: 'switch',
     description:
@@ -141,6 +157,8 @@ export interface RunOptions {
   interpret: boolean;
   /** --pass-timeout MS (undefined: no limit). */
   passTimeout?: number;
+  /** --no-rotation, --no-coalescing, --bitmap-alloc: the allocator variant (RuntimeOptions.allocator). */
+  allocator: { rotation: boolean; coalescing: boolean; bitmapAlloc: boolean };
   /** --check: compare with the TypeScript reference run. */
   check: boolean;
   json: boolean;
@@ -216,12 +234,25 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
     checked: values['checked'] === true,
     interpret: values['interpret'] === true,
     ...(passTimeout === undefined ? {} : { passTimeout: validate(spec('pass-timeout'), passTimeout, where) as number }),
+    allocator: allocatorFlags(values, where),
     check: values['check'] === true,
     json: values['json'] === true,
     quiet: values['quiet'] === true,
     help: false,
     params,
   };
+}
+
+/** --no-rotation, --no-coalescing, --bitmap-alloc, and the combinations they refuse. */
+function allocatorFlags(values: Record<string, string | boolean | undefined>, where: string): RunOptions['allocator'] {
+  const bitmapAlloc = values['bitmap-alloc'] === true;
+  if (bitmapAlloc && values['no-coalescing'] === true) {
+    throw new CliUsageError(`${where}: --bitmap-alloc never coalesces (one object per block); drop --no-coalescing`);
+  }
+  if (bitmapAlloc && values['backend'] !== undefined && values['backend'] !== 'ts') {
+    throw new CliUsageError(`${where}: --bitmap-alloc has no SOA arrays for the ${String(values['backend'])} kernels; use --backend ts`);
+  }
+  return { rotation: values['no-rotation'] !== true, coalescing: !bitmapAlloc && values['no-coalescing'] !== true, bitmapAlloc };
 }
 
 /** --dump, --init, --render*: values and the rules that tie them together. */
@@ -267,6 +298,7 @@ function defaults(app: App): RunOptions {
     heapBytes: undefined,
     checked: false,
     interpret: false,
+    allocator: { rotation: true, coalescing: true, bitmapAlloc: false },
     check: false,
     json: false,
     quiet: false,

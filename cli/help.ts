@@ -61,9 +61,10 @@ ${formatFlags(COMMON_FLAGS, [['-h, --help', 'show the flags of the app']])}
 --json prints one JSON object as the last line of stdout, with the keys app, backend,
 threads, iterations, seconds (the iterations only), initSeconds, iterationsPerSecond,
 digest, objects ({class: count}), heap ({bytes, blockBytes, blocks, usedBlocks,
-fragmentation}), params, seed, checked, heapValidated, version, node, machine; with
---init also init and startIteration (and warnings: float columns of the state holding
-NaN or infinities), with --dump dump (the files), with --render frames.
+fragmentation}), params, seed, checked, heapValidated, allocator ({rotation, coalescing,
+bitmapAlloc}), kernels, compiled, version, node, machine; with --init also init and
+startIteration (and warnings: float columns of the state holding NaN or infinities), with
+--dump dump (the files), with --render frames.
 
 State files and pictures: --dump DIR writes DIR/<Class>.arrow (Apache Arrow IPC,
 one column per field, a 'handle' column; read them with pyarrow or pandas);

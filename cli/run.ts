@@ -20,7 +20,7 @@ import { cpus } from 'node:os';
 import type { App } from '../apps/app.js';
 import { appModule } from '../apps/registry.js';
 import { createRuntime, UsageError, type CompiledMethodStats, type Runtime, type RuntimeOptions } from '../runtime/index.js';
-import { MAX_HEAP_BYTES } from '../runtime/layout.js';
+import { MAX_HEAP_BYTES, planTypes } from '../runtime/layout.js';
 import { CliUsageError } from './errors.js';
 import type { Backend, RunOptions } from './flags.js';
 import { progressBar } from './progress.js';
@@ -75,9 +75,24 @@ export interface RunReport {
   checked: boolean;
   /** With --checked: validateHeap() passed after the last iteration. */
   heapValidated: boolean;
+  /** The allocator variant (--no-rotation, --no-coalescing, --bitmap-alloc). */
+  allocator: { rotation: boolean; coalescing: boolean; bitmapAlloc: boolean };
   version: string;
   node: string;
   machine: { cpu: string; cores: number; platform: string; arch: string };
+}
+
+/**
+ * The default heap for the allocator variant: the app's size, and with --bitmap-alloc that
+ * size scaled by the bytes a block of one object takes over the bytes per slot of a
+ * DynaSOAr block of the smallest class (every object gets a block of the largest class).
+ */
+function variantHeap(app: App, opts: RunOptions, bytes: number): number {
+  if (!opts.allocator.bitmapAlloc) return bytes;
+  const soa = planTypes(app.classes);
+  const one = planTypes(app.classes, { bitmapAlloc: true });
+  const ratio = (one.blockBytes + 4) / (soa.blockBytes / 32);
+  return Math.min(MAX_HEAP_BYTES, Math.ceil((bytes * ratio) / 65536) * 65536);
 }
 
 /** Run `app` as `opts` says; `version` is smmo's (for the report). */
@@ -97,16 +112,17 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
   }
   if (opts.dump !== undefined) await prepareDump(app, opts.dump, where);
   const first = init?.state.info.iterations ?? 0;
-  const heapBytes = opts.heapBytes ?? (init ? heapForState(app, init) : app.heapFor(opts.params));
-  if (opts.heapBytes === undefined && !(heapBytes <= MAX_HEAP_BYTES)) {
+  const appHeap = init ? heapForState(app, init) : app.heapFor(opts.params);
+  if (opts.heapBytes === undefined && !(appHeap <= MAX_HEAP_BYTES)) {
     // The heap the app asks for: the parameters that made it so large are the problem, not --heap.
     const given = app.flags.filter((f) => (opts.given ?? []).includes(f.name)).map((f) => `--${f.name} ${String(opts.params[f.name])}`);
     const which = given.length > 0 ? given.join(' ') : `the parameters (${JSON.stringify(opts.params)})`;
     throw new CliUsageError(
-      `${where}: ${which} would need a heap of ${heapBytes} bytes, more than the largest heap (${MAX_HEAP_BYTES} bytes, ` +
+      `${where}: ${which} would need a heap of ${appHeap} bytes, more than the largest heap (${MAX_HEAP_BYTES} bytes, ` +
         `${formatBytes(MAX_HEAP_BYTES)}): choose smaller values`,
     );
   }
+  const heapBytes = opts.heapBytes ?? variantHeap(app, opts, appHeap);
   let rt: Runtime;
   try {
     const options: RuntimeOptions = {
@@ -117,6 +133,7 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
       ...(opts.passTimeout !== undefined ? { passTimeout: opts.passTimeout } : {}),
       threads: opts.threads,
       backend: opts.backend,
+      allocator: opts.allocator,
       // Worker threads import the app's module to find its classes.
       modules: [appModule(app.name) ?? new URL(`../apps/${app.name}/index.js`, import.meta.url)],
     };
@@ -203,6 +220,7 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
       seed: opts.seed,
       checked: opts.checked,
       heapValidated: opts.checked,
+      allocator: { ...opts.allocator },
       ...(check ? { check } : {}),
       ...(init ? { init: opts.init!, startIteration: first } : {}),
       ...(dump ? { dump } : {}),
@@ -299,6 +317,11 @@ export function formatSummary(r: RunReport): string {
     ]);
   }
   if (r.checked) rows.push(['checks', r.heapValidated ? 'validateHeap() passed' : 'not run']);
+  const a = r.allocator;
+  if (!a.rotation || !a.coalescing || a.bitmapAlloc) {
+    const name = a.bitmapAlloc ? 'BitmapAlloc' : `DynaSOAr${a.rotation ? '' : '-NoShift'}${a.coalescing ? '' : '-NoCoal'}`;
+    rows.push(['allocator', `${name} (the paper's §7 variant)`]);
+  }
   if (r.init !== undefined)
     rows.push(['init', `${r.init} (after ${r.startIteration} iterations; now ${(r.startIteration ?? 0) + r.iterations})`]);
   if (r.dump) rows.push(['dump', r.dump.join(', ')]);

@@ -1,84 +1,75 @@
 /**
- * The DynaSOAr allocator on 32-bit bitmaps (paper §3 Alg. 1, 2; §4.2 Alg. 6; §5.2
- * Alg. 7), one instance per thread over the shared heap.
+ * The allocator of a thread: a thin binding of the allocator core, which is written in
+ * Rust and compiled into the WebAssembly module (wasm/src/alloc/core.rs: the DynaSOAr
+ * allocator, paper §3 Alg. 1, 2; §4.2 Alg. 6 and per-warp request coalescing; §5.2 Alg. 7;
+ * kept blocks K1–K5, the deliberate differences D1–D3, the variants and the executor
+ * contract are documented there). One implementation serves every CPU thread, and a Rust
+ * kernel of the same module can allocate by calling the core directly.
  *
- * Block states and who moves a block between them (the thread whose atomic caused the
- * transition, §3 "responsibility"):
+ * What this binding adds:
+ *  - an allocator *state* in the heap (layout.ts, "Allocator states"), claimed per
+ *    Allocator from the heap's claim bitmap and given back by dispose(); the state holds
+ *    everything the core keeps per thread (hints, kept stacks, K5 flags, warp cache, seed,
+ *    retry limits, last error);
+ *  - the retry limits of this realm (shared.ts retryLimits) copied into the state before
+ *    every call that may retry;
+ *  - typed errors: the core returns a code and leaves the details in the state; the
+ *    binding throws HeapExhaustedError (class, heap size, blocks), InvalidHandleError
+ *    (handle, reason, detail), ContentionError (naming the operation) or
+ *    HeapCorruptionError, exactly as the TypeScript allocator did;
+ *  - count() and keptBlocks(), which only read the heap.
  *
- *   FREE ──newBlock (free.findAndClear, initialise, allocated.set, active.set)──▶ ACTIVE
- *   ACTIVE ──reserve filled the last slot──▶ FULL          (active.clear)
- *   FULL ──release freed the first slot──▶ ACTIVE          (active.set)
- *   ACTIVE ──release emptied it, invalidate won──▶ FREE    (active.clear, allocated.clear, free.set)
- *
- * Invariants between operations (checked by Heap.validate): see heap.ts H1–H5.
- *
- * Kept blocks (a per-thread cache of emptied blocks; not in the paper). A thread that
- * empties a block and wins its invalidation (Alg. 7) may *keep* it instead of
- * retiring it: the block stays of its type, allocated and active, opens again in a new
- * generation, and goes on this thread's stack of at most `keep` blocks per type.
- * allocate() takes blocks from that stack before searching `active` or `free`. On a
- * GPU every block transition is cheap next to a kernel launch; on a CPU the `free`,
- * `allocated[T]` and `active[T]` words are shared by all threads (32 blocks per word,
- * 16 words per cache line), so a thread that allocates and frees in turn (the
- * linux-scalability pattern, a lane that creates and deletes objects in one call)
- * would otherwise write five shared bitmap words per block it goes through.
- *  (K1) A kept block is an ordinary used block: it satisfies H4 (empty, active), any
- *       thread may allocate in it (it is in `active`), and the stack is only a hint,
- *       re-checked on use like `hint` (D1 type check after reservation).
- *  (K2) Nothing owns a kept block: giving it back (flushKept, reclaimEmpty) takes it
- *       through the same invalidation as a release (lock, same generation, empty)
- *       and rolls back if another thread allocated in it meanwhile.
- *  (K3) Kept blocks never cause HeapExhaustedError: when `free` is empty, newBlock
- *       reclaims empty blocks of every type (any thread's) before giving up.
- *  (K4) A thread that empties the block it is allocating in (its hint) leaves it open
- *       without invalidating it: an empty used block is a valid state (H4), and the
- *       responsibility passes to flushKept or to whichever thread empties it next.
- *  (K5) In a multi-threaded runtime, a thread without a hint takes its first block of a
- *       pass from `free`, not from `active`. Alg. 1 prefers active blocks (on a GPU
- *       the lanes that share a block are one warp's); on a CPU, threads that pick the
- *       same active block at the start of a pass keep sharing it while none fills it,
- *       and every reservation and release then moves one cache line between cores
- *       (measured: linux-scalability at k ≤ 4 was 15× slower per thread at 16 threads
- *       than at one). Costs at most one partly filled block per thread and type.
- *  Threads flush their kept blocks when their share of a pass ends (workers/pass.ts,
- *  runtime.ts), so between passes a heap holds no empty blocks except those the
- *  calling thread kept from create/destroy outside passes (flushed by stats() and
- *  validateHeap()) and rare ones whose flush lost a race (allowed by H4).
- *
- * Slot generations (checked mode; layout.ts genOffset):
- *  (G1) On every successful release of slot s of a block whose type has genOffset ≠ 0,
- *       the u32 at (block base + genOffset + 4·s) is incremented (wrapping). Nothing else
- *       reads or writes it here: allocation does not touch it, create does not zero it.
- *       The increment is done while the slot is still allocated, just before its bit is
- *       cleared (a plain load of the bit first, so that freeing a free slot changes no
- *       generation): a thread that allocates the slot after the clear always reads the new
- *       generation, so a fresh view never looks stale. Checked views carry the generation
- *       they saw (thread.ts V1); a view of a deleted object whose slot was reused differs.
- *       Any other implementation of release (a port of this allocator) follows the same rule.
- *
- * Deliberate differences from the original DynaSOAr code (defects found by reading it):
- *  (D1) When the block's type changed under a reservation (Alg. 1 l. 14–17), the slot
- *       is rolled back *and the loop continues*; the original rolled back but still
- *       returned an object in a block of the wrong type.
- *  (D2) Invalidation (Alg. 7) is tied to the block's *generation*: the emptying thread
- *       reads it while it still holds a live object (so the block cannot be recycled
- *       under it) and invalidation only succeeds if the block is empty in that same
- *       generation. The original identified the block by index only, so a
- *       free → re-initialise between "emptied" and "invalidate" let a stale thread
- *       delete a block that now belonged to someone else.
- *  (D3) A full heap raises HeapExhaustedError (the original loops forever); freeing a
- *       slot that is not taken raises InvalidHandleError (the original livelocks);
- *       every retry loop is bounded (shared.ts retryPause).
+ * Every call goes through the thread's own module instance (Heap.wasm, runtime/wasm.ts W2);
+ * several Allocators on one thread share it (the tests run several on one heap, standing
+ * for threads).
  */
+import { popc } from './bits.js';
 import type { HierarchicalBitmap } from './bitmap.js';
-import { ffsFrom, lowestSetBits, popc } from './bits.js';
-import { HeapExhaustedError, InvalidHandleError } from './errors.js';
-import { FREE_TYPE, type Heap } from './heap.js';
-import { ALL_ONES, BLOCK_ALLOC_WORD, BLOCK_GEN_WORD, BLOCK_ITER_WORD, BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout } from './layout.js';
-import { andWord, loadWord, orWord, retryPause, storeWord, addWord } from './shared.js';
+import { ContentionError, HeapCorruptionError, HeapExhaustedError, InvalidHandleError, UsageError } from './errors.js';
+import type { Heap } from './heap.js';
+import {
+  ALLOC_ERR_BAD_TYPE,
+  ALLOC_ERR_CONTENTION,
+  ALLOC_ERR_CORRUPT,
+  ALLOC_ERR_DELETED,
+  ALLOC_ERR_EXHAUSTED,
+  ALLOC_ERR_FORGED_BLOCK,
+  ALLOC_ERR_FORGED_SLOT,
+  ALLOC_ERR_FREE_BLOCK,
+  ALLOC_OP_ALLOCATE,
+  ALLOC_OP_ALLOCATE_MANY,
+  ALLOC_OP_BITMAP_CLEAR,
+  ALLOC_OP_BITMAP_SET,
+  ALLOC_OP_FIND_AND_CLEAR,
+  ALLOC_OP_INVALIDATE,
+  ALLOC_OP_RESERVE,
+  ALLOC_OP_RESERVE_MANY,
+  BLOCK_ALLOC_WORD,
+  DEFAULT_KEEP_BLOCKS,
+  ROLLBACK_LOG_WORDS,
+  S_CACHED,
+  S_ERROR,
+  S_ERROR_A,
+  S_ERROR_B,
+  S_ERROR_C,
+  S_FULL,
+  S_LANES_LEFT,
+  S_MAX_ATTEMPTS,
+  S_ROLLBACK_LOG,
+  S_ROLLBACKS,
+  S_SEED,
+  S_SPIN,
+  S_TYPES,
+  S_WARP,
+  SLOT_BITS,
+  TS_KEPT,
+  TS_WORDS,
+  type TypeLayout,
+} from './layout.js';
+import { retryLimits } from './shared.js';
+import type { WasmInstance } from './wasm.js';
 
-/** Default of RuntimeOptions.keepBlocks: emptied blocks a thread keeps per type (see K1). */
-export const DEFAULT_KEEP_BLOCKS = 32;
+export { DEFAULT_KEEP_BLOCKS };
 
 /** @internal Outcomes of Allocator.invalidateResolve. */
 export const INVALIDATE_FAILED = 0;
@@ -87,320 +78,202 @@ export const INVALIDATE_OWNED = 1;
 /** @internal */
 export const INVALIDATE_RETRY = -1;
 
+/** Handles the core writes per allocateMany call: the thread slot's scratch area (runtime/wasm.ts). */
+const MANY_CHUNK_BYTES = 4096;
+
+type F = (...a: number[]) => number;
+
+/** The allocator core's exports (wasm/src/alloc/ffi.rs). */
+interface CoreExports {
+  claim: F;
+  releaseState: F;
+  allocate: F;
+  allocateMany: F;
+  release: F;
+  flushKept: F;
+  reclaimEmpty: F;
+  setOwnFirst: F;
+  warpBegin: F;
+  warpEnd: F;
+  newBlock: F;
+  initializeBlock: F;
+  reserve: F;
+  invalidate: F;
+  invalidateLock: F;
+  invalidateResolve: F;
+  retireBlock: F;
+  reopenBlock: F;
+}
+
+function coreExports(wasm: WasmInstance): CoreExports {
+  const fn = (name: string): F => {
+    const f = wasm.fn(`smmo_alloc_${name}`);
+    if (f === undefined)
+      throw new UsageError(
+        `the WebAssembly module ${wasm.file} has no export smmo_alloc_${name}; rebuild it (node scripts/build-wasm.mjs)`,
+      );
+    return f;
+  };
+  return {
+    claim: fn('claim'),
+    releaseState: fn('release_state'),
+    allocate: fn('allocate'),
+    allocateMany: fn('allocate_many'),
+    release: fn('release'),
+    flushKept: fn('flush_kept'),
+    reclaimEmpty: fn('reclaim_empty'),
+    setOwnFirst: fn('set_own_first'),
+    warpBegin: fn('warp_begin'),
+    warpEnd: fn('warp_end'),
+    newBlock: fn('new_block'),
+    initializeBlock: fn('initialize_block'),
+    reserve: fn('reserve'),
+    invalidate: fn('invalidate'),
+    invalidateLock: fn('invalidate_lock'),
+    invalidateResolve: fn('invalidate_resolve'),
+    retireBlock: fn('retire_block'),
+    reopenBlock: fn('reopen_block'),
+  };
+}
+
 export class Allocator {
-  private readonly mem: Int32Array;
-  /** Per type: the block this thread allocated in last (a hint, re-checked on use). */
-  private readonly hint: Int32Array;
-  /** Set by reserve*: whether the reservation filled the block. */
-  private full = false;
-  /** Rotation seed (§4.2): differs per thread/warp, advanced on every retry. */
-  seed: number;
-  /** Most blocks kept per type (K1); 0 retires every emptied block at once (the paper's behaviour). */
+  /** Most blocks kept per type (K1; the heap's keepBlocks); 0 retires every emptied block at once (the paper's behaviour). */
   readonly keep: number;
-  /** Kept blocks: type t's stack is kept[t * keep …], keptCount[t] deep. */
-  private readonly kept: Int32Array;
-  private readonly keptCount: Int32Array;
-  /** (K5) Per type: 1 while this thread has not chosen a block in this pass and has no hint. */
-  private readonly fresh: Uint8Array;
-  /** (K5) Whether the first block of a pass is a fresh one (set for threads of a multi-threaded runtime). */
-  private ownFirstBlock = false;
+  /** Word index of this thread's state in the heap. */
+  readonly state: number;
+  /**
+   * Int32Array index of the state's S_LANES_LEFT word: the do-all executor stores the lanes
+   * left in the warp (the current one included) there before each lane (core.rs C1).
+   */
+  readonly laneWord: number;
+  private readonly i32: Int32Array;
+  private readonly x: CoreExports;
+  private readonly numTypes: number;
+  /** The limits last copied into the state (retryLimits may change between calls). */
+  private spin = -1;
+  private max = -1;
+  private disposed = false;
 
   constructor(
     readonly heap: Heap,
     seed: number,
-    keep = DEFAULT_KEEP_BLOCKS,
   ) {
-    this.mem = heap.i32;
-    this.hint = new Int32Array(heap.table.types.length);
-    this.seed = seed >>> 0;
-    this.keep = keep;
-    this.kept = new Int32Array(heap.table.types.length * keep);
-    this.keptCount = new Int32Array(heap.table.types.length);
-    this.fresh = new Uint8Array(heap.table.types.length);
+    this.i32 = heap.i32;
+    this.x = coreExports(heap.wasm);
+    this.keep = heap.plan.keepBlocks;
+    this.numTypes = heap.table.types.length;
+    const st = this.x.claim(seed >>> 0, 0, retryLimits.spinAttempts, retryLimits.maxAttempts);
+    if (st < 0) {
+      throw new UsageError(
+        `all ${heap.plan.states} allocator states of this heap are taken: each thread that allocates holds one until its ` +
+          `runtime is closed (layout.ts allocatorStates); close runtimes you no longer use, or use fewer threads`,
+      );
+    }
+    this.state = st;
+    this.laneWord = st + S_LANES_LEFT;
+    this.spin = retryLimits.spinAttempts;
+    this.max = retryLimits.maxAttempts;
+  }
+
+  /** Rotation seed (§4.2): differs per thread, advanced on every retry inside the core. */
+  get seed(): number {
+    return this.i32[this.state + S_SEED]! >>> 0;
+  }
+  set seed(v: number) {
+    this.i32[this.state + S_SEED] = v | 0;
+  }
+
+  /** Copy retryLimits into the state when they changed (tests lower them). */
+  private limits(): void {
+    const spin = retryLimits.spinAttempts;
+    const max = retryLimits.maxAttempts;
+    if (spin !== this.spin || max !== this.max) {
+      this.i32[this.state + S_SPIN] = spin;
+      this.i32[this.state + S_MAX_ATTEMPTS] = max;
+      this.spin = spin;
+      this.max = max;
+    }
   }
 
   /** (K5) Give each thread its own first block per pass (threads > 1, keep > 0). */
   setOwnFirstBlock(on: boolean): void {
-    this.ownFirstBlock = on && this.keep > 0;
-    this.fresh.fill(this.ownFirstBlock ? 1 : 0);
-    for (let t = 0; t < this.fresh.length; t++) if (this.hint[t] !== 0) this.fresh[t] = 0;
+    this.x.setOwnFirst(this.state, on ? 1 : 0);
   }
 
-  /**
-   * (K5) The first block this thread allocates in for type t in a pass: a block of its
-   * own from `free` (newBlock; an active block if `free` is empty), not an active one.
-   */
-  private firstBlock(t: TypeLayout): number {
-    this.fresh[t.id] = 0;
-    return this.newBlock(t);
-  }
-
-  /**
-   * A block to allocate in when the hint has none (-1: take a new one from `free`).
-   * Multi-threaded (K5 on): the thread's own blocks first — a kept one, else, for its
-   * first block of the pass, a new one — then Alg. 1's active blocks: a block another
-   * thread is filling costs a cache line transfer per reservation. One thread: Alg. 1's
-   * order, active blocks first (the partly filled ones; measured on wa-tor, taking kept
-   * blocks first there raised the agents' fragmentation after 500 iterations from
-   * 12.6–15.0 % to 16.2–19.7 %), kept blocks when no active one is found.
-   */
-  private selectBlock(t: TypeLayout, active: HierarchicalBitmap, attempt: number): number {
-    const id = t.id;
-    if (this.ownFirstBlock) {
-      const kept = this.popKept(id);
-      if (kept !== 0) {
-        this.fresh[id] = 0; // a kept block is this thread's own too
-        return kept;
-      }
-      return this.fresh[id] === 1 ? this.firstBlock(t) : active.tryFindSet(this.seed + attempt);
-    }
-    const bid = active.tryFindSet(this.seed + attempt);
-    if (bid >= 0) return bid;
-    const kept = this.popKept(id);
-    return kept !== 0 ? kept : -1;
-  }
-
-  /** Take a kept block of type `id` off this thread's stack (0: none). */
-  private popKept(id: number): number {
-    const n = this.keptCount[id]!;
-    if (n === 0) return 0;
-    this.keptCount[id] = n - 1;
-    return this.kept[id * this.keep + n - 1]!;
-  }
-
-  // ---------------------------------------------------------------- allocate (Alg. 1)
+  // ---------------------------------------------------------------- allocate / release
 
   /** Reserve one slot for a new object of concrete type `t`; returns its handle. */
   allocate(t: TypeLayout): number {
-    const id = t.id;
-    const active = this.heap.active[id]!;
-    let bid = this.hint[id]!;
-    for (let attempt = 1; ; attempt++) {
-      if (bid === 0) {
-        bid = this.selectBlock(t, active, attempt);
-        if (bid < 0) bid = this.newBlock(t);
-      }
-      const slot = this.reserve(bid);
-      if (slot >= 0) {
-        const tt = loadWord(this.mem, this.heap.blockWord(bid) + BLOCK_TYPE_WORD);
-        if (this.full) this.heap.active[tt]!.clear(bid);
-        if (tt === id) {
-          this.hint[id] = this.full ? 0 : bid;
-          return bid * 32 + slot;
-        }
-        // (D1) The block was freed and re-initialised for another type between
-        // selection and reservation: give the slot back and select again.
-        this.release(bid, slot);
-      }
-      bid = 0;
-      retryPause(attempt, `allocate(${t.name})`);
-    }
+    if (retryLimits.spinAttempts !== this.spin || retryLimits.maxAttempts !== this.max) this.limits();
+    const h = this.x.allocate(this.state, t.id);
+    if (h === 0) this.fail();
+    return h >>> 0;
   }
 
   /**
    * Reserve `count` slots of type `t` with coalesced requests (§4.2, XMalloc): one atomic
-   * per block reserves as many slots as the block has, spilling to further blocks.
-   * Handles are written to out[at …]. On HeapExhaustedError the slots reserved so far
-   * are released again before the error propagates.
+   * per block reserves as many slots as the block has, spilling to further blocks (the
+   * NoCoal and BitmapAlloc variants reserve one at a time). Handles are written to
+   * out[at …]. On an error every slot reserved by this call is released again before the
+   * error propagates. The core writes up to 1024 handles per call into the thread's scratch
+   * area; a larger request is made of several calls (an error in a later one releases the
+   * earlier ones' slots too, after the core released its own).
    */
   allocateMany(t: TypeLayout, count: number, out: Uint32Array | number[], at = 0): void {
-    const id = t.id;
-    const active = this.heap.active[id]!;
+    this.limits();
+    const wasm = this.heap.wasm;
+    const chunk = Math.min(MANY_CHUNK_BYTES, wasm.scratchBytes) >> 2;
+    const u32 = this.heap.u32;
+    const scratch = wasm.scratch >>> 2;
     let done = 0;
-    let bid = this.hint[id]!;
-    try {
-      // `attempt` counts consecutive failed rounds only. (Fix: it used to count every
-      // round, so a large request that spans many blocks used up the retry budget with
-      // successful rounds and a single later failure threw ContentionError. A
-      // wrong-type rollback (D1) is a failed round too, so that loop is bounded as well.)
-      let attempt = 0;
-      while (done < count) {
-        if (bid === 0) {
-          bid = this.selectBlock(t, active, attempt);
-          if (bid < 0) bid = this.newBlock(t);
-        }
-        const got = this.reserveMany(bid, count - done);
-        if (got !== 0) {
-          const tt = loadWord(this.mem, this.heap.blockWord(bid) + BLOCK_TYPE_WORD);
-          if (this.full) this.heap.active[tt]!.clear(bid);
-          if (tt === id) {
-            let bits = got;
-            while (bits !== 0) {
-              const slot = 31 - Math.clz32(bits & -bits);
-              out[at + done++] = bid * 32 + slot;
-              bits &= bits - 1;
-            }
-            this.hint[id] = this.full ? 0 : bid;
-            attempt = 0;
-            if (this.full) bid = 0; // else the block may still have room: stay on it
-            continue;
-          }
-          // (D1) wrong type: roll every reserved slot back
-          let bits = got;
-          while (bits !== 0) {
-            this.release(bid, 31 - Math.clz32(bits & -bits));
-            bits &= bits - 1;
-          }
-        }
-        // Full, invalidated or re-typed under us: select another block.
-        bid = 0;
-        retryPause(++attempt, `allocateMany(${t.name})`);
+    while (done < count) {
+      const k = Math.min(chunk, count - done);
+      if (this.x.allocateMany(this.state, t.id, k, wasm.scratch) !== 0) {
+        const error = this.error();
+        for (let j = 0; j < done; j++) this.releaseHandle(out[at + j]!);
+        throw error;
       }
-    } catch (e) {
-      for (let k = 0; k < done; k++) this.releaseHandle(out[at + k]!);
-      throw e;
+      for (let j = 0; j < k; j++) out[at + done + j] = u32[scratch + j]!;
+      done += k;
     }
   }
-
-  // ---------------------------------------------------------------- block steps
-  // The steps below are the allocator's atomic building blocks. They are public only
-  // so that test/interleavings.test.ts can run them one at a time in a chosen order
-  // (forced interleavings on one thread); production code calls allocate/release.
-
-  /** @internal Take a free block for type `t` (Alg. 1 l. 4–7); returns its index. */
-  newBlock(t: TypeLayout): number {
-    const heap = this.heap;
-    let bid = heap.free.findAndClear(this.seed);
-    if (bid < 0) {
-      // No free block. An active block of this type may have appeared meanwhile.
-      const other = heap.active[t.id]!.scanFindSet(this.seed);
-      if (other >= 0) return other;
-      // (K3) Empty blocks kept by any thread go back to `free`, then one more try.
-      if (this.reclaimEmpty() > 0) bid = heap.free.findAndClear(this.seed);
-      if (bid < 0) throw new HeapExhaustedError(t.name, heap.plan.heapBytes, heap.numBlocks - 1);
-    }
-    this.initializeBlock(bid, t);
-    return bid;
-  }
-
-  /**
-   * @internal initialize_block (Alg. 1 l. 5–7) of block `bid`, whose free bit the caller
-   * has just cleared: it now belongs to type `t`, empty, in a new generation.
-   */
-  initializeBlock(bid: number, t: TypeLayout): void {
-    const heap = this.heap;
-    // Type first, then generation, then open the slots. Atomics are sequentially
-    // consistent, so the type is visible before any reservation can succeed (the
-    // paper's thread fence, §5.2 footnote 5).
-    const w = heap.blockWord(bid);
-    storeWord(this.mem, w + BLOCK_TYPE_WORD, t.id);
-    storeWord(this.mem, w + BLOCK_ITER_WORD, 0);
-    addWord(this.mem, w + BLOCK_GEN_WORD, 1);
-    storeWord(this.mem, w + BLOCK_ALLOC_WORD, t.highMask);
-    heap.allocated[t.id]!.set(bid);
-    heap.active[t.id]!.set(bid);
-  }
-
-  // ---------------------------------------------------------------- reserve (Alg. 6)
-
-  /** @internal Reserve one slot of block `bid` (Alg. 6); -1 if it is full or invalidated. Sets `this.full`. */
-  reserve(bid: number): number {
-    const w = this.heap.blockWord(bid) + BLOCK_ALLOC_WORD;
-    for (let attempt = 1; ; attempt++) {
-      const bm = loadWord(this.mem, w);
-      if (bm === ALL_ONES) return -1;
-      const pos = ffsFrom(~bm, this.seed + attempt);
-      const mask = 1 << pos;
-      const before = orWord(this.mem, w, mask);
-      if ((before & mask) === 0) {
-        this.full = (before | mask) === ALL_ONES;
-        return pos;
-      }
-      if (before === ALL_ONES) return -1;
-      // another thread took that slot first: pick another
-      retryPause(attempt, `reserve(block ${bid})`);
-    }
-  }
-
-  /** Reserve up to `want` slots of block `bid` in one atomic; returns their mask (0: none). */
-  private reserveMany(bid: number, want: number): number {
-    const w = this.heap.blockWord(bid) + BLOCK_ALLOC_WORD;
-    for (let attempt = 1; ; attempt++) {
-      const bm = loadWord(this.mem, w);
-      if (bm === ALL_ONES) return 0;
-      const mask = lowestSetBits(~bm, want);
-      const before = orWord(this.mem, w, mask);
-      const got = mask & ~before;
-      if (got !== 0) {
-        this.full = (before | mask) === ALL_ONES;
-        return got;
-      }
-      if (before === ALL_ONES) return 0;
-      retryPause(attempt, `reserveMany(block ${bid})`);
-    }
-  }
-
-  // ---------------------------------------------------------------- release (Alg. 2)
 
   /** Free the object named by `handle` (no type check; see Runtime for checked mode). */
   releaseHandle(handle: number): void {
-    this.release(handle >>> SLOT_BITS, handle & 31);
+    if (retryLimits.spinAttempts !== this.spin || retryLimits.maxAttempts !== this.max) this.limits();
+    if (this.x.release(this.state, handle >>> SLOT_BITS, handle & 31) !== 0) this.fail();
   }
 
   /** Free slot `slot` of block `bid` (Alg. 2). */
   release(bid: number, slot: number): void {
-    const heap = this.heap;
-    const mem = this.mem;
-    // Cheap range checks even in unchecked mode: a handle outside the heap would
-    // otherwise make the atomics below throw a bare RangeError (or touch block 0).
-    if (!(bid > 0 && bid < heap.numBlocks)) {
-      throw new InvalidHandleError(bid * 32 + slot, 'forged', `block ${bid} is not a block of this heap (1 … ${heap.numBlocks - 1})`);
-    }
-    const w = heap.blockWord(bid);
-    const mask = 1 << slot;
-    // Read before our atomic, while our live object pins the block's generation (D2).
-    const blockGen = loadWord(mem, w + BLOCK_GEN_WORD);
-    const t = loadWord(mem, w + BLOCK_TYPE_WORD);
-    if (t === FREE_TYPE) {
-      throw new InvalidHandleError(bid * 32 + slot, 'free-block', `block ${bid} holds no objects; the object was already deleted`);
-    }
-    if (slot >= heap.slots[t]!) {
-      // Pre-set high bits (§5.2) would make the slot look allocated: clearing one would corrupt the block.
-      throw new InvalidHandleError(bid * 32 + slot, 'forged', `slot ${slot} does not exist in block ${bid} (${heap.slots[t]} slots)`);
-    }
-    const gen = heap.genOffset[t]!;
-    if (gen !== 0 && (loadWord(mem, w + BLOCK_ALLOC_WORD) & mask) !== 0) {
-      addWord(mem, ((heap.blockOffset(bid) + gen) >> 2) + slot, 1); // (G1) before the bit is cleared
-    }
-    const before = andWord(mem, w + BLOCK_ALLOC_WORD, ~mask);
-    if ((before & mask) === 0) {
-      throw new InvalidHandleError(bid * 32 + slot, 'deleted', `slot ${slot} of block ${bid} is not allocated (deleted twice?)`);
-    }
-    // A deleted object is not visited by the running do-all. Iteration bits are only set
-    // by snapshot(), which runs between do-alls, never concurrently with a release: a
-    // plain check first saves the read-modify-write for objects no pass has listed.
-    if ((loadWord(mem, w + BLOCK_ITER_WORD) & mask) !== 0) andWord(mem, w + BLOCK_ITER_WORD, ~mask);
-    if (before === ALL_ONES) heap.active[t]!.set(bid); // FIRST: the block was full
-    if ((before & ~mask) === heap.highMask[t]) {
-      // EMPTY: this release freed the last object; we are responsible for the block.
-      // (K4) The block this thread allocates in stays as it is, empty and open: no
-      // invalidation, no bitmap change. flushKept() (or a later emptying) retires it.
-      if (this.keep > 0 && this.hint[t] === bid) return;
-      if (this.invalidate(bid, blockGen)) {
-        const n = this.keptCount[t]!;
-        if (n < this.keep) {
-          this.reopenBlock(bid);
-          this.kept[t * this.keep + n] = bid;
-          this.keptCount[t] = n + 1;
-          return;
-        }
-        this.retireBlock(bid, t);
-      }
-      if (this.hint[t] === bid) this.hint[t] = 0;
-    }
+    this.limits();
+    if (this.x.release(this.state, bid, slot) !== 0) this.fail();
   }
 
   /**
-   * @internal (K1) Open block `bid`, which this thread has invalidated (all bits set,
-   * empty), again for its type in a new generation, instead of retiring it: no bitmap
-   * changes (it is still allocated and active).
+   * (core.rs C1) Open a warp of `lanes` lanes: allocations until warpEnd are coalesced.
+   * The warp words are part of the state protocol (layout.ts): opening a warp is two
+   * stores, S_WARP = 1 and S_LANES_LEFT = lanes, exactly what smmo_alloc_warp_begin does;
+   * the executor's generated loop makes them inline.
    */
-  reopenBlock(bid: number): void {
-    const w = this.heap.blockWord(bid);
-    const t = loadWord(this.mem, w + BLOCK_TYPE_WORD);
-    storeWord(this.mem, w + BLOCK_ITER_WORD, 0);
-    addWord(this.mem, w + BLOCK_GEN_WORD, 1);
-    storeWord(this.mem, w + BLOCK_ALLOC_WORD, this.heap.highMask[t]!);
+  warpBegin(lanes: number): void {
+    this.i32[this.state + S_WARP] = 1;
+    this.i32[this.state + S_LANES_LEFT] = lanes;
+  }
+
+  /**
+   * (C3) Close the warp: slots reserved for it and not used go back (one call into the core,
+   * only when a cache holds slots: otherwise closing is the two stores smmo_alloc_warp_end
+   * makes before it finds the caches empty). Idempotent.
+   */
+  warpEnd(): void {
+    if (this.i32[this.state + S_CACHED] !== 0) {
+      this.limits();
+      if (this.x.warpEnd(this.state) !== 0) this.fail();
+      return;
+    }
+    this.i32[this.state + S_WARP] = 0;
+    this.i32[this.state + S_LANES_LEFT] = 0;
   }
 
   /**
@@ -409,23 +282,14 @@ export class Allocator {
    */
   flushKept(): void {
     if (this.keep === 0) return;
-    const heap = this.heap;
-    for (let t = 0; t < this.keptCount.length; t++) {
-      for (let n = this.keptCount[t]!; n > 0; n--) this.retireIfEmpty(this.kept[t * this.keep + n - 1]!);
-      this.keptCount[t] = 0;
-      const h = this.hint[t]!;
-      if (h !== 0 && loadWord(this.mem, heap.blockWord(h) + BLOCK_ALLOC_WORD) === heap.highMask[t]) {
-        this.retireIfEmpty(h);
-        this.hint[t] = 0;
-      }
-      if (this.ownFirstBlock && this.hint[t] === 0) this.fresh[t] = 1;
-    }
+    this.limits();
+    if (this.x.flushKept(this.state) !== 0) this.fail();
   }
 
   /** Blocks on this thread's stacks (tests and stats). */
   keptBlocks(): number {
     let n = 0;
-    for (let t = 0; t < this.keptCount.length; t++) n += this.keptCount[t]!;
+    for (let t = 0; t < this.numTypes; t++) n += this.i32[this.state + S_TYPES + t * TS_WORDS + TS_KEPT]!;
     return n;
   }
 
@@ -434,95 +298,10 @@ export class Allocator {
    * lost flush race); returns how many went back to `free`. O(blocks).
    */
   reclaimEmpty(): number {
-    const heap = this.heap;
-    let n = 0;
-    for (let b = 1; b < heap.numBlocks; b++) {
-      const w = heap.blockWord(b);
-      const t = loadWord(this.mem, w + BLOCK_TYPE_WORD);
-      if (t !== FREE_TYPE && loadWord(this.mem, w + BLOCK_ALLOC_WORD) === heap.highMask[t] && this.retireIfEmpty(b)) n++;
-    }
-    for (let t = 0; t < this.keptCount.length; t++) this.keptCount[t] = 0;
+    this.limits();
+    const n = this.x.reclaimEmpty(this.state);
+    if (n < 0) this.fail();
     return n;
-  }
-
-  /**
-   * (K2) Retire block `bid` if it is empty, through Alg. 7 with the generation read
-   * now: if anyone allocates in it (or recycles it) meanwhile, the lock is rolled back
-   * and the block stays. No live object pins the generation here, but a block that is
-   * freed and re-initialised between the read and the lock has a new generation, so
-   * the lock fails (D2); a free block is all ones, so the lock fails too.
-   */
-  private retireIfEmpty(bid: number): boolean {
-    const w = this.heap.blockWord(bid);
-    const gen = loadWord(this.mem, w + BLOCK_GEN_WORD);
-    // RETRY (emptied again during our lock, Alg. 7 l. 10): a few more tries, then the
-    // block stays an empty used block (valid, H4; reclaimed when the heap runs out).
-    for (let attempt = 0; attempt < 4; attempt++) {
-      const outcome = this.invalidateResolve(bid, gen, this.invalidateLock(bid));
-      if (outcome === INVALIDATE_FAILED) return false;
-      if (outcome === INVALIDATE_OWNED) {
-        this.retireBlock(bid, loadWord(this.mem, w + BLOCK_TYPE_WORD));
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /**
-   * @internal Alg. 2 l. 9–12: return block `bid` of type `t`, which this thread has
-   * invalidated, to the free bitmap. Its allocation bitmap stays all ones (free).
-   */
-  retireBlock(bid: number, t: number): void {
-    const heap = this.heap;
-    const w = heap.blockWord(bid);
-    storeWord(this.mem, w + BLOCK_ITER_WORD, 0);
-    heap.active[t]!.clear(bid);
-    heap.allocated[t]!.clear(bid);
-    storeWord(this.mem, w + BLOCK_TYPE_WORD, FREE_TYPE);
-    heap.free.set(bid);
-  }
-
-  /**
-   * @internal Lock an empty block against reservations by setting all its bits (Alg. 7);
-   * true if this thread now owns the (empty) block and must free it (retireBlock). `gen`
-   * is the generation in which the caller emptied it (D2).
-   */
-  invalidate(bid: number, gen: number): boolean {
-    for (let attempt = 1; ; attempt++) {
-      const outcome = this.invalidateResolve(bid, gen, this.invalidateLock(bid));
-      if (outcome !== INVALIDATE_RETRY) return outcome === INVALIDATE_OWNED;
-      retryPause(attempt, `invalidate(block ${bid})`);
-    }
-  }
-
-  /** @internal Alg. 7 l. 1: set every bit of the allocation bitmap; returns the bitmap before. */
-  invalidateLock(bid: number): number {
-    return orWord(this.mem, this.heap.blockWord(bid) + BLOCK_ALLOC_WORD, ALL_ONES);
-  }
-
-  /**
-   * @internal Alg. 7 l. 2–13, given `before` from invalidateLock: INVALIDATE_OWNED (this
-   * thread owns the empty block), INVALIDATE_FAILED (not ours; our bits are rolled back)
-   * or INVALIDATE_RETRY (rolled back, and empty again in our generation: lock again).
-   */
-  invalidateResolve(bid: number, gen: number, before: number): number {
-    const mem = this.mem;
-    const w = this.heap.blockWord(bid);
-    // All bits were set already: another thread holds or filled the block.
-    if (before === ALL_ONES) return INVALIDATE_FAILED;
-    // We hold at least one bit, so the block cannot be freed: its type is stable.
-    const t = loadWord(mem, w + BLOCK_TYPE_WORD);
-    const sameGeneration = loadWord(mem, w + BLOCK_GEN_WORD) === gen;
-    if (before === this.heap.highMask[t] && sameGeneration) return INVALIDATE_OWNED;
-    // Not ours to delete (objects were allocated again, or the block was recycled):
-    // give back exactly the bits we set.
-    const beforeRollback = andWord(mem, w + BLOCK_ALLOC_WORD, before);
-    // A release ran while we held all bits; it saw a "full" block and will set the
-    // active bit, which is already set: clear it so that its set can complete.
-    if (beforeRollback !== ALL_ONES) this.heap.active[t]!.clear(bid);
-    // Empty again in our generation and nobody else saw it empty: retry (Alg. 7 l. 10).
-    if ((beforeRollback & before) !== this.heap.highMask[t] || !sameGeneration) return INVALIDATE_FAILED;
-    return INVALIDATE_RETRY;
   }
 
   /** Live objects of concrete type `t` (a scan of its blocks; exact when quiescent). */
@@ -531,7 +310,243 @@ export class Allocator {
     const list = new Uint32Array(heap.numBlocks);
     const n = heap.allocated[t.id]!.indices(list);
     let live = 0;
-    for (let i = 0; i < n; i++) live += popc(loadWord(this.mem, heap.blockWord(list[i]!) + BLOCK_ALLOC_WORD) & ~t.highMask);
+    for (let i = 0; i < n; i++) live += popc(Atomics.load(this.i32, heap.blockWord(list[i]!) + BLOCK_ALLOC_WORD) & ~t.highMask);
     return live;
+  }
+
+  /** Flush the kept blocks and give the state back (idempotent); the allocator must not be used afterwards. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    try {
+      this.flushKept();
+    } finally {
+      this.x.releaseState(this.state);
+    }
+  }
+
+  // ---------------------------------------------------------------- block steps
+  // The core's atomic building blocks, exported so that test/interleavings.test.ts and
+  // test/kept-blocks.test.ts can run them one at a time in a chosen order (forced
+  // interleavings on one thread); production code calls allocate/release.
+
+  /** @internal Take a free block for type `t` (Alg. 1 l. 4–7); returns its index. */
+  newBlock(t: TypeLayout): number {
+    this.limits();
+    const b = this.x.newBlock(this.state, t.id);
+    if (b < 0) this.fail();
+    return b;
+  }
+
+  /** @internal initialize_block (Alg. 1 l. 5–7) of block `bid`, whose free bit the caller has just cleared. */
+  initializeBlock(bid: number, t: TypeLayout): void {
+    this.limits();
+    if (this.x.initializeBlock(this.state, bid, t.id) !== 0) this.fail();
+  }
+
+  /** @internal Reserve one slot of block `bid` (Alg. 6); -1 if it is full or invalidated. */
+  reserve(bid: number): number {
+    this.limits();
+    const s = this.x.reserve(this.state, bid);
+    if (s === -2) this.fail();
+    return s;
+  }
+
+  /** @internal Whether the last reserve() filled its block. */
+  get full(): boolean {
+    return this.i32[this.state + S_FULL] !== 0;
+  }
+
+  /** @internal Lock-and-resolve (Alg. 7) until decided: true if this thread owns the emptied block (generation `gen`, D2). */
+  invalidate(bid: number, gen: number): boolean {
+    this.limits();
+    const r = this.x.invalidate(this.state, bid, gen);
+    if (r === -2) this.fail();
+    return r === 1;
+  }
+
+  /** @internal Alg. 7 l. 1: set every bit of the allocation bitmap; returns the bitmap before. */
+  invalidateLock(bid: number): number {
+    return this.x.invalidateLock(this.state, bid) | 0;
+  }
+
+  /** @internal Alg. 7 l. 2–13: INVALIDATE_OWNED, INVALIDATE_FAILED or INVALIDATE_RETRY. */
+  invalidateResolve(bid: number, gen: number, before: number): number {
+    this.limits();
+    const r = this.x.invalidateResolve(this.state, bid, gen, before);
+    if (r === -2) this.fail();
+    return r;
+  }
+
+  /** @internal Alg. 2 l. 9–12: return block `bid` of type `t`, which this thread has invalidated, to `free`. */
+  retireBlock(bid: number, t: number): void {
+    this.limits();
+    if (this.x.retireBlock(this.state, bid, t) !== 0) this.fail();
+  }
+
+  /** @internal (K1) Open block `bid`, which this thread has invalidated, again in a new generation. */
+  reopenBlock(bid: number): void {
+    this.x.reopenBlock(this.state, bid);
+  }
+
+  /** @internal The slots the core rolled back after a type change (D1) so far: [block, slot] pairs, at most the last 8. */
+  rollbacks(): [number, number][] {
+    const n = this.i32[this.state + S_ROLLBACKS]!;
+    const out: [number, number][] = [];
+    for (let k = Math.max(0, n - ROLLBACK_LOG_WORDS); k < n; k++) {
+      const h = this.i32[this.state + S_ROLLBACK_LOG + (k % ROLLBACK_LOG_WORDS)]! >>> 0;
+      out.push([h >>> SLOT_BITS, h & 31]);
+    }
+    return out;
+  }
+
+  /** @internal How many D1 rollbacks the core made so far. */
+  rollbackCount(): number {
+    return this.i32[this.state + S_ROLLBACKS]!;
+  }
+
+  // ---------------------------------------------------------------- errors
+
+  private fail(): never {
+    throw this.error();
+  }
+
+  /** The typed error of the core's last failure on this state. */
+  private error(): Error {
+    const i32 = this.i32;
+    const st = this.state;
+    const code = i32[st + S_ERROR]!;
+    const a = i32[st + S_ERROR_A]! >>> 0;
+    const b = i32[st + S_ERROR_B]! >>> 0;
+    const c = i32[st + S_ERROR_C]! >>> 0;
+    const heap = this.heap;
+    const types = heap.table.types;
+    switch (code) {
+      case ALLOC_ERR_EXHAUSTED:
+        return new HeapExhaustedError(types[a]?.name ?? `type ${a}`, heap.plan.heapBytes, heap.numBlocks - 1);
+      case ALLOC_ERR_FORGED_BLOCK:
+        return new InvalidHandleError(a * 32 + b, 'forged', `block ${a} is not a block of this heap (1 … ${heap.numBlocks - 1})`);
+      case ALLOC_ERR_FORGED_SLOT:
+        return new InvalidHandleError(a * 32 + b, 'forged', `slot ${b} does not exist in block ${a} (${c} slots)`);
+      case ALLOC_ERR_FREE_BLOCK:
+        return new InvalidHandleError(a * 32 + b, 'free-block', `block ${a} holds no objects; the object was already deleted`);
+      case ALLOC_ERR_DELETED:
+        return new InvalidHandleError(a * 32 + b, 'deleted', `slot ${b} of block ${a} is not allocated (deleted twice?)`);
+      case ALLOC_ERR_CORRUPT:
+        return new HeapCorruptionError([
+          `block ${a}: its header names type ${c | 0} (not a type of this heap) or its allocation bitmap lost reserved slots (${b})`,
+        ]);
+      case ALLOC_ERR_BAD_TYPE:
+        return new UsageError(`allocate: type id ${a} is not a concrete type of this heap`);
+      case ALLOC_ERR_CONTENTION:
+        return new ContentionError(
+          `${this.operation(a, b, c)}: gave up after ${this.max} attempts. Another thread may have died in the ` +
+            `middle of a heap operation, or the heap's control words were overwritten; ` +
+            `run validateHeap() to see which invariant is broken.`,
+        );
+      default:
+        return new HeapCorruptionError([`the allocator core failed with unknown code ${code}`]);
+    }
+  }
+
+  /** The operation a ContentionError names (ALLOC_OP_* with its arguments). */
+  private operation(op: number, a: number, b: number): string {
+    const types = this.heap.table.types;
+    const bitmap = (id: number): string =>
+      id === 0 ? 'free' : `${id % 2 === 1 ? 'allocated' : 'active'}[${types[(id - 1) >> 1]?.name ?? '?'}]`;
+    switch (op) {
+      case ALLOC_OP_ALLOCATE:
+        return `allocate(${types[a]?.name ?? a})`;
+      case ALLOC_OP_ALLOCATE_MANY:
+        return `allocateMany(${types[a]?.name ?? a})`;
+      case ALLOC_OP_RESERVE:
+        return `reserve(block ${a})`;
+      case ALLOC_OP_RESERVE_MANY:
+        return `reserveMany(block ${a})`;
+      case ALLOC_OP_INVALIDATE:
+        return `invalidate(block ${a})`;
+      case ALLOC_OP_BITMAP_SET:
+        return `${bitmap(a)}.set(${b & 0x7ffffff}) at level ${b >>> 27}`;
+      case ALLOC_OP_BITMAP_CLEAR:
+        return `${bitmap(a)}.clear(${b & 0x7ffffff}) at level ${b >>> 27}`;
+      case ALLOC_OP_FIND_AND_CLEAR:
+        return `${bitmap(a)}.findAndClear`;
+      default:
+        return `operation ${op}`;
+    }
+  }
+}
+
+/**
+ * The bitmap operations of the allocator core (wasm/src/alloc/bitmap.rs, Alg. 3–4) on any
+ * HierarchicalBitmap in the module's memory: for tests and host code that must change a
+ * bitmap (runtime/bitmap.ts itself only reads). Always atomic; retry limits from
+ * retryLimits; a loop that runs out throws ContentionError naming the bitmap, position and level.
+ */
+export class WasmBitmaps {
+  private readonly f: Record<string, F>;
+
+  constructor(wasm: WasmInstance) {
+    this.f = {};
+    for (const name of ['set', 'clear', 'try_set', 'try_clear', 'try_find_set', 'scan_find_set', 'find_and_clear', 'fill', 'reset']) {
+      const fn = wasm.fn(`smmo_bitmap_${name}`);
+      if (fn === undefined) throw new UsageError(`the WebAssembly module ${wasm.file} has no export smmo_bitmap_${name}`);
+      this.f[name] = fn;
+    }
+  }
+
+  private check(bm: HierarchicalBitmap, pos: number, what: string, r: number): number {
+    if (r < 0) {
+      throw new ContentionError(
+        `${bm.name}.${what}(${pos}) at level ${-1 - r}: gave up after ${retryLimits.maxAttempts} attempts. Another thread may have ` +
+          `died in the middle of a heap operation, or the heap's control words were overwritten.`,
+      );
+    }
+    return r;
+  }
+
+  /** Set the bit, changing it from 0 to 1: waits (bounded) while it is already 1. */
+  set(bm: HierarchicalBitmap, pos: number): void {
+    this.check(bm, pos, 'set', this.f['set']!(bm.base, bm.bits, pos, retryLimits.spinAttempts, retryLimits.maxAttempts));
+  }
+  /** Clear the bit, changing it from 1 to 0: waits (bounded) while it is already 0 (Alg. 3). */
+  clear(bm: HierarchicalBitmap, pos: number): void {
+    this.check(bm, pos, 'clear', this.f['clear']!(bm.base, bm.bits, pos, retryLimits.spinAttempts, retryLimits.maxAttempts));
+  }
+  /** Set the bit if it is 0; returns whether this call changed it. */
+  trySet(bm: HierarchicalBitmap, pos: number): boolean {
+    return (
+      this.check(bm, pos, 'trySet', this.f['try_set']!(bm.base, bm.bits, pos, retryLimits.spinAttempts, retryLimits.maxAttempts)) === 1
+    );
+  }
+  /** Clear the bit if it is 1; returns whether this call changed it. */
+  tryClear(bm: HierarchicalBitmap, pos: number): boolean {
+    return (
+      this.check(bm, pos, 'tryClear', this.f['try_clear']!(bm.base, bm.bits, pos, retryLimits.spinAttempts, retryLimits.maxAttempts)) === 1
+    );
+  }
+  /** Alg. 4: some set bit, or -1 (may fail while bits are set, B3). `rotate` false: the search starts at bit 0. */
+  tryFindSet(bm: HierarchicalBitmap, seed: number, rotate = true): number {
+    return this.f['try_find_set']!(bm.base, bm.bits, seed >>> 0, rotate ? 1 : 0);
+  }
+  /** Some set bit by a scan of level 0, or -1. */
+  scanFindSet(bm: HierarchicalBitmap, seed: number, rotate = true): number {
+    return this.f['scan_find_set']!(bm.base, bm.bits, seed >>> 0, rotate ? 1 : 0);
+  }
+  /** Find a set bit and clear it; -1 only if none is set. */
+  findAndClear(bm: HierarchicalBitmap, seed: number, rotate = true): number {
+    const r = this.f['find_and_clear']!(bm.base, bm.bits, seed >>> 0, rotate ? 1 : 0, retryLimits.spinAttempts, retryLimits.maxAttempts);
+    if (r === -2) {
+      throw new ContentionError(`${bm.name}.findAndClear: gave up after ${retryLimits.maxAttempts} attempts.`);
+    }
+    return r;
+  }
+  /** Set every position (formatting: nothing else may use the bitmap meanwhile). */
+  fill(bm: HierarchicalBitmap): void {
+    this.f['fill']!(bm.base, bm.bits);
+  }
+  /** Clear every word of every level (formatting). */
+  reset(bm: HierarchicalBitmap): void {
+    this.f['reset']!(bm.base, bm.bits);
   }
 }

@@ -19,11 +19,17 @@
  *  (B3) try-find-set may fail while bits are set (a transient inconsistency); callers
  *       that must not fail spuriously use findAndClear, which falls back to an exact scan.
  *
+ * Every operation that changes or searches a bitmap while threads run (set, clear, trySet,
+ * tryClear, tryFindSet, scanFindSet, findAndClear; Alg. 3–4) is in the allocator core,
+ * wasm/src/alloc/bitmap.rs, the one implementation (runtime/allocator.ts WasmBitmaps binds
+ * it for host code and tests). This file keeps what the host needs between passes, read
+ * only: get, indices (Alg. 5), count, validate.
+ *
  * The containers live in the shared heap (an Int32Array over the WebAssembly memory);
  * this object only holds where they are, so every thread can build its own view.
  */
-import { ffsFrom, popc } from './bits.js';
-import { andWord, loadWord, orWord, retryPause, type Words } from './shared.js';
+import { popc } from './bits.js';
+import { loadWord, type Words } from './shared.js';
 
 /** Where the levels of a bitmap of `bits` positions sit, relative to its first word. */
 export function bitmapLevelWords(bits: number): number[] {
@@ -74,108 +80,7 @@ export class HierarchicalBitmap {
     return (loadWord(this.mem, this.levelBase[0]! + (pos >>> 5)) & (1 << (pos & 31))) !== 0;
   }
 
-  /** Set the bit, changing it from 0 to 1: waits (bounded) while it is already 1. */
-  set(pos: number): void {
-    this.setAt(0, pos);
-  }
-
-  /** Set the bit if it is 0; returns whether this call changed it. */
-  trySet(pos: number): boolean {
-    const mask = 1 << (pos & 31);
-    const prev = orWord(this.mem, this.levelBase[0]! + (pos >>> 5), mask);
-    if ((prev & mask) !== 0) return false; // someone else's bit: nothing changed
-    if (prev === 0 && this.top > 0) this.setAt(1, pos >>> 5); // SET-FIRST: our duty
-    return true;
-  }
-
-  /** Clear the bit, changing it from 1 to 0: waits (bounded) while it is already 0 (Alg. 3). */
-  clear(pos: number): void {
-    this.clearAt(0, pos);
-  }
-
-  /** Clear the bit if it is 1; returns whether this call changed it. */
-  tryClear(pos: number): boolean {
-    return this.tryClearAt(0, pos);
-  }
-
-  private setAt(level: number, pos: number): void {
-    const idx = this.levelBase[level]! + (pos >>> 5);
-    const mask = 1 << (pos & 31);
-    for (let attempt = 1; ; attempt++) {
-      const prev = orWord(this.mem, idx, mask);
-      if ((prev & mask) === 0) {
-        // We changed the bit. If the container was empty, we own the upper bit.
-        if (prev === 0 && level < this.top) this.setAt(level + 1, pos >>> 5);
-        return;
-      }
-      // Already set: a concurrent clear has not happened yet; wait for it (Alg. 3 l. 6).
-      retryPause(attempt, `${this.name}.set(${pos}) at level ${level}`);
-    }
-  }
-
-  private clearAt(level: number, pos: number): void {
-    for (let attempt = 1; ; attempt++) {
-      if (this.tryClearAt(level, pos)) return;
-      // Already clear: a concurrent set has not happened yet; wait for it.
-      retryPause(attempt, `${this.name}.clear(${pos}) at level ${level}`);
-    }
-  }
-
-  private tryClearAt(level: number, pos: number): boolean {
-    const mask = 1 << (pos & 31);
-    const prev = andWord(this.mem, this.levelBase[level]! + (pos >>> 5), ~mask);
-    if ((prev & mask) === 0) return false;
-    // CLEAR-LAST: this atomic emptied the container, so we clear the upper bit.
-    if (prev === mask && level < this.top) this.clearAt(level + 1, pos >>> 5);
-    return true;
-  }
-
-  // ---------------------------------------------------------------- searching
-
-  /**
-   * Position of some set bit, or -1 (Alg. 4). Top-down; at each level the search
-   * starts at a bit chosen by `seed` (bitmap rotation, §4.2) so that threads with
-   * different seeds tend to pick different bits. May return -1 while bits are set (B3).
-   */
-  tryFindSet(seed: number): number {
-    let pos = 0;
-    for (let level = this.top; level >= 0; level--) {
-      const word = loadWord(this.mem, this.levelBase[level]! + pos);
-      const bit = ffsFrom(word, (seed >>> (level * 5)) + level);
-      if (bit < 0) return -1;
-      pos = pos * 32 + bit;
-    }
-    return pos;
-  }
-
-  /** Position of some set bit by a scan of level 0 (exact when nothing is in flight), or -1. */
-  scanFindSet(seed: number): number {
-    const base = this.levelBase[0]!;
-    const n = this.levelWords[0]!;
-    const start = n > 0 ? (seed >>> 0) % n : 0;
-    for (let k = 0; k < n; k++) {
-      const c = (start + k) % n;
-      const word = loadWord(this.mem, base + c);
-      if (word !== 0) return c * 32 + ffsFrom(word, seed);
-    }
-    return -1;
-  }
-
-  /**
-   * Find a set bit, clear it atomically and return its position; -1 only if a full
-   * scan found no set bit. ("clear()" of §4.1.)
-   */
-  findAndClear(seed: number): number {
-    for (let attempt = 1; ; attempt++) {
-      let pos = this.tryFindSet(seed + attempt);
-      // The hierarchy may be transiently inconsistent (B3): confirm "empty" by a scan.
-      if (pos < 0) pos = this.scanFindSet(seed + attempt);
-      if (pos < 0) return -1;
-      if (this.tryClear(pos)) return pos;
-      // Another thread cleared that bit first: pick again.
-      retryPause(attempt, `${this.name}.findAndClear`);
-    }
-  }
+  // ---------------------------------------------------------------- enumeration (between passes)
 
   /**
    * Write the positions of all set bits into `out` (from index 0) and return their
@@ -219,28 +124,7 @@ export class HierarchicalBitmap {
     return n;
   }
 
-  // ---------------------------------------------------------------- maintenance
-
-  /** Set every position 0…bits-1 (levels built consistently). Not thread-safe. */
-  fill(): void {
-    this.reset();
-    let n = this.bits;
-    for (let level = 0; level <= this.top; level++) {
-      const base = this.levelBase[level]!;
-      const full = n >>> 5;
-      for (let c = 0; c < full; c++) this.mem[base + c] = -1;
-      if ((n & 31) !== 0) this.mem[base + full] = (1 << (n & 31)) - 1;
-      n = Math.ceil(n / 32);
-    }
-  }
-
-  /** Clear every word of every level. Not thread-safe. */
-  reset(): void {
-    for (let level = 0; level <= this.top; level++) {
-      const base = this.levelBase[level]!;
-      this.mem.fill(0, base, base + this.levelWords[level]!);
-    }
-  }
+  // ---------------------------------------------------------------- validation
 
   /** Check (B1) and (B2); append a line per broken invariant to `problems`. Quiescent only. */
   validate(problems: string[]): void {

@@ -1,38 +1,92 @@
 /**
  * The heap: one shared WebAssembly.Memory laid out by layout.ts, its typed-array
- * views, its block-state bitmaps, and validateHeap().
+ * views, its block-state bitmaps (read-only views), the thread's instance of the
+ * WebAssembly module (the allocator core and the kernels), and validateHeap().
  *
  * A Heap object is a per-thread *view*: the main thread creates the memory
  * (`Heap.create`), workers attach to the same memory (`Heap.attach`) and build views
- * of their own. No JavaScript object is shared; only bytes are.
+ * of their own, each with its own module instance and thread slot (runtime/wasm.ts W2).
+ * No JavaScript object is shared; only bytes are.
  */
-import { HierarchicalBitmap } from './bitmap.js';
+import { bitmapLevelWords, HierarchicalBitmap } from './bitmap.js';
 import { popc } from './bits.js';
 import { HeapCorruptionError, UsageError } from './errors.js';
 import {
   ALL_ONES,
+  ALLOC_FLAG_ATOMIC,
+  ALLOC_FLAG_BITMAP_ALLOC,
+  ALLOC_FLAG_COALESCING,
+  ALLOC_FLAG_ROTATION,
+  allocatorStates,
   BLOCK_ALLOC_WORD,
-  BLOCK_GEN_WORD,
   BLOCK_ITER_WORD,
   BLOCK_TYPE_WORD,
+  FREE_TYPE,
   HEADER_OFFSET,
+  H_ALLOC_FLAGS,
+  H_BITMAP_LEVELS,
   H_BLOCKS_OFFSET,
   H_BLOCK_BYTES,
   H_BLOCK_LIST_OFFSET,
+  H_FREE_BITMAP_WORD,
   H_HEAP_BYTES,
+  H_KEEP_BLOCKS,
+  H_LEVEL0_WORDS,
+  H_LEVEL_OFFSETS,
   H_MAGIC,
   H_NUM_BLOCKS,
+  H_NUM_STATES,
   H_NUM_TYPES,
+  H_STATE_WORD,
+  H_STATE_WORDS,
+  H_TYPE_TABLE_WORD,
   H_VERSION,
   LAYOUT_VERSION,
   MAGIC,
+  MAX_BITMAP_LEVELS,
   planHeap,
+  T_ACTIVE_WORD,
+  T_ALLOCATED_WORD,
+  T_GEN_OFFSET,
+  T_HIGH_MASK,
+  T_SLOTS,
+  TYPE_WORDS,
   type HeapPlan,
   type TypeTable,
 } from './layout.js';
+import { loadWasmModule, WasmInstance, wasmFile, type WasmOptions } from './wasm.js';
 
-/** Type id stored in the header of a free block. */
-export const FREE_TYPE = -1;
+export { FREE_TYPE };
+
+/** How Heap.create lays out and formats a heap. */
+export interface HeapOptions {
+  /**
+   * Threads that will use the heap (default 1). One thread: the allocator core uses plain
+   * loads and stores; more: sequentially consistent atomics (wasm/src/alloc/mem.rs M1).
+   * Also sets how many allocator states are planned (layout.ts allocatorStates).
+   */
+  threads?: number;
+  /** Override the memory-operation choice of `threads` (tests run the atomic path on one thread). */
+  atomic?: boolean;
+  /** Allocator states to plan (default allocatorStates(threads)). */
+  states?: number;
+  /** Emptied blocks each thread keeps per type (default DEFAULT_KEEP_BLOCKS; forced 0 for BitmapAlloc). */
+  keepBlocks?: number;
+  /** Bitmap rotation (§4.2); false is the NoShift variant. Default true. */
+  rotation?: boolean;
+  /** Per-warp request coalescing (§4.2); false is the NoCoal variant. Default true (false for BitmapAlloc). */
+  coalescing?: boolean;
+  /** Which build of the module, and where it is. */
+  wasm?: WasmOptions;
+}
+
+/** The allocator variant a heap was formatted for (its header flags). */
+export interface AllocatorFlags {
+  atomic: boolean;
+  rotation: boolean;
+  coalescing: boolean;
+  bitmapAlloc: boolean;
+}
 
 export class Heap {
   readonly buffer: SharedArrayBuffer;
@@ -58,11 +112,14 @@ export class Heap {
   readonly slots: Int32Array;
   /** Byte offset of the generation array in a block, by type id (0: none; layout.ts genOffset). */
   readonly genOffset: Int32Array;
+  /** This thread's instance of the module (allocator core, kernels) and its thread slot. */
+  readonly wasm: WasmInstance;
 
   private constructor(
     readonly memory: WebAssembly.Memory,
     readonly table: TypeTable,
     readonly plan: HeapPlan,
+    wasm: WasmOptions,
   ) {
     this.buffer = memory.buffer as unknown as SharedArrayBuffer;
     const b = this.buffer;
@@ -88,11 +145,16 @@ export class Heap {
     this.highMask = Int32Array.from(table.types, (t) => t.highMask);
     this.slots = Int32Array.from(table.types, (t) => t.slots);
     this.genOffset = Int32Array.from(table.types, (t) => t.genOffset);
+    this.wasm = WasmInstance.create(loadWasmModule(wasm), memory, wasmFile(wasm));
   }
 
   /** Allocate and initialise a heap of `heapBytes` for these types (all blocks free). */
-  static create(table: TypeTable, heapBytes: number): Heap {
-    const plan = planHeap(heapBytes, table);
+  static create(table: TypeTable, heapBytes: number, options: HeapOptions = {}): Heap {
+    const threads = options.threads ?? 1;
+    const plan = planHeap(heapBytes, table, {
+      states: options.states ?? allocatorStates(threads),
+      ...(options.keepBlocks !== undefined ? { keepBlocks: options.keepBlocks } : {}),
+    });
     const pages = Math.ceil(heapBytes / 65536);
     let memory: WebAssembly.Memory;
     try {
@@ -102,47 +164,103 @@ export class Heap {
         cause: e,
       });
     }
-    const heap = new Heap(memory, table, plan);
-    heap.format();
+    let heap: Heap;
+    try {
+      heap = new Heap(memory, table, plan, options.wasm ?? {});
+    } catch (e) {
+      throw e instanceof UsageError ? new UsageError(`every runtime needs the allocator core: ${e.message}`, { cause: e }) : e;
+    }
+    const bitmapAlloc = table.bitmapAlloc;
+    if (bitmapAlloc && options.coalescing === true)
+      throw new UsageError('the BitmapAlloc variant has no blocks of several objects: coalescing must be off');
+    heap.format({
+      atomic: options.atomic ?? threads > 1,
+      rotation: options.rotation ?? true,
+      coalescing: !bitmapAlloc && (options.coalescing ?? true),
+      bitmapAlloc,
+    });
     return heap;
   }
 
-  /** View an existing heap (a worker's side). */
-  static attach(memory: WebAssembly.Memory, table: TypeTable, heapBytes: number): Heap {
-    const heap = new Heap(memory, table, planHeap(heapBytes, table));
+  /** View an existing heap (a worker's side), with this thread's instance of the module. */
+  static attach(memory: WebAssembly.Memory, table: TypeTable, heapBytes: number, wasm: WasmOptions = {}): Heap {
+    const i32 = new Int32Array(memory.buffer as unknown as SharedArrayBuffer);
     const h = HEADER_OFFSET >> 2;
-    if (heap.i32[h + H_MAGIC] !== MAGIC || heap.i32[h + H_VERSION] !== LAYOUT_VERSION) {
+    if (i32[h + H_MAGIC] !== MAGIC || i32[h + H_VERSION] !== LAYOUT_VERSION) {
       throw new UsageError('attach: memory is not an smmo heap of this layout version');
     }
-    if (heap.i32[h + H_NUM_BLOCKS] !== heap.numBlocks || heap.i32[h + H_BLOCK_BYTES] !== heap.plan.blockBytes) {
+    const plan = planHeap(heapBytes, table, { states: i32[h + H_NUM_STATES]!, keepBlocks: i32[h + H_KEEP_BLOCKS]! });
+    if (
+      i32[h + H_NUM_BLOCKS] !== plan.numBlocks ||
+      i32[h + H_BLOCK_BYTES] !== plan.blockBytes ||
+      i32[h + H_STATE_WORD] !== plan.stateWord
+    ) {
       throw new UsageError('attach: the heap was laid out for other classes (block size or count differ)');
     }
-    return heap;
+    return new Heap(memory, table, plan, wasm);
   }
 
-  /** Write the header, mark every block free (block 0 stays reserved for null). */
-  private format(): void {
+  /** The allocator variant this heap was formatted for. */
+  get flags(): AllocatorFlags {
+    const f = this.i32[(HEADER_OFFSET >> 2) + H_ALLOC_FLAGS]!;
+    return {
+      atomic: (f & ALLOC_FLAG_ATOMIC) !== 0,
+      rotation: (f & ALLOC_FLAG_ROTATION) !== 0,
+      coalescing: (f & ALLOC_FLAG_COALESCING) !== 0,
+      bitmapAlloc: (f & ALLOC_FLAG_BITMAP_ALLOC) !== 0,
+    };
+  }
+
+  /** Give this thread's module instance (its thread slot) back. The view must not be used afterwards. */
+  dispose(): void {
+    this.wasm.dispose();
+  }
+
+  /**
+   * Write the header (the allocator descriptor included) and the type table, then let the
+   * allocator core mark every block free (block 0 stays reserved for null).
+   */
+  private format(flags: AllocatorFlags): void {
     const h = HEADER_OFFSET >> 2;
     const p = this.plan;
-    this.i32[h + H_MAGIC] = MAGIC;
-    this.i32[h + H_VERSION] = LAYOUT_VERSION;
+    const i32 = this.i32;
+    i32[h + H_MAGIC] = MAGIC;
+    i32[h + H_VERSION] = LAYOUT_VERSION;
     this.u32[h + H_HEAP_BYTES] = p.heapBytes;
-    this.i32[h + H_BLOCK_BYTES] = p.blockBytes;
-    this.i32[h + H_NUM_BLOCKS] = p.numBlocks;
-    this.i32[h + H_NUM_TYPES] = this.table.types.length;
+    i32[h + H_BLOCK_BYTES] = p.blockBytes;
+    i32[h + H_NUM_BLOCKS] = p.numBlocks;
+    i32[h + H_NUM_TYPES] = this.table.types.length;
     this.u32[h + H_BLOCKS_OFFSET] = p.blocksOffset;
     this.u32[h + H_BLOCK_LIST_OFFSET] = p.blockListOffset;
-    for (let b = 0; b < this.numBlocks; b++) {
-      const w = this.blockWord(b);
-      this.i32[w + BLOCK_ALLOC_WORD] = ALL_ONES;
-      this.i32[w + BLOCK_ITER_WORD] = 0;
-      this.i32[w + BLOCK_TYPE_WORD] = FREE_TYPE;
-      this.i32[w + BLOCK_GEN_WORD] = 0;
+    i32[h + H_ALLOC_FLAGS] =
+      (flags.atomic ? ALLOC_FLAG_ATOMIC : 0) |
+      (flags.rotation ? ALLOC_FLAG_ROTATION : 0) |
+      (flags.coalescing ? ALLOC_FLAG_COALESCING : 0) |
+      (flags.bitmapAlloc ? ALLOC_FLAG_BITMAP_ALLOC : 0);
+    i32[h + H_KEEP_BLOCKS] = p.keepBlocks;
+    i32[h + H_FREE_BITMAP_WORD] = p.freeBitmapWord;
+    i32[h + H_TYPE_TABLE_WORD] = p.typeTableWord;
+    i32[h + H_STATE_WORD] = p.stateWord;
+    i32[h + H_STATE_WORDS] = p.stateWords;
+    i32[h + H_NUM_STATES] = p.states;
+    const levels = bitmapLevelWords(p.numBlocks);
+    if (levels.length > MAX_BITMAP_LEVELS)
+      throw new UsageError(`a heap of ${p.numBlocks} blocks needs more than ${MAX_BITMAP_LEVELS} bitmap levels`);
+    i32[h + H_BITMAP_LEVELS] = levels.length;
+    for (let l = 0, at = 0; l < MAX_BITMAP_LEVELS; l++) {
+      i32[h + H_LEVEL_OFFSETS + l] = l < levels.length ? at : 0;
+      if (l < levels.length) at += levels[l]!;
     }
-    this.free.fill();
-    this.free.tryClear(0); // block 0 is never handed out: handle 0 means null
-    for (const bm of this.allocated) bm?.reset();
-    for (const bm of this.active) bm?.reset();
+    i32[h + H_LEVEL0_WORDS] = levels[0]!;
+    for (const t of this.table.types) {
+      const w = p.typeTableWord + t.id * TYPE_WORDS;
+      i32[w + T_ALLOCATED_WORD] = t.abstract ? 0 : p.allocatedBitmapWord[t.id]!;
+      i32[w + T_ACTIVE_WORD] = t.abstract ? 0 : p.activeBitmapWord[t.id]!;
+      i32[w + T_HIGH_MASK] = t.abstract ? ALL_ONES : t.highMask;
+      i32[w + T_SLOTS] = t.abstract ? 0 : t.slots;
+      i32[w + T_GEN_OFFSET] = t.genOffset;
+    }
+    (this.wasm.exports['smmo_heap_format'] as () => void)();
   }
 
   /** Word index of block `b`'s header. */

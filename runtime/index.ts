@@ -1,6 +1,15 @@
 /** smmo: a CPU runtime for Single-Method Multiple-Objects programs (DynaSOAr for Node.js). */
 export { createRuntime, DEFAULT_INLINE_BLOCKS, DEFAULT_INLINE_MICROS, MAX_THREADS, parseSize, Runtime } from './runtime.js';
-export type { CompiledMethodStats, HeapStats, MethodArgs, MethodName, RuntimeOptions, RuntimeStats, TypeStats } from './runtime.js';
+export type {
+  AllocatorOptions,
+  CompiledMethodStats,
+  HeapStats,
+  MethodArgs,
+  MethodName,
+  RuntimeOptions,
+  RuntimeStats,
+  TypeStats,
+} from './runtime.js';
 export { array, bool, f32, f64, i16, i32, i8, object, ref, SmmoObject, u16, u32, u8 } from './schema.js';
 export type { FieldType, InlineArray, Schema, SchemaOptions, SmmoClass } from './schema.js';
 export type { Init, SmmoContext } from './context.js';

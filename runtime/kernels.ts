@@ -51,8 +51,8 @@ import { UsageError } from './errors.js';
 import type { TypeLayout } from './layout.js';
 import { SmmoObject, type ScalarKind, type SmmoClass } from './schema.js';
 import type { ThreadContext } from './thread.js';
-import { loadWasmModule, WasmInstance, wasmFile, type WasmOptions } from './wasm.js';
 import { checkBackend, ownKernels, type Backend, type KernelSpec } from './kernel-spec.js';
+import type { WasmInstance } from './wasm.js';
 
 export { BACKENDS, checkBackend, KERNELS, ownKernels } from './kernel-spec.js';
 export type { Backend, KernelDeclaration, KernelParam, KernelSpec } from './kernel-spec.js';
@@ -243,16 +243,6 @@ export class KernelDispatch {
       );
     return new BoundKernel(this.ctx, this.wasm, fn, label, t, spec);
   }
-
-  /** This thread's WASM kernel thread slot (runtime/wasm.ts W2), or -1 without the wasm backend. */
-  get wasmSlot(): number {
-    return this.wasm?.slot ?? -1;
-  }
-
-  /** Give the thread's wasm slot back. */
-  dispose(): void {
-    this.wasm?.dispose();
-  }
 }
 
 /** The kernel spec for `method` on concrete type `t` (K2), or null. */
@@ -268,17 +258,16 @@ function findSpec(t: TypeLayout, method: string): KernelSpec | null {
 
 /**
  * Give `ctx` the dispatch for `backend` (the Runtime calls this for its thread, a worker for
- * its own; the options are plain data). For 'wasm' this compiles the module once per realm
- * and instantiates it on the heap's memory with a thread slot of its own.
+ * its own). For 'wasm' the kernels run in the thread's instance of the module, the one its
+ * heap view made for the allocator core (Heap.wasm: one instance and thread slot per thread).
  */
-export function configureBackend(ctx: ThreadContext, backend: unknown, wasm: WasmOptions = {}): Backend {
+export function configureBackend(ctx: ThreadContext, backend: unknown): Backend {
   const b = checkBackend(backend);
   if (b === 'ts' || b === 'webgpu') {
     // 'webgpu': the passes that stay on the CPU (no WGSL kernel) run the TypeScript methods.
     ctx.kernels = new KernelDispatch(ctx, 'ts');
   } else {
-    const module = loadWasmModule(wasm);
-    ctx.kernels = new KernelDispatch(ctx, 'wasm', WasmInstance.create(module, ctx.heap.memory, wasmFile(wasm)));
+    ctx.kernels = new KernelDispatch(ctx, 'wasm', ctx.heap.wasm);
   }
   return b;
 }

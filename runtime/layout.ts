@@ -1,16 +1,39 @@
 /**
  * The heap layout: the single source of truth for every byte offset.
- * TypeScript reads these constants directly; the Rust kernels and WGSL shaders get the
- * block-header constants from `layoutConstants()` (generated or checked by tests), and
- * the per-class field offsets as arguments, computed here.
+ * TypeScript reads these constants directly; the Rust side (the allocator core and the
+ * kernels) and the WGSL shaders get them from `layoutConstants()` (wasm/src/layout.rs is
+ * generated from it, and a test checks it), and the per-class field offsets as arguments,
+ * computed here.
  *
  * Heap (one shared WebAssembly.Memory; paper §3):
  *
- *   0            RESERVED_BYTES   HEADER     bitmaps            BLOCK_LIST     blocksOffset
- *   ┌────────────┬────────────────┬──────────────────────────┬──────────────┬──────────────────────────┐
- *   │ WASM static│ heap header    │ free, allocated[t],      │ block list R │ block 0 (reserved: null) │
- *   │ data, stack│ HEADER_WORDS×u32│ active[t] (hierarchical) │ numBlocks×u32│ block 1 … block M-1      │
- *   └────────────┴────────────────┴──────────────────────────┴──────────────┴──────────────────────────┘
+ *   0            RESERVED_BYTES   HEADER     bitmaps            types   states   BLOCK_LIST     blocksOffset
+ *   ┌────────────┬────────────────┬──────────────────────────┬───────┬────────┬──────────────┬──────────────────────────┐
+ *   │ WASM static│ heap header    │ free, allocated[t],      │ type  │ alloc. │ block list R │ block 0 (reserved: null) │
+ *   │ data, stack│ HEADER_WORDS×u32│ active[t] (hierarchical) │ table │ states │ numBlocks×u32│ block 1 … block M-1      │
+ *   └────────────┴────────────────┴──────────────────────────┴───────┴────────┴──────────────┴──────────────────────────┘
+ *
+ * Header words (u32, from HEADER_OFFSET): H_MAGIC … H_BLOCK_LIST_OFFSET describe the heap;
+ * H_ALLOC_FLAGS … H_STATE_CLAIM are the allocator descriptor the Rust core reads (flags:
+ * atomic, rotation, coalescing, BitmapAlloc; kept blocks per type; where the free bitmap,
+ * the type table and the states are; the level structure of every block bitmap, all of
+ * which have numBlocks bits; the claim bitmap of the states). Written once by
+ * Heap.create, read-only afterwards (but the claim words).
+ *
+ * Type table: TYPE_WORDS u32 per type id (T_*): word indices of allocated[t] and active[t],
+ * highMask, slots (0 for an abstract type), and the byte offset within a block of the
+ * type's per-slot generation array (T_GEN_OFFSET; 0: none, see TypeLayout.genOffset).
+ *
+ * Allocator states: one per thread that allocates (a ThreadContext, or an Allocator of the
+ * tests), claimed through the header's claim bitmap and given back by dispose()/close().
+ * A state is S_TYPES words of scalars (S_*: rotation seed, K5 flag, warp state, retry
+ * limits, last error, D1 rollback log), TS_WORDS per type (TS_*: hint, kept count, K5
+ * fresh flag, warp cache block and mask), then `keepBlocks` kept-block entries per type,
+ * rounded up to a 64-byte line so that no two threads' states share one. The host writes
+ * S_SEED, S_SPIN, S_MAX_ATTEMPTS, and the warp words: S_WARP and S_LANES_LEFT at a warp's
+ * begin, S_LANES_LEFT before each lane, both back to 0 at its end when no warp cache holds
+ * slots (S_CACHED = 0; else it calls the core's warp end); the Rust core writes everything
+ * else. How many states: allocatorStates(threads).
  *
  * Block (blockBytes, a multiple of 16; all blocks the same size):
  *
@@ -37,6 +60,11 @@
  * (e.g. {u8} sets 32 data bytes; {f32, u8} then gets 4 slots, not ⌊32/5⌋ = 6; see
  * test/schema.test.ts).
  *
+ * The BitmapAlloc variant (planTypes with bitmapAlloc; the paper's §7 baseline) lays out
+ * every type with one slot per block and every block the size of the largest class: the
+ * fields of the one object follow each other at their natural alignment (no SOA arrays),
+ * so each block is one fixed-size chunk, found through the same hierarchical bitmaps.
+ *
  * Handles: block index × 32 + slot, a u32; block 0 is never allocated, so handle 0 is
  * null. The type comes from the block header.
  */
@@ -47,7 +75,7 @@ import { KIND_BYTES, SmmoObject, ownSchema, type ScalarKind, type SmmoClass } fr
 // ------------------------------------------------------------------ constants
 
 /** Layout version written to the header; bump on any change below. */
-export const LAYOUT_VERSION = 1;
+export const LAYOUT_VERSION = 2;
 export const MAGIC = 0x4f4d4d53; // "SMMO" little-endian
 /** Bytes at the start of memory left to the WebAssembly module (static data and stack). */
 export const RESERVED_BYTES = 1 << 20;
@@ -63,8 +91,83 @@ export const H_NUM_BLOCKS = 4;
 export const H_NUM_TYPES = 5;
 export const H_BLOCKS_OFFSET = 6;
 export const H_BLOCK_LIST_OFFSET = 7;
-/** First of the do-all control words (used by the worker protocol). */
-export const H_CONTROL = 16;
+
+/** Allocator descriptor (header words, see the top of this file). ALLOC_FLAG_* bits. */
+export const H_ALLOC_FLAGS = 8;
+/** Emptied blocks a thread keeps per type (RuntimeOptions.keepBlocks). */
+export const H_KEEP_BLOCKS = 9;
+/** Word index (absolute) of the free bitmap, of the type table, of state 0. */
+export const H_FREE_BITMAP_WORD = 10;
+export const H_TYPE_TABLE_WORD = 11;
+export const H_STATE_WORD = 12;
+/** Words per state, and states planned. */
+export const H_STATE_WORDS = 13;
+export const H_NUM_STATES = 14;
+/** Levels of a bitmap of numBlocks bits, their word offsets (MAX_BITMAP_LEVELS words) and level 0's words. */
+export const H_BITMAP_LEVELS = 15;
+export const H_LEVEL_OFFSETS = 16;
+export const H_LEVEL0_WORDS = 22;
+/** Claim bitmap of the states: MAX_ALLOC_STATES / 32 words. */
+export const H_STATE_CLAIM = 24;
+
+export const ALLOC_FLAG_ATOMIC = 1;
+export const ALLOC_FLAG_ROTATION = 2;
+export const ALLOC_FLAG_COALESCING = 4;
+export const ALLOC_FLAG_BITMAP_ALLOC = 8;
+/** Levels of a block bitmap at most (2^30 blocks). */
+export const MAX_BITMAP_LEVELS = 6;
+export const MAX_ALLOC_STATES = 128;
+
+/** Type table: words per type and their meaning. */
+export const TYPE_WORDS = 8;
+export const T_ALLOCATED_WORD = 0;
+export const T_ACTIVE_WORD = 1;
+export const T_HIGH_MASK = 2;
+export const T_SLOTS = 3;
+export const T_GEN_OFFSET = 4;
+
+/** Allocator state: scalar words. */
+export const S_SEED = 0;
+export const S_OWN_FIRST = 1;
+export const S_WARP = 2;
+export const S_LANES_LEFT = 3;
+export const S_CACHED = 4;
+export const S_SPIN = 5;
+export const S_MAX_ATTEMPTS = 6;
+export const S_ERROR = 7;
+export const S_ERROR_A = 8;
+export const S_ERROR_B = 9;
+export const S_ERROR_C = 10;
+export const S_FULL = 11;
+export const S_ROLLBACKS = 12;
+export const S_ROLLBACK_LOG = 16;
+export const ROLLBACK_LOG_WORDS = 8;
+/** First per-type word of a state; type t's words are S_TYPES + t * TS_WORDS + TS_*. */
+export const S_TYPES = 24;
+export const TS_HINT = 0;
+export const TS_KEPT = 1;
+export const TS_FRESH = 2;
+export const TS_CACHE_BLOCK = 3;
+export const TS_CACHE_MASK = 4;
+export const TS_WORDS = 5;
+
+/** Error codes of the allocator core (S_ERROR) and the operations a ContentionError names. */
+export const ALLOC_ERR_EXHAUSTED = 1;
+export const ALLOC_ERR_FORGED_BLOCK = 2;
+export const ALLOC_ERR_FORGED_SLOT = 3;
+export const ALLOC_ERR_FREE_BLOCK = 4;
+export const ALLOC_ERR_DELETED = 5;
+export const ALLOC_ERR_CONTENTION = 6;
+export const ALLOC_ERR_CORRUPT = 7;
+export const ALLOC_ERR_BAD_TYPE = 8;
+export const ALLOC_OP_ALLOCATE = 1;
+export const ALLOC_OP_ALLOCATE_MANY = 2;
+export const ALLOC_OP_RESERVE = 3;
+export const ALLOC_OP_RESERVE_MANY = 4;
+export const ALLOC_OP_INVALIDATE = 5;
+export const ALLOC_OP_BITMAP_SET = 6;
+export const ALLOC_OP_BITMAP_CLEAR = 7;
+export const ALLOC_OP_FIND_AND_CLEAR = 8;
 
 /** Block header, in 32-bit words from the block's start. */
 export const BLOCK_ALLOC_WORD = 0;
@@ -81,6 +184,8 @@ export const ARRAY_ALIGN = 16;
 export const NULL_HANDLE = 0;
 /** Allocation bitmap of a free (or invalidated) block. */
 export const ALL_ONES = -1;
+/** Type id stored in the header of a free block. */
+export const FREE_TYPE = -1;
 
 /** The constants the Rust and WGSL sides need, by name. */
 export function layoutConstants(): Record<string, number> {
@@ -96,6 +201,74 @@ export function layoutConstants(): Record<string, number> {
     SLOT_BITS,
     ARRAY_ALIGN,
     NULL_HANDLE,
+    // ALL_ONES and FREE_TYPE as u32 words (the WGSL prelude declares its own u32 ALL_ONES/FREE_TYPE)
+    U32_ALL_ONES: ALL_ONES >>> 0,
+    U32_FREE_TYPE: FREE_TYPE >>> 0,
+    H_NUM_BLOCKS,
+    H_NUM_TYPES,
+    H_BLOCK_BYTES,
+    H_BLOCKS_OFFSET,
+    H_ALLOC_FLAGS,
+    H_KEEP_BLOCKS,
+    H_FREE_BITMAP_WORD,
+    H_TYPE_TABLE_WORD,
+    H_STATE_WORD,
+    H_STATE_WORDS,
+    H_NUM_STATES,
+    H_BITMAP_LEVELS,
+    H_LEVEL_OFFSETS,
+    H_LEVEL0_WORDS,
+    H_STATE_CLAIM,
+    ALLOC_FLAG_ATOMIC,
+    ALLOC_FLAG_ROTATION,
+    ALLOC_FLAG_COALESCING,
+    ALLOC_FLAG_BITMAP_ALLOC,
+    MAX_BITMAP_LEVELS,
+    MAX_ALLOC_STATES,
+    TYPE_WORDS,
+    T_ALLOCATED_WORD,
+    T_ACTIVE_WORD,
+    T_HIGH_MASK,
+    T_SLOTS,
+    T_GEN_OFFSET,
+    S_SEED,
+    S_OWN_FIRST,
+    S_WARP,
+    S_LANES_LEFT,
+    S_CACHED,
+    S_SPIN,
+    S_MAX_ATTEMPTS,
+    S_ERROR,
+    S_ERROR_A,
+    S_ERROR_B,
+    S_ERROR_C,
+    S_FULL,
+    S_ROLLBACKS,
+    S_ROLLBACK_LOG,
+    ROLLBACK_LOG_WORDS,
+    S_TYPES,
+    TS_HINT,
+    TS_KEPT,
+    TS_FRESH,
+    TS_CACHE_BLOCK,
+    TS_CACHE_MASK,
+    TS_WORDS,
+    ALLOC_ERR_EXHAUSTED,
+    ALLOC_ERR_FORGED_BLOCK,
+    ALLOC_ERR_FORGED_SLOT,
+    ALLOC_ERR_FREE_BLOCK,
+    ALLOC_ERR_DELETED,
+    ALLOC_ERR_CONTENTION,
+    ALLOC_ERR_CORRUPT,
+    ALLOC_ERR_BAD_TYPE,
+    ALLOC_OP_ALLOCATE,
+    ALLOC_OP_ALLOCATE_MANY,
+    ALLOC_OP_RESERVE,
+    ALLOC_OP_RESERVE_MANY,
+    ALLOC_OP_INVALIDATE,
+    ALLOC_OP_BITMAP_SET,
+    ALLOC_OP_BITMAP_CLEAR,
+    ALLOC_OP_FIND_AND_CLEAR,
   };
 }
 
@@ -136,7 +309,9 @@ export interface TypeLayout {
   readonly concrete: readonly number[];
   /**
    * Byte offset, within a block of this type, of the hidden per-slot u32 generation array
-   * (checked mode; allocator.ts G1); 0 when the runtime is not checked, and for abstract types.
+   * (checked mode: stale-handle detection); 0 when the runtime is not checked, and for abstract
+   * types. The allocator core increments slot s's entry on every successful release of slot s,
+   * before the slot's bit is cleared (wasm/src/alloc/core.rs).
    */
   readonly genOffset: number;
 }
@@ -220,16 +395,37 @@ function dataBytes(fields: readonly RawField[], n: number, checked: boolean): nu
 export interface TypeTable {
   readonly types: readonly TypeLayout[];
   readonly blockBytes: number;
+  /** Laid out for the BitmapAlloc variant: one slot per block, fields at their natural alignment. */
+  readonly bitmapAlloc: boolean;
   /** Concrete type ids in table order. */
   readonly concreteIds: readonly number[];
   byClass(cls: SmmoClass): TypeLayout | undefined;
 }
 
-/**
- * Compute every class's block layout. `classes` must include every abstract ancestor used.
- * `checked`: give each concrete type the hidden generation array of checked mode.
- */
-export function planTypes(classes: readonly SmmoClass[], options: { checked?: boolean } = {}): TypeTable {
+/** Data-segment bytes of one object with these fields at their natural alignment (BitmapAlloc). */
+function packedBytes(fields: readonly RawField[]): number {
+  let at = BLOCK_DATA_OFFSET;
+  for (const f of fields) {
+    const b = KIND_BYTES[f.kind];
+    at = align(at, b) + Math.max(1, f.length) * b;
+  }
+  return at - BLOCK_DATA_OFFSET;
+}
+
+export interface PlanTypesOptions {
+  /** Checked mode: give each concrete type the hidden generation array (genOffset). */
+  checked?: boolean;
+  /**
+   * The BitmapAlloc variant (the baseline of the paper's §7): every type gets one slot per
+   * block and every block the size of the largest class, its fields one after another at
+   * their natural alignment. Default false: DynaSOAr's SOA blocks.
+   */
+  bitmapAlloc?: boolean;
+}
+
+/** Compute every class's block layout. `classes` must include every abstract ancestor used. */
+export function planTypes(classes: readonly SmmoClass[], options: PlanTypesOptions = {}): TypeTable {
+  const bitmapAlloc = options.bitmapAlloc === true;
   const checked = options.checked === true;
   if (classes.length === 0) throw new UsageError('a runtime needs at least one class');
   const names = new Set<string>();
@@ -260,10 +456,16 @@ export function planTypes(classes: readonly SmmoClass[], options: { checked?: bo
   for (const r of concreteRaw) {
     if (r.fields.length === 0) throw new SchemaError(`${r.cls.name} has no fields; give it at least one field`);
   }
-  // Block size: the smallest concrete type gets MAX_SLOTS slots.
+  // Block size: the smallest concrete type gets MAX_SLOTS slots (BitmapAlloc: the largest
+  // concrete type gets one).
   let dataCapacity = 0;
   let smallest = Infinity;
   for (const r of concreteRaw) {
+    if (bitmapAlloc) {
+      // Checked: the generation word after the fields, 4-byte aligned (≤ 3 bytes of padding).
+      dataCapacity = Math.max(dataCapacity, packedBytes(r.fields) + (checked ? 7 : 0));
+      continue;
+    }
     const perObject = r.fields.reduce((a, f) => a + Math.max(1, f.length) * KIND_BYTES[f.kind], 0);
     if (perObject < smallest) {
       smallest = perObject;
@@ -277,7 +479,8 @@ export function planTypes(classes: readonly SmmoClass[], options: { checked?: bo
   const types: TypeLayout[] = [];
   raw.forEach((r, id) => {
     let slots = 0;
-    if (!r.abstract) {
+    if (!r.abstract && bitmapAlloc) slots = 1;
+    else if (!r.abstract) {
       for (let n = MAX_SLOTS; n >= 1; n--) {
         if (dataBytes(r.fields, n, checked) <= capacity) {
           slots = n;
@@ -297,6 +500,12 @@ export function planTypes(classes: readonly SmmoClass[], options: { checked?: bo
       const arrays = Math.max(1, f.length);
       const offsets: number[] = [];
       for (let k = 0; k < arrays; k++) {
+        if (bitmapAlloc) {
+          at = align(at, elemBytes);
+          offsets.push(at);
+          at += elemBytes;
+          continue;
+        }
         offsets.push(at);
         at += align(layoutN * elemBytes, ARRAY_ALIGN);
       }
@@ -313,8 +522,8 @@ export function planTypes(classes: readonly SmmoClass[], options: { checked?: bo
     });
     let genOffset = 0;
     if (checked && !r.abstract) {
-      genOffset = at;
-      at += align(layoutN * 4, ARRAY_ALIGN);
+      genOffset = bitmapAlloc ? align(at, 4) : at;
+      at = genOffset + (bitmapAlloc ? 4 : align(layoutN * 4, ARRAY_ALIGN));
     }
     const t: TypeLayout = {
       id,
@@ -360,6 +569,7 @@ export function planTypes(classes: readonly SmmoClass[], options: { checked?: bo
   return {
     types,
     blockBytes,
+    bitmapAlloc,
     concreteIds: types.filter((t) => !t.abstract).map((t) => t.id),
     byClass: (cls) => byCls.get(cls),
   };
@@ -379,20 +589,64 @@ export interface HeapPlan {
   /** Word index of allocated[t] / active[t] per type id (-1 for abstract types). */
   readonly allocatedBitmapWord: readonly number[];
   readonly activeBitmapWord: readonly number[];
+  /** Word index of the type table (TYPE_WORDS per type id). */
+  readonly typeTableWord: number;
+  /** Word index of allocator state 0, words per state, and how many states. */
+  readonly stateWord: number;
+  readonly stateWords: number;
+  readonly states: number;
+  /** Emptied blocks each thread keeps per type (the states' kept stacks). */
+  readonly keepBlocks: number;
+}
+
+/** Default of RuntimeOptions.keepBlocks: emptied blocks a thread keeps per type (allocator K1). */
+export const DEFAULT_KEEP_BLOCKS = 32;
+
+/**
+ * Allocator states a heap for `threads` threads plans: one per thread, one spare per
+ * thread for a worker that piscina starts in place of one that died (a dead thread never
+ * gives its state back), and 6 more for other allocators on the same heap (the tests run
+ * several on one thread); at most MAX_ALLOC_STATES. Each costs
+ * stateWordsFor(types, keepBlocks) words (640 bytes for 4 types and 32 kept blocks).
+ */
+export function allocatorStates(threads: number): number {
+  return Math.min(MAX_ALLOC_STATES, 2 * threads + 6);
+}
+
+/** Words of one allocator state: S_TYPES scalars, TS_WORDS and a kept stack per type, whole 64-byte lines. */
+export function stateWordsFor(types: number, keepBlocks: number): number {
+  return align(S_TYPES + types * (TS_WORDS + keepBlocks), 16);
+}
+
+export interface PlanHeapOptions {
+  /** Allocator states (default allocatorStates(1)). */
+  states?: number;
+  /** Kept blocks per type and thread (default DEFAULT_KEEP_BLOCKS; the BitmapAlloc layout keeps none). */
+  keepBlocks?: number;
 }
 
 export const MIN_HEAP_BYTES = RESERVED_BYTES + 64 * 1024;
 export const MAX_HEAP_BYTES = 65536 * 65535; // wasm32 memory limit less one page
 
-/** Place bitmaps, block list and blocks in a heap of `heapBytes`. */
-export function planHeap(heapBytes: number, table: TypeTable): HeapPlan {
+/** Place bitmaps, type table, allocator states, block list and blocks in a heap of `heapBytes`. */
+export function planHeap(heapBytes: number, table: TypeTable, options: PlanHeapOptions = {}): HeapPlan {
   if (!Number.isInteger(heapBytes) || heapBytes < MIN_HEAP_BYTES || heapBytes > MAX_HEAP_BYTES) {
     throw new UsageError(`heap size ${heapBytes} bytes is out of range: use ${MIN_HEAP_BYTES} … ${MAX_HEAP_BYTES} bytes (e.g. 64MB, 1GB)`);
   }
   const nTypes = table.types.length;
   const nConcrete = table.concreteIds.length;
-  const fixed = HEADER_OFFSET + HEADER_WORDS * 4;
-  const overheadFor = (m: number): number => align(fixed + (1 + 2 * nConcrete) * bitmapWords(m) * 4 + m * 4, 64);
+  const keepBlocks = table.bitmapAlloc ? 0 : (options.keepBlocks ?? DEFAULT_KEEP_BLOCKS);
+  const states = options.states ?? allocatorStates(1);
+  if (!Number.isInteger(keepBlocks) || keepBlocks < 0 || keepBlocks > 1024)
+    throw new UsageError(`keepBlocks must be an integer from 0 to 1024, got ${keepBlocks}`);
+  if (!Number.isInteger(states) || states < 1 || states > MAX_ALLOC_STATES)
+    throw new UsageError(`a heap holds 1 … ${MAX_ALLOC_STATES} allocator states, got ${states}`);
+  const stateWords = stateWordsFor(nTypes, keepBlocks);
+  // Word index of state 0 and byte offset of block 0 for m blocks (exact, alignment included).
+  const stateWordFor = (m: number): number =>
+    align((HEADER_OFFSET >> 2) + HEADER_WORDS + (1 + 2 * nConcrete) * bitmapWords(m) + nTypes * TYPE_WORDS, 16);
+  const overheadFor = (m: number): number => align((stateWordFor(m) + states * stateWords) * 4 + m * 4, 64);
+  const fixed = HEADER_OFFSET + HEADER_WORDS * 4 + nTypes * TYPE_WORDS * 4 + states * stateWords * 4;
   let m = Math.floor((heapBytes - fixed) / (table.blockBytes + 4 + (1 + 2 * nConcrete) / 7));
   while (m > 0 && overheadFor(m) + m * table.blockBytes > heapBytes) m--;
   // The estimate over-counts bitmap bytes per block; take every block that still fits
@@ -412,6 +666,11 @@ export function planHeap(heapBytes: number, table: TypeTable): HeapPlan {
     activeBitmapWord[id] = word;
     word += bitmapWords(m);
   }
+  const typeTableWord = word;
+  word += nTypes * TYPE_WORDS;
+  const stateWord = align(word, 16); // states start on a 64-byte line
+  if (stateWord !== stateWordFor(m)) throw new Error('planHeap: state region misplaced (a bug)');
+  word = stateWord + states * stateWords;
   const blockListOffset = word * 4;
   const blocksOffset = align(blockListOffset + m * 4, 64);
   return {
@@ -423,5 +682,10 @@ export function planHeap(heapBytes: number, table: TypeTable): HeapPlan {
     freeBitmapWord,
     allocatedBitmapWord,
     activeBitmapWord,
+    typeTableWord,
+    stateWord,
+    stateWords,
+    states,
+    keepBlocks,
   };
 }

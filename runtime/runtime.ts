@@ -23,9 +23,8 @@ import { timed, TimedOut } from './timed.js';
 import { closestName } from './suggest.js';
 import { Heap } from './heap.js';
 import { configureBackend } from './kernels.js';
-import type { Backend } from './kernel-spec.js';
-import { DEFAULT_KEEP_BLOCKS } from './allocator.js';
-import { planTypes, type TypeLayout, type TypeTable } from './layout.js';
+import { checkBackend, type Backend } from './kernel-spec.js';
+import { DEFAULT_KEEP_BLOCKS, planTypes, type TypeLayout, type TypeTable } from './layout.js';
 import type { SmmoClass, SmmoObject } from './schema.js';
 import { ThreadContext } from './thread.js';
 import { newObjects } from '../workers/pass.js';
@@ -72,12 +71,18 @@ export interface RuntimeOptions {
   inlineMicros?: number;
   /**
    * Blocks a thread keeps per class after emptying them, for its next allocations,
-   * instead of returning them to the heap's free bitmap at once (runtime/allocator.ts
-   * K1–K3; they are returned when the thread's share of a pass ends, and reclaimed from
-   * any thread before a HeapExhaustedError). 0: the paper's behaviour. Default
-   * DEFAULT_KEEP_BLOCKS.
+   * instead of returning them to the heap's free bitmap at once (the allocator core,
+   * wasm/src/alloc/core.rs K1–K3; they are returned when the thread's share of a pass
+   * ends, and reclaimed from any thread before a HeapExhaustedError). 0: the paper's
+   * behaviour. Default DEFAULT_KEEP_BLOCKS (0 with allocator.bitmapAlloc, which has no
+   * use for them).
    */
   keepBlocks?: number;
+  /**
+   * The allocator variant (the paper's §7 study, Fig. 13(d)). Default: DynaSOAr with
+   * bitmap rotation and per-warp request coalescing.
+   */
+  allocator?: AllocatorOptions;
   /** A worker thread that has had no pass for this long stops waiting (so an idle process can exit). Default 250 ms. */
   workerIdleMs?: number;
   /**
@@ -118,10 +123,55 @@ export interface RuntimeOptions {
    * (docs/webgpu.md).
    */
   backend?: 'ts' | 'wasm' | 'webgpu';
-  /** Backend 'wasm': which build of the kernel module, and where it is (default: simd, the package's wasm/pkg). */
+  /** Which build of the WebAssembly module (the allocator core, and the kernels of backend 'wasm'), and where it is (default: simd, the package's wasm/pkg). */
   wasm?: WasmOptions;
   /** Backend 'webgpu': adapter choice and kernel tunables (runtime/webgpu/options.ts WebGpuOptions). */
   webgpu?: WebGpuOptions;
+}
+
+/** RuntimeOptions.allocator: the allocator variants of the paper's study (wasm/src/alloc/core.rs "Variants"). */
+export interface AllocatorOptions {
+  /** Bitmap rotation (§4.2). false: every bitmap and slot search starts at bit 0 (DynaSOAr-NoShift). Default true. */
+  rotation?: boolean;
+  /**
+   * Per-warp request coalescing (§4.2): the objects a warp's lanes create of one class are
+   * reserved with one atomic per block. false: one slot per create (DynaSOAr-NoCoal), also
+   * in parallelNew. Default true (false with bitmapAlloc).
+   */
+  coalescing?: boolean;
+  /**
+   * BitmapAlloc, the paper's baseline allocator, emulated: one object per block, every
+   * block the size of the largest class (fields at their natural alignment, no SOA
+   * arrays), found through the same hierarchical bitmaps (docs/benchmarks.md "Allocator
+   * variants" explains how this differs from the paper's). Needs backend 'ts' (the WASM and
+   * WebGPU kernels read SOA arrays). Default false.
+   */
+  bitmapAlloc?: boolean;
+}
+
+/** Check RuntimeOptions.allocator and the options it constrains. */
+function checkAllocatorOptions(options: RuntimeOptions): Required<AllocatorOptions> {
+  const a = options.allocator ?? {};
+  if (typeof a !== 'object' || a === null)
+    throw new UsageError(`allocator must be an object such as { rotation: false }, got ${String(a)}`);
+  for (const key of Object.keys(a)) {
+    if (!['rotation', 'coalescing', 'bitmapAlloc'].includes(key))
+      throw new UsageError(`allocator.${key} is not an allocator option (rotation, coalescing, bitmapAlloc)`);
+    const v = (a as Record<string, unknown>)[key];
+    if (v !== undefined && typeof v !== 'boolean') throw new UsageError(`allocator.${key} must be true or false, got ${String(v)}`);
+  }
+  const bitmapAlloc = a.bitmapAlloc === true;
+  if (bitmapAlloc) {
+    if (a.coalescing === true)
+      throw new UsageError('allocator: bitmapAlloc has one object per block, so nothing to coalesce; leave coalescing unset');
+    if (options.keepBlocks !== undefined && options.keepBlocks !== 0)
+      throw new UsageError('allocator: bitmapAlloc keeps no emptied blocks (each holds one object); leave keepBlocks unset or 0');
+    if (options.backend === 'wasm' || options.backend === 'webgpu')
+      throw new UsageError(
+        `allocator: bitmapAlloc lays objects out without SOA arrays, which the ${options.backend} kernels read; use backend 'ts'`,
+      );
+  }
+  return { rotation: a.rotation ?? true, coalescing: !bitmapAlloc && (a.coalescing ?? true), bitmapAlloc };
 }
 
 /** Methods of I callable by name (what parallelDo accepts). */
@@ -207,6 +257,7 @@ const OPTION_KEYS = [
   'passTimeout',
   'seed',
   'compile',
+  'allocator',
   'backend',
   'wasm',
   'webgpu',
@@ -389,15 +440,28 @@ export class Runtime {
     this.threads = threads;
     this.passTimeout = options.passTimeout;
     this.checked = options.checked === true;
-    this.table = planTypes(options.classes, { checked: this.checked });
-    this.heap = Heap.create(this.table, parseSize(options.heap ?? 64 << 20));
-    const keep = options.keepBlocks ?? DEFAULT_KEEP_BLOCKS;
+    const variant = checkAllocatorOptions(options);
+    this.table = planTypes(options.classes, { checked: this.checked, bitmapAlloc: variant.bitmapAlloc });
+    const keep = options.keepBlocks ?? (variant.bitmapAlloc ? 0 : DEFAULT_KEEP_BLOCKS);
     if (!Number.isInteger(keep) || keep < 0 || keep > 1024)
       throw new UsageError(`keepBlocks must be an integer from 0 to 1024, got ${keep}`);
+    const backend = checkBackend(options.backend);
     const compile = options.compile ?? true;
-    this.main = new ThreadContext(this.heap, this.table, this.checked, options.seed ?? 1, keep, compile);
+    this.heap = Heap.create(this.table, parseSize(options.heap ?? 64 << 20), {
+      threads,
+      keepBlocks: keep,
+      rotation: variant.rotation,
+      coalescing: variant.coalescing,
+      wasm: options.wasm ?? {},
+    });
+    try {
+      this.main = new ThreadContext(this.heap, this.table, this.checked, options.seed ?? 1, compile);
+    } catch (e) {
+      this.heap.dispose();
+      throw e;
+    }
     this.main.allocator.setOwnFirstBlock(threads > 1);
-    this.backend = configureBackend(this.main, options.backend, options.wasm);
+    this.backend = configureBackend(this.main, backend);
     this.pool =
       threads === 1
         ? null
@@ -410,7 +474,6 @@ export class Runtime {
             wasm: options.wasm ?? {},
             idleMs: options.workerIdleMs ?? 250,
             spinMicros: options.spinMicros ?? 0,
-            keepBlocks: keep,
             compile,
             startTimeoutMs: options.startTimeoutMs ?? 30_000,
             ...(options.passTimeout !== undefined ? { passTimeout: options.passTimeout } : {}),

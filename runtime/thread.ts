@@ -23,7 +23,7 @@
  *       its own runtime's heap, so it reads its own object).
  */
 import { makeAccessorClass, type AccessorHost, type ViewClass } from './accessors.js';
-import { Allocator, DEFAULT_KEEP_BLOCKS } from './allocator.js';
+import { Allocator } from './allocator.js';
 import { popc } from './bits.js';
 import type { Init, SmmoContext } from './context.js';
 import { InvalidHandleError, UsageError } from './errors.js';
@@ -35,6 +35,9 @@ import {
   BLOCK_GEN_WORD,
   BLOCK_ITER_WORD,
   BLOCK_TYPE_WORD,
+  S_CACHED,
+  S_LANES_LEFT,
+  S_WARP,
   SLOT_BITS,
   type TypeLayout,
   type TypeTable,
@@ -53,6 +56,8 @@ type BlockRunner = (
   blocksWord: number,
   blockWords: number,
   args: readonly unknown[],
+  alloc: Allocator,
+  st: number,
 ) => unknown;
 
 /** Per concrete type id: [first index, count] of its blocks in the block list of the running do-all. */
@@ -66,8 +71,11 @@ export class ThreadContext implements SmmoContext, AccessorHost {
   readonly typeIds: Map<SmmoClass, number>;
   /** Block list R of the running do-all (u32 view of the heap's block-list region). */
   readonly blockList: Uint32Array;
-  /** Zeroing plan per type id: pairs (byte offset of an SOA array, element bytes). */
-  private readonly zeroPlan: Int32Array[];
+  /** Per type id: a generated function that zeroes the fields of slot `s` of the block at byte `o` (see zero()). */
+  private readonly zeroers: ((o: number, s: number) => void)[];
+  /** The class and type of the last create() (a one-entry cache: a do-all usually creates one class). */
+  private createCls: SmmoClass | null = null;
+  private createType: TypeLayout | null = null;
   /** Set while a do-all pass runs on this thread. */
   pass: { lists: PassLists; typeId: number; current: SmmoObject | null } | null = null;
   /** Copies of heap geometry for view creation (get/view run per neighbour lookup in grid apps). */
@@ -95,10 +103,9 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     readonly table: TypeTable,
     readonly checked: boolean,
     seed: number,
-    keepBlocks = DEFAULT_KEEP_BLOCKS,
     compile = false,
   ) {
-    this.allocator = new Allocator(heap, seed, keepBlocks);
+    this.allocator = new Allocator(heap, seed);
     this.i32 = heap.i32;
     this.blocksWord = heap.blocksWord;
     this.blockWords = heap.blockWords;
@@ -108,18 +115,21 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     this.typeIds = new Map(table.types.map((t) => [t.cls, t.id]));
     this.views = table.types.map((t) => (t.abstract ? null : makeAccessorClass(t, heap, this, checked, this.typeIds)));
     this.blockList = new Uint32Array(heap.buffer, heap.plan.blockListOffset, heap.numBlocks);
-    this.zeroPlan = table.types.map((t) => {
-      const pairs: number[] = [];
-      for (const f of t.fields) for (const off of f.offsets) pairs.push(off, f.elemBytes);
-      return Int32Array.from(pairs);
-    });
+    this.zeroers = table.types.map((t) => makeZeroer(t, heap));
     this.kernels = new KernelDispatch(this);
     if (compile) this.compiler = new MethodCompiler(this);
   }
 
-  /** Release what this thread holds outside the JS heap (its wasm thread slot). */
+  /**
+   * Release what this thread holds in shared memory: its allocator state (after giving its
+   * kept blocks back) and its module instance's thread slot. Idempotent.
+   */
   dispose(): void {
-    this.kernels.dispose();
+    try {
+      this.allocator.dispose();
+    } finally {
+      this.heap.dispose();
+    }
   }
 
   // ---------------------------------------------------------------- types and handles
@@ -281,10 +291,24 @@ export class ThreadContext implements SmmoContext, AccessorHost {
   // ---------------------------------------------------------------- SmmoContext
 
   create<C extends SmmoClass>(cls: C, init?: Init<InstanceType<C>>): InstanceType<C> {
-    const t = this.concreteTypeOf(cls, 'create');
+    let t = this.createType;
+    if (cls !== this.createCls || t === null) {
+      t = this.concreteTypeOf(cls, 'create');
+      this.createCls = cls;
+      this.createType = t;
+    }
     const h = this.allocator.allocate(t);
-    this.zero(t.id, h);
-    const v = this.view(h) as InstanceType<C>;
+    const bid = h >>> SLOT_BITS;
+    const o = this.blocksOffset + bid * this.blockBytes;
+    const s = h & 31;
+    this.zeroers[t.id]!(o, s);
+    // view(), with the type known: no read of the block header.
+    const v = new this.views[t.id]!() as InstanceType<C>;
+    v.__o = o;
+    v.__s = s;
+    v.__h = h;
+    v.__i = (o >>> 2) + s;
+    if (this.checked) this.stamp(v, t.id);
     if (init) {
       try {
         this.applyInit(t, v, init as Record<string, unknown>);
@@ -441,6 +465,9 @@ export class ThreadContext implements SmmoContext, AccessorHost {
         } catch (e) {
           if (pass) pass.current = { __h: c.state.handle } as SmmoObject;
           throw e;
+        } finally {
+          // As below: a method that threw leaves its warp open.
+          this.allocator.warpEnd();
         }
         return;
       }
@@ -450,7 +477,26 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     const run = this.runnerFor(typeId, method, args.length);
     const pass = this.pass;
     if (pass) pass.current = cur;
-    run(cur, this.blockList, heap.i32, from, to, heap.plan.blocksOffset, heap.plan.blockBytes, heap.blocksWord, heap.blockWords, args);
+    const alloc = this.allocator;
+    try {
+      run(
+        cur,
+        this.blockList,
+        heap.i32,
+        from,
+        to,
+        heap.plan.blocksOffset,
+        heap.plan.blockBytes,
+        heap.blocksWord,
+        heap.blockWords,
+        args,
+        alloc,
+        alloc.state,
+      );
+    } finally {
+      // A method that threw leaves its warp open: give the slots cached for it back.
+      alloc.warpEnd();
+    }
     if (pass) pass.current = null;
   }
 
@@ -463,6 +509,14 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    * so V8 sees one view class and one method there and inlines the method into the
    * loop. A shared loop would see every method of every class and stop inlining.
    * A block is one virtual warp; its lanes are the set bits of the iteration bitmap.
+   *
+   * It keeps the allocator's executor contract (wasm/src/alloc/core.rs): per block with
+   * lanes, warp begin (the state words S_WARP = 1, S_LANES_LEFT = lanes: what
+   * Allocator.warpBegin stores), before each lane the lanes left (the current one
+   * included) in S_LANES_LEFT, after the block warp end (Allocator.warpEnd when a warp
+   * cache holds slots, else the two stores it would make). A block whose lanes were all
+   * deleted before the pass reached it has none: an empty warp changes nothing, so it is
+   * skipped.
    */
   private runnerFor(typeId: number, method: string, arity: number): BlockRunner {
     const key = `${typeId}:${method}:${arity}`;
@@ -476,16 +530,22 @@ export class ThreadContext implements SmmoContext, AccessorHost {
       const call = arity <= 4 ? `cur[${JSON.stringify(method)}](${params.join(', ')});` : `fn.apply(cur, args);`;
       const src =
         `'use strict';\n` +
-        `return function run_${typeId}(cur, list, i32, from, to, base, bytes, blocksWord, blockWords, args) {\n` +
+        `return function run_${typeId}(cur, list, i32, from, to, base, bytes, blocksWord, blockWords, args, alloc, st) {\n` +
         `  const fn = cur[${JSON.stringify(method)}];\n` +
         params.map((p, k) => `  const ${p} = args[${k}];\n`).join('') +
+        `  const warpWord = st + ${S_WARP};\n` +
+        `  const laneWord = st + ${S_LANES_LEFT};\n` +
+        `  const cachedWord = st + ${S_CACHED};\n` +
         `  for (let i = from; i < to; i++) {\n` +
         `    const bid = list[i];\n` +
         `    let bits = Atomics.load(i32, blocksWord + bid * blockWords + ${BLOCK_ITER_WORD});\n` +
+        `    if (bits === 0) continue;\n` +
         `    cur.__o = base + bid * bytes;\n` +
         `    const hbase = bid * 32;\n` +
         `    const ibase = cur.__o >>> 2;\n` +
         stampBlock +
+        `    let left = popc(bits);\n` +
+        `    i32[warpWord] = 1;\n` +
         `    while (bits !== 0) {\n` +
         `      const slot = 31 - Math.clz32(bits & -bits);\n` +
         `      bits &= bits - 1;\n` +
@@ -493,12 +553,15 @@ export class ThreadContext implements SmmoContext, AccessorHost {
         `      cur.__h = hbase + slot;\n` +
         `      cur.__i = ibase + slot;\n` +
         stampSlot +
+        `      i32[laneWord] = left--;\n` +
         `      ${call}\n` +
         `    }\n` +
+        `    if (i32[cachedWord] !== 0) alloc.warpEnd();\n` +
+        `    else { i32[warpWord] = 0; i32[laneWord] = 0; }\n` +
         `  }\n` +
         `  return fn;\n` +
         `};`;
-      run = (new Function(src) as () => BlockRunner)();
+      run = (new Function('popc', src) as (p: typeof popc) => BlockRunner)(popc);
       this.runners.set(key, run);
     }
     return run;
@@ -517,7 +580,7 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    * carry no mark that would tell them apart later (their iteration bit is simply 0).
    * It holds because (S1) after this copy, iteration ⊆ allocation (H5) and equal on the
    * listed blocks; (S2) allocation never sets an iteration bit, and a block opened during
-   * the pass (new, or reopened: allocator.ts K1) starts with iteration 0, so if it is
+   * the pass (new, or reopened: wasm/src/alloc/core.rs K1) starts with iteration 0, so if it is
    * listed (a reopened or recycled block keeps its index) none of its new objects is
    * visited; (S3) a release clears the object's iteration bit, and retiring a block
    * zeroes its word.
@@ -558,26 +621,7 @@ export class ThreadContext implements SmmoContext, AccessorHost {
 
   /** Set every field of the object `h` of type `typeId` to 0 (0.0, false, null). */
   zero(typeId: number, h: number): void {
-    const heap = this.heap;
-    const plan = this.zeroPlan[typeId]!;
-    const o = heap.blockOffset(h >>> SLOT_BITS);
-    const s = h & 31;
-    for (let k = 0; k < plan.length; k += 2) {
-      const at = o + plan[k]!;
-      switch (plan[k + 1]) {
-        case 1:
-          heap.u8[at + s] = 0;
-          break;
-        case 2:
-          heap.u16[(at >>> 1) + s] = 0;
-          break;
-        case 4:
-          heap.i32[(at >>> 2) + s] = 0;
-          break;
-        default:
-          heap.f64[(at >>> 3) + s] = 0;
-      }
-    }
+    this.zeroers[typeId]!(this.blocksOffset + (h >>> SLOT_BITS) * this.blockBytes, h & 31);
   }
 
   applyInit(t: TypeLayout, v: SmmoObject, init: Record<string, unknown>): void {
@@ -609,6 +653,30 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     for (let i = 0; i < n; i++) objects += popc(Atomics.load(heap.i32, heap.blockWord(list[i]!) + BLOCK_ALLOC_WORD) & ~heap.highMask[id]!);
     return { objects, blocks: n, slots: n * heap.slots[id]! };
   }
+}
+
+/**
+ * The zeroing function of type `t`: one store per SOA array (field, or element of an inline
+ * array), unrolled with constant offsets, so that V8 compiles it to a handful of stores (a
+ * loop over a table with a switch on the element size cost about as much as the
+ * allocation itself; measured with linux-scalability's create/destroy on the dev VM).
+ */
+function makeZeroer(t: TypeLayout, heap: Heap): (o: number, s: number) => void {
+  const array: Record<number, [string, number]> = { 1: ['u8', 0], 2: ['u16', 1], 4: ['i32', 2], 8: ['f64', 3] };
+  const stores: string[] = [];
+  for (const f of t.fields) {
+    for (const off of f.offsets) {
+      const [arr, shift] = array[f.elemBytes]!;
+      stores.push(shift === 0 ? `  ${arr}[o + ${off} + s] = 0;` : `  ${arr}[((o + ${off}) >>> ${shift}) + s] = 0;`);
+    }
+  }
+  const src = `'use strict';\nreturn function zero_${t.id}(o, s) {\n${stores.join('\n')}\n};`;
+  return (new Function('u8', 'u16', 'i32', 'f64', src) as (...a: unknown[]) => (o: number, s: number) => void)(
+    heap.u8,
+    heap.u16,
+    heap.i32,
+    heap.f64,
+  );
 }
 
 export { Heap };

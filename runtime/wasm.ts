@@ -1,6 +1,8 @@
 /**
- * The WebAssembly kernel module (wasm/, built by scripts/build-wasm.mjs): loading it, one
- * instance per thread on the heap's memory, and the Rust side of the layout contract.
+ * The WebAssembly module (wasm/, built by scripts/build-wasm.mjs): the allocator core that
+ * every runtime uses (wasm/src/alloc/, bound by runtime/allocator.ts) and the kernels of
+ * backend 'wasm'. Loading it, one instance per thread on the heap's memory, and the Rust
+ * side of the layout contract.
  *
  * Memory below RESERVED_BYTES (layout.ts) is not heap:
  *
@@ -18,26 +20,29 @@
  *       the claim bitmap with Atomics.or and clear it in dispose(). The instance sets its
  *       `__stack_pointer` (a per-instance global) to the top of its slot's stack, so
  *       instances on different threads never share a shadow stack.
- *  (W3) The module imports exactly `env.memory` and nothing else, and reports the ABI
- *       version and layout hash the TypeScript side expects (a stale build is refused
- *       with the command that rebuilds it).
+ *  (W3) The module imports exactly `env.memory` and `env.smmo_pause` (the bounded sleep of
+ *       the allocator's retry loops: stable Rust 1.63 has no `memory.atomic.wait32`
+ *       intrinsic, so the host sleeps with Atomics.wait on a private cell, at most 1 ms per
+ *       call; see wasm/src/alloc/bits.rs), and reports the ABI version and layout hash the
+ *       TypeScript side expects (a stale build is refused with the command that rebuilds it).
  *  (W4) A WebAssembly.Module is compiled once per JavaScript realm (main thread or worker)
- *       and file; instances are cheap and made per ThreadContext.
+ *       and file; instances are cheap and made per heap view (Heap.create / Heap.attach: one
+ *       per thread), shared by the thread's allocator and kernels.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { UsageError } from './errors.js';
 import { layoutConstants, RESERVED_BYTES } from './layout.js';
 
-/** Version of the kernel ABI (wasm/src/lib.rs ABI_VERSION). */
-export const WASM_ABI_VERSION = 1;
+/** Version of the module's ABI (wasm/src/lib.rs ABI_VERSION). */
+export const WASM_ABI_VERSION = 2;
 /**
  * Bytes of shadow stack per thread slot; kernels do not recurse and use a few hundred
  * bytes. 8 KiB (not 16) so that at least MAX_THREADS + 1 slots (runtime.ts) fit below
- * RESERVED_BYTES: with the shipped modules' 16 KiB of static memory, 83 slots.
+ * RESERVED_BYTES (test/wasm-module.test.ts checks the count).
  */
 export const SLOT_STACK_BYTES = 8 * 1024;
-/** Bytes of argument scratch per thread slot (deviceDo source tables). */
+/** Bytes of argument scratch per thread slot: deviceDo source tables of a kernel call, and the handles of an allocateMany call (runtime/allocator.ts); a thread makes one call at a time. */
 export const SLOT_SCRATCH_BYTES = 4 * 1024;
 export const SLOT_BYTES = SLOT_STACK_BYTES + SLOT_SCRATCH_BYTES;
 /** The claim bitmap: the last 16 bytes of the reserved region. */
@@ -50,11 +55,15 @@ import type { WasmOptions } from './wasm-options.js';
 export type { WasmOptions, WasmVariant } from './wasm-options.js';
 
 /**
- * The folder of the kernel modules that smmo ships: wasm/pkg/ of the package (this file is
+ * The folder of the modules that smmo ships: wasm/pkg/ of the package (this file is
  * dist/runtime/wasm.js). scripts/build-wasm.mjs writes it; it is committed and in the npm
- * package, so `npm install` users need no Rust.
+ * package, so `npm install` users need no Rust. The environment variable SMMO_WASM_DIR
+ * overrides it (the mutation script, scripts/mutate-rust.mjs, runs the tests against
+ * modules built elsewhere).
  */
 export function defaultWasmDir(): string {
+  const env = process.env['SMMO_WASM_DIR'];
+  if (env !== undefined && env !== '') return env;
   return fileURLToPath(new URL('../../wasm/pkg/', import.meta.url));
 }
 
@@ -109,32 +118,70 @@ export function renderLayoutRust(constants: Record<string, number> = layoutConst
 
 const modules = new Map<string, WebAssembly.Module>();
 
-/** Compile (once per realm and file) and check the kernel module. */
+/** What the module must import (W3), in this order. */
+const IMPORTS = [
+  { module: 'env', name: 'memory', kind: 'memory' },
+  { module: 'env', name: 'smmo_pause', kind: 'function' },
+];
+
+/** Exports the loader checks for: the ABI, the stack, the allocator core (runtime/allocator.ts binds the rest). */
+const REQUIRED_EXPORTS = [
+  'smmo_abi_version',
+  'smmo_layout_hash',
+  'smmo_has_simd',
+  '__stack_pointer',
+  '__heap_base',
+  'smmo_heap_format',
+  'smmo_alloc_claim',
+  'smmo_alloc_allocate',
+  'smmo_alloc_release',
+];
+
+/** Compile (once per realm and file) and check the module. */
 export function loadWasmModule(options: WasmOptions = {}): WebAssembly.Module {
   const file = wasmFile(options);
   const cached = modules.get(file);
   if (cached) return cached;
-  if (!existsSync(file)) throw new UsageError(`backend 'wasm': the kernel module ${file} does not exist; ${BUILD_HINT}`);
+  if (!existsSync(file)) throw new UsageError(`the WebAssembly module ${file} (allocator and kernels) does not exist; ${BUILD_HINT}`);
   let module: WebAssembly.Module;
   try {
     module = new WebAssembly.Module(readFileSync(file));
   } catch (e) {
     const hint = (options.variant ?? 'simd') === 'simd' ? "; if this Node.js lacks WebAssembly SIMD, use wasm: { variant: 'scalar' }" : '';
-    throw new UsageError(`backend 'wasm': ${file} does not compile (${(e as Error).message})${hint}; ${BUILD_HINT}`, { cause: e });
+    throw new UsageError(`the WebAssembly module ${file} does not compile (${(e as Error).message})${hint}; ${BUILD_HINT}`, { cause: e });
   }
   const imports = WebAssembly.Module.imports(module);
-  if (imports.length !== 1 || imports[0]!.module !== 'env' || imports[0]!.name !== 'memory' || imports[0]!.kind !== 'memory') {
+  const same = imports.length === IMPORTS.length && IMPORTS.every((w, k) => JSON.stringify(imports[k]) === JSON.stringify(w));
+  if (!same) {
     throw new UsageError(
-      `backend 'wasm': ${file} must import exactly env.memory, but imports ${imports.map((i) => `${i.module}.${i.name} (${i.kind})`).join(', ') || 'nothing'}; ${BUILD_HINT}`,
+      `the WebAssembly module ${file} must import exactly ${IMPORTS.map((i) => `${i.module}.${i.name} (${i.kind})`).join(', ')}, but imports ${imports.map((i) => `${i.module}.${i.name} (${i.kind})`).join(', ') || 'nothing'}; ${BUILD_HINT}`,
     );
   }
   const exported = new Set(WebAssembly.Module.exports(module).map((e) => e.name));
-  for (const name of ['smmo_abi_version', 'smmo_layout_hash', 'smmo_has_simd', '__stack_pointer', '__heap_base']) {
+  for (const name of REQUIRED_EXPORTS) {
     if (!exported.has(name))
-      throw new UsageError(`backend 'wasm': ${file} does not export ${name}; it is not an smmo kernel module; ${BUILD_HINT}`);
+      throw new UsageError(
+        `the WebAssembly module ${file} does not export ${name}; it is not an smmo module of this version; ${BUILD_HINT}`,
+      );
   }
   modules.set(file, module);
   return module;
+}
+
+/** A private cell nobody notifies: Atomics.wait on it always sleeps for its timeout. */
+const pauseCell = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * env.smmo_pause (W3): the sleep of the allocator's retry attempt `attempt` (only after
+ * the spinning attempts): up to 1 ms, longer for later attempts, always bounded.
+ */
+export function hostPause(attempt: number): void {
+  Atomics.wait(pauseCell, 0, 0, Math.min(1, attempt / 1000));
+}
+
+/** The import object of an instance on `memory`. */
+export function wasmImports(memory: WebAssembly.Memory): Record<string, Record<string, unknown>> {
+  return { env: { memory, smmo_pause: hostPause } };
 }
 
 // ------------------------------------------------------------------ per-thread instance
@@ -150,7 +197,7 @@ export class WasmInstance {
   private released = false;
 
   private constructor(
-    private readonly exports: WebAssembly.Exports,
+    readonly exports: WebAssembly.Exports,
     private readonly i32: Int32Array,
     /** Index of the claimed thread slot. */
     readonly slot: number,
@@ -164,16 +211,16 @@ export class WasmInstance {
 
   /** Instantiate `module` on `memory` (the heap) and claim a thread slot. */
   static create(module: WebAssembly.Module, memory: WebAssembly.Memory, file: string): WasmInstance {
-    const instance = new WebAssembly.Instance(module, { env: { memory } });
+    const instance = new WebAssembly.Instance(module, wasmImports(memory));
     const ex = instance.exports;
     const abi = (ex['smmo_abi_version'] as Fn)();
     if (abi !== WASM_ABI_VERSION) {
-      throw new UsageError(`backend 'wasm': ${file} has kernel ABI ${abi}, this runtime needs ${WASM_ABI_VERSION}; ${BUILD_HINT}`);
+      throw new UsageError(`the WebAssembly module ${file} has ABI ${abi}, this runtime needs ${WASM_ABI_VERSION}; ${BUILD_HINT}`);
     }
     const hash = (ex['smmo_layout_hash'] as Fn)() >>> 0;
     if (hash !== layoutHash()) {
       throw new UsageError(
-        `backend 'wasm': ${file} was built for another heap layout (hash ${hash.toString(16)}, expected ${layoutHash().toString(16)}); ${BUILD_HINT}`,
+        `the WebAssembly module ${file} was built for another heap layout (hash ${hash.toString(16)}, expected ${layoutHash().toString(16)}); ${BUILD_HINT}`,
       );
     }
     const heapBase = (ex['__heap_base'] as WebAssembly.Global).value;
@@ -181,7 +228,7 @@ export class WasmInstance {
     const slots = Math.min(32 * SLOT_CLAIM_WORDS, Math.floor((SLOTS_END - first) / SLOT_BYTES));
     if (heapBase > SLOTS_END || slots < 1) {
       throw new UsageError(
-        `backend 'wasm': ${file} uses ${heapBase} bytes of static memory, which leaves no thread slot below ${SLOTS_END}; ${BUILD_HINT}`,
+        `the WebAssembly module ${file} uses ${heapBase} bytes of static memory, which leaves no thread slot below ${SLOTS_END}; ${BUILD_HINT}`,
       );
     }
     const i32 = new Int32Array((memory as unknown as { buffer: SharedArrayBuffer }).buffer);
@@ -219,7 +266,7 @@ function claimSlot(i32: Int32Array, slots: number): number {
     if ((Atomics.or(i32, (SLOT_CLAIM_OFFSET >> 2) + (s >> 5), bit) & bit) === 0) return s;
   }
   throw new UsageError(
-    `backend 'wasm': all ${slots} kernel thread slots of this heap are taken: at most ${slots} threads can run WASM kernels on one heap at a time ` +
+    `all ${slots} WebAssembly thread slots of this heap are taken: at most ${slots} threads (each with the allocator and kernels) can use one heap at a time ` +
       `(a slot is given back by Runtime.close() and ThreadContext.dispose()); use fewer threads`,
   );
 }

@@ -20,6 +20,9 @@
 //                                          wasm/pkg is what the sources build)
 //   node scripts/build-wasm.mjs --cargo    build through cargo (wasm/.cargo/config.toml holds
 //                                          the same flags); --out DIR writes (or checks) elsewhere
+//   --crate DIR                            build the crate in DIR instead of wasm/ (the mutation
+//                                          script builds mutated copies, scripts/mutate-rust.mjs)
+//   --only simd|scalar                     build one of the two modules
 //
 // Reproducible bytes need the same compiler: the committed modules are built with Debian's
 // rustc 1.63 (/usr/bin/rustc, tried first); build.json records the version.
@@ -49,12 +52,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const crate = join(root, 'wasm');
 const TARGET = 'wasm32-unknown-unknown';
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
-const outArg = args.indexOf('--out');
-const outDir = outArg >= 0 ? args[outArg + 1] : join(root, 'wasm', 'pkg');
+const value = (name) => (args.indexOf(name) >= 0 ? args[args.indexOf(name) + 1] : undefined);
+const crate = value('--crate') ?? join(root, 'wasm');
+const outDir = value('--out') ?? join(root, 'wasm', 'pkg');
+const only = value('--only');
 const useCargo = flag('--cargo');
 
 function fail(msg) {
@@ -107,11 +111,19 @@ const LINK_ARGS = [
   '-zstack-size=16384', // default stack (unused: each thread's instance gets its own, runtime/wasm.ts)
   '--export=__stack_pointer', // per-thread stacks (needs mutable-globals)
 ];
-const VARIANTS = {
+const ALL_VARIANTS = {
   simd: '+simd128,+atomics,+bulk-memory,+mutable-globals',
   scalar: '-simd128,+atomics,+bulk-memory,+mutable-globals',
 };
-const CODEGEN = ['-C', 'opt-level=3', '-C', 'lto=fat', '-C', 'codegen-units=1', '-C', 'panic=abort', '-C', 'strip=debuginfo'];
+if (only !== undefined && !(only in ALL_VARIANTS)) fail(`--only must be simd or scalar, got ${only}`);
+const VARIANTS = only === undefined ? ALL_VARIANTS : { [only]: ALL_VARIANTS[only] };
+const CODEGEN = ['-C', 'opt-level=3', '-C', 'lto=fat', '-C', 'codegen-units=1', '-C', 'panic=abort', '-C', 'strip=symbols'];
+// v0 symbol names spell out generic arguments, so the two instances of a generic function
+// (the allocator core is generic over its memory operations) sort the same way in every
+// build; legacy names end in a hash of the crate metadata, which cargo sets and the direct
+// rustc build does not, and the code's function order followed it. (Also in
+// wasm/.cargo/config.toml; cargo passes the rest of CODEGEN through wasm/Cargo.toml.)
+const MANGLING = ['-C', 'symbol-mangling-version=v0'];
 // No absolute path of this checkout in the artifact: the same bytes from any clone.
 const REMAP = `--remap-path-prefix=${crate}=/smmo`;
 
@@ -126,6 +138,7 @@ function rustcArgs(features, out) {
     '--target',
     TARGET,
     ...CODEGEN,
+    ...MANGLING,
     REMAP,
     '-C',
     `target-feature=${features}`,
@@ -151,7 +164,7 @@ function buildOne(rustc, variant, dir) {
     const env = { ...process.env, RUSTC: rustc, CARGO_TARGET_DIR: targetDir };
     delete env.RUSTFLAGS;
     if (variant !== 'simd')
-      env.RUSTFLAGS = ['-C', `target-feature=${VARIANTS[variant]}`, ...LINK_ARGS.map((a) => `-C link-arg=${a}`)].join(' ');
+      env.RUSTFLAGS = ['-C', `target-feature=${VARIANTS[variant]}`, ...MANGLING, ...LINK_ARGS.map((a) => `-C link-arg=${a}`)].join(' ');
     r = spawnSync(cargo, ['build', '--offline', '--release', '--target', TARGET, '-q'], { cwd: crate, stdio: 'inherit', env });
     if (r.status === 0) copyFileSync(join(targetDir, TARGET, 'release', 'smmo_wasm.wasm'), out);
   } else {
@@ -169,9 +182,15 @@ const sha256 = (b) => createHash('sha256').update(b).digest('hex');
 /** What decides whether a build is up to date: flags and every source file (not the compiler: see the top). */
 function stampOf() {
   const h = createHash('sha256');
-  h.update(JSON.stringify({ LINK_ARGS, VARIANTS, CODEGEN }));
-  const src = join(crate, 'src');
-  for (const f of readdirSync(src).sort()) h.update(f).update(readFileSync(join(src, f)));
+  h.update(JSON.stringify({ LINK_ARGS, VARIANTS, CODEGEN, MANGLING }));
+  // Every source file, sub-folders included (wasm/src/alloc/).
+  const walk = (dir, rel) => {
+    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      if (e.isDirectory()) walk(join(dir, e.name), `${rel}${e.name}/`);
+      else h.update(`${rel}${e.name}`).update(readFileSync(join(dir, e.name)));
+    }
+  };
+  walk(join(crate, 'src'), '');
   h.update(readFileSync(join(crate, 'Cargo.toml')));
   return h.digest('hex');
 }

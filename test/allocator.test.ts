@@ -3,7 +3,7 @@
  *
  * Three classes of different sizes make N_T differ: Small (32 slots per block), Mid
  * (16 slots: bits 16…31 of its allocation bitmaps are pre-set) and Big (2 slots: bits
- * 2…31 pre-set). The heap is the smallest allowed (190 usable blocks), so random
+ * 2…31 pre-set). The heap is the smallest allowed (176 usable blocks), so random
  * sequences also run into HeapExhaustedError. After every step: validateHeap(), counts
  * per class, block accounting (free blocks + used blocks = all blocks; live + free slots
  * = capacity of the used blocks), unique handles, and every field of every live object
@@ -307,7 +307,7 @@ test('the test classes really have different slots per block (32, 16, 2)', async
   const slots = Object.fromEntries(NAMES.map((n) => [n, rt.table.byClass(CLASSES[n])!.slots]));
   t.deepEqual(slots, { Small: 32, Mid: 16, Big: 2 });
   t.is(rt.table.byClass(Big)!.highMask, ~3);
-  t.is(rt.heap.numBlocks - 1, 190);
+  t.is(rt.heap.numBlocks - 1, 176);
   await rt.close();
 });
 
@@ -483,7 +483,7 @@ test('heap full → HeapExhaustedError naming the type and heap size; the heap s
   }
   t.true(err instanceof HeapExhaustedError, `expected HeapExhaustedError, got ${String(err)}`);
   const e = err as HeapExhaustedError;
-  t.is(bigs.length, 380, '190 blocks × 2 slots');
+  t.is(bigs.length, 352, '176 blocks × 2 slots');
   t.is(e.typeName, 'Big');
   t.is(e.heapBytes, MIN_HEAP_BYTES);
   t.regex(e.message, /Big/);
@@ -494,7 +494,7 @@ test('heap full → HeapExhaustedError naming the type and heap size; the heap s
   t.throws(() => rt.create(Small), { instanceOf: HeapExhaustedError, message: /Small/ });
   t.throws(() => rt.create(Big), { instanceOf: HeapExhaustedError });
   rt.validateHeap();
-  t.is(rt.count(Big), 380);
+  t.is(rt.count(Big), 352);
   // Free one slot: the next Big goes there.
   rt.destroy(bigs[7]!);
   const again = rt.create(Big, { id: -1 });
@@ -576,6 +576,11 @@ test('double delete → InvalidHandleError, also in unchecked mode; the heap is 
   const big = rt.create(Big);
   const e4 = t.throws(() => rt.main.allocator.releaseHandle((big.handle & ~31) + 5), { instanceOf: InvalidHandleError });
   t.is(e4.reason, 'forged');
+  // Every slot past the class's 2, the first one included.
+  for (let slot = 2; slot < 32; slot++) {
+    const e = t.throws(() => rt.main.allocator.releaseHandle((big.handle & ~31) + slot), { instanceOf: InvalidHandleError });
+    t.regex(e.message, new RegExp(`slot ${slot} does not exist in block \\d+ \\(2 slots\\)`));
+  }
   rt.validateHeap();
   await rt.close();
 });

@@ -1,5 +1,9 @@
 /**
- * HierarchicalBitmap (paper §4.1, Alg. 3–5) against a naive model: a boolean per bit.
+ * The hierarchical bitmap (paper §4.1, Alg. 3–5) against a naive model: a boolean per
+ * bit. Every operation that changes or searches the bitmap is the allocator core's
+ * (wasm/src/alloc/bitmap.rs, through its exports and runtime/allocator.ts WasmBitmaps);
+ * get, indices, count and validate are runtime/bitmap.ts's read-only HierarchicalBitmap.
+ * The bitmap lies in a WebAssembly memory above the module's reserved region.
  *
  * Every size class from 1 to 2^15 + 1 bits, including non-multiples of 32 and the sizes
  * where a level is added (32 → 33, 1024 → 1025, 32768 → 32769). After every step the
@@ -10,9 +14,12 @@
  */
 import test from 'ava';
 import fc from 'fast-check';
+import { WasmBitmaps } from '../runtime/allocator.js';
 import { bitmapLevelWords, bitmapWords, HierarchicalBitmap } from '../runtime/bitmap.js';
 import { ContentionError } from '../runtime/errors.js';
+import { RESERVED_BYTES } from '../runtime/layout.js';
 import { retryLimits } from '../runtime/shared.js';
+import { loadWasmModule, WasmInstance, wasmFile } from '../runtime/wasm.js';
 import { fcParams } from './helpers/fc.js';
 
 const SIZES = [1, 2, 31, 32, 33, 63, 64, 65, 1000, 1023, 1024, 1025, 32768, 32769];
@@ -20,18 +27,78 @@ const SIZES = [1, 2, 31, 32, 33, 63, 64, 65, 1000, 1023, 1024, 1025, 32768, 3276
 const GUARD = 5;
 const SENTINEL = 0x5a5a5a5a;
 
+/** The old bitmap API over the core's operations (mutations, searches) and the read-only view. */
+class CoreBitmap {
+  constructor(
+    readonly view: HierarchicalBitmap,
+    private readonly ops: WasmBitmaps,
+    private readonly rotate = true,
+  ) {}
+  get(p: number): boolean {
+    return this.view.get(p);
+  }
+  set(p: number): void {
+    this.ops.set(this.view, p);
+  }
+  clear(p: number): void {
+    this.ops.clear(this.view, p);
+  }
+  trySet(p: number): boolean {
+    return this.ops.trySet(this.view, p);
+  }
+  tryClear(p: number): boolean {
+    return this.ops.tryClear(this.view, p);
+  }
+  tryFindSet(seed: number): number {
+    return this.ops.tryFindSet(this.view, seed, this.rotate);
+  }
+  scanFindSet(seed: number): number {
+    return this.ops.scanFindSet(this.view, seed, this.rotate);
+  }
+  findAndClear(seed: number): number {
+    return this.ops.findAndClear(this.view, seed, this.rotate);
+  }
+  fill(): void {
+    this.ops.fill(this.view);
+  }
+  reset(): void {
+    this.ops.reset(this.view);
+  }
+  indices(out: Uint32Array): number {
+    return this.view.indices(out);
+  }
+  count(): number {
+    return this.view.count();
+  }
+  validate(problems: string[]): void {
+    this.view.validate(problems);
+  }
+}
+
+/** First word of the fixture's region: above the module's reserved first megabyte. */
+const BASE_WORD = RESERVED_BYTES >> 2;
+
 class Fixture {
+  /** The fixture's region: guard, bitmap, guard (a view of the WebAssembly memory from BASE_WORD). */
   readonly mem: Int32Array;
-  readonly bm: HierarchicalBitmap;
+  readonly bm: CoreBitmap;
   readonly model: Uint8Array;
   readonly words: number;
 
-  constructor(readonly bits: number) {
+  constructor(
+    readonly bits: number,
+    rotate = true,
+  ) {
     this.words = bitmapWords(bits);
-    this.mem = new Int32Array(new SharedArrayBuffer((GUARD + this.words + GUARD) * 4));
+    const bytes = RESERVED_BYTES + (GUARD + this.words + GUARD) * 4;
+    const pages = Math.ceil(bytes / 65536);
+    const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
+    const all = new Int32Array(memory.buffer as unknown as SharedArrayBuffer);
+    this.mem = all.subarray(BASE_WORD, BASE_WORD + GUARD + this.words + GUARD);
     this.mem.fill(SENTINEL);
     this.mem.fill(0, GUARD, GUARD + this.words); // a heap is zeroed when created
-    this.bm = new HierarchicalBitmap(this.mem, GUARD, bits, `bitmap(${bits})`);
+    const wasm = WasmInstance.create(loadWasmModule(), memory, wasmFile());
+    this.bm = new CoreBitmap(new HierarchicalBitmap(all, BASE_WORD + GUARD, bits, `bitmap(${bits})`), new WasmBitmaps(wasm), rotate);
     this.model = new Uint8Array(bits);
   }
 
@@ -354,6 +421,42 @@ test('rotation: tryFindSet with different seeds finds different bits', (t) => {
     [...bigHits].sort((a, b) => a - b),
     [3, 5000, 32768],
   );
+});
+
+test('no rotation (the NoShift variant): every search finds the lowest set bit, whatever the seed', (t) => {
+  for (const bits of [33, 1024, 32769]) {
+    const f = new Fixture(bits, false);
+    const ps = [bits >> 3, bits >> 1, bits - 1];
+    for (const p of ps) f.bm.set(p);
+    for (const seed of [0, 1, 17, 31, 1000, 0xffffffff]) {
+      t.is(f.bm.tryFindSet(seed), ps[0], `tryFindSet, bits=${bits}, seed ${seed}`);
+      t.is(f.bm.scanFindSet(seed), ps[0], `scanFindSet, bits=${bits}, seed ${seed}`);
+    }
+    t.deepEqual([f.bm.findAndClear(5), f.bm.findAndClear(9), f.bm.findAndClear(13), f.bm.findAndClear(1)], [...ps, -1]);
+  }
+  // With rotation, the same seeds reach the other bits too.
+  const f = new Fixture(1024);
+  for (const p of [128, 512, 1023]) f.bm.set(p);
+  const hits = new Set<number>();
+  for (let seed = 0; seed < 2048; seed++) hits.add(f.bm.tryFindSet(seed));
+  t.is(hits.size, 3);
+});
+
+test('findAndClear finds bits whose upper levels lag behind (a set in flight, B3) by its exact scan; tryFindSet does not', (t) => {
+  for (const bits of [65, 1025, 32769]) {
+    const f = new Fixture(bits);
+    // The state in the middle of a SET-FIRST: container 1 holds bits 40 and 41, but the
+    // thread that turned it non-empty has not yet set its bit in the upper levels.
+    Atomics.or(f.mem, GUARD + 1, (1 << 8) | (1 << 9));
+    t.is(f.bm.tryFindSet(7), -1, `bits=${bits}: the tree search does not see them`);
+    t.true([40, 41].includes(f.bm.scanFindSet(7)), 'the scan does');
+    const got = f.bm.findAndClear(7);
+    t.true(got === 40 || got === 41, `bits=${bits}: findAndClear fell back to the scan (got ${got})`);
+    t.false(f.bm.get(got));
+    // The in-flight set is abandoned: take the other bit back by hand; the bitmap is consistent again.
+    Atomics.and(f.mem, GUARD + 1, 0);
+    t.is(f.fullCheck('after the lagging bits'), '');
+  }
 });
 
 // ------------------------------------------------------------------ bounded retries

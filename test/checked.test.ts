@@ -296,7 +296,7 @@ test('a deleted object in a kept block (keepBlocks default): the slot is free, t
   const only = rt.create(ListNode, { value: 7 });
   const h = only.handle;
   rt.destroy(only);
-  // The calling thread keeps the emptied block it allocates in (allocator.ts K4).
+  // The calling thread keeps the emptied block it allocates in (wasm/src/alloc/core.rs K4).
   t.false(rt.heap.free.get(h >>> 5), 'the block is kept, not free');
   reasonOf(t, () => only.value, 'deleted', 'read through the old view');
   reasonOf(t, () => rt.get(ListNode, h), 'deleted', 'rt.get with the old handle');

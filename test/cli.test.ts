@@ -82,6 +82,27 @@ test("run --threads 2: the workers find the app's classes (registry module URL) 
   t.is(lastJson(two.stdout)['digest'], lastJson(one.stdout)['digest']);
 });
 
+test('run --no-rotation / --no-coalescing / --bitmap-alloc: the allocator variant is in --json, the digest is the default one', async (t) => {
+  const base = ['run', 'wa-tor', '--width', '40', '--height', '32', '--iterations', '8', '--json'];
+  const runs = await Promise.all([[], ['--no-rotation', '--no-coalescing'], ['--bitmap-alloc']].map((extra) => smmo(...base, ...extra)));
+  for (const r of runs) t.is(r.code, 0, r.stderr);
+  const [def, flat, bitmap] = runs.map((r) => lastJson(r.stdout));
+  t.deepEqual(def!['allocator'], { rotation: true, coalescing: true, bitmapAlloc: false });
+  t.deepEqual(flat!['allocator'], { rotation: false, coalescing: false, bitmapAlloc: false });
+  t.deepEqual(bitmap!['allocator'], { rotation: true, coalescing: false, bitmapAlloc: true });
+  t.is(flat!['digest'], def!['digest']);
+  t.is(bitmap!['digest'], def!['digest']);
+  const heap = bitmap!['heap'] as Record<string, number>;
+  t.is(heap['fragmentation'], 0, 'BitmapAlloc: one object per block');
+  t.true(heap['bytes']! > (def!['heap'] as Record<string, number>)['bytes']!, 'the default heap grows for BitmapAlloc');
+  const bad = await smmo('run', 'wa-tor', '--bitmap-alloc', '--no-coalescing');
+  t.is(bad.code, 2);
+  t.regex(bad.stderr, /--bitmap-alloc never coalesces/);
+  const wasm = await smmo('run', 'wa-tor', '--bitmap-alloc', '--backend', 'wasm');
+  t.is(wasm.code, 2);
+  t.regex(wasm.stderr, /use --backend ts/);
+});
+
 test('run: human summary names app, backend, threads, iterations, time, digest, objects and heap', async (t) => {
   const r = await smmo('run', 'nbody', '--bodies', '64', '--iterations', '3');
   t.is(r.code, 0, describeChild(r));

@@ -1,13 +1,16 @@
 /**
- * Forced interleavings of the allocator's block transitions, on one thread.
+ * Forced interleavings of the allocator's block transitions, on one thread, against the
+ * Rust allocator core (wasm/src/alloc/core.rs) through its binding.
  *
- * Several Allocator instances over one Heap stand for threads t1, t2, … Each test runs
- * the allocator's atomic steps (allocate, reserve, initializeBlock, invalidateLock /
- * invalidateResolve, retireBlock — exposed as @internal for this purpose) one at a time
- * in the order that makes a race happen, and asserts the outcome. The first half of a
- * release (Alg. 2 l. 1–4: read the generation, clear the slot's bit) is done by
- * `releaseStep` below, exactly as Allocator.release does it, so a thread can be "paused"
- * right after it learned that it emptied a block.
+ * Several Allocator instances over one Heap stand for threads t1, t2, … (each with its
+ * own allocator state in the heap). Each test runs the core's atomic steps (allocate,
+ * reserve, initializeBlock, invalidateLock / invalidateResolve, retireBlock — exported by
+ * the core and bound as @internal for this purpose) one at a time in the order that makes
+ * a race happen, and asserts the outcome. The first half of a release (Alg. 2 l. 1–4:
+ * read the generation, clear the slot's bit) is done by `releaseStep` below, exactly as
+ * the core's release does it, so a thread can be "paused" right after it learned that it
+ * emptied a block. The D1 rollbacks a core makes inside allocate() are read from its
+ * state's rollback log (Allocator.rollbacks).
  *
  * Scenarios (runtime/allocator.ts D1–D3, paper §5.2, Alg. 1, 2, 7):
  *  D1  a reservation lands in a block that was freed and re-initialised for another type:
@@ -20,9 +23,10 @@
  *      release that runs while the invalidation holds all bits (rollback, then retry).
  */
 import test from 'ava';
-import { Allocator, INVALIDATE_FAILED, INVALIDATE_OWNED, INVALIDATE_RETRY } from '../runtime/allocator.js';
+import { INVALIDATE_FAILED, INVALIDATE_OWNED, INVALIDATE_RETRY, type Allocator } from '../runtime/allocator.js';
 import { allocatorFixture, type Fixture } from './helpers/allocators.js';
 import type { Heap } from '../runtime/heap.js';
+import { ContentionError, retryLimits } from '../runtime/index.js';
 import { ALL_ONES, BLOCK_ALLOC_WORD, BLOCK_GEN_WORD, BLOCK_ITER_WORD, BLOCK_TYPE_WORD } from '../runtime/layout.js';
 
 /** `keep` 0 (default here): the paper's allocator, every emptied block retired at once. */
@@ -51,39 +55,43 @@ function releaseStep(heap: Heap, h: number): { gen: number; type: number; first:
   return { gen, type, first: before === ALL_ONES, empty: (before & ~mask) === heap.highMask[type] };
 }
 
-/** "Thread `a` ran free.findAndClear() and it returned `bid`": the first step of newBlock. */
-function takeFreeBlock(heap: Heap, bid: number): boolean {
-  return heap.free.tryClear(bid);
+/** "Thread `a` ran free.findAndClear() and it returned `bid`": the first step of newBlock (through the core's bitmap operations). */
+function takeFreeBlock(f: Fixture, bid: number): boolean {
+  return f.bitmaps.tryClear(f.heap.free, bid);
 }
 
-/** Record the (block, slot) pairs an allocator releases (its rollbacks, Alg. 1 l. 17). */
-function spyReleases(a: Allocator): [number, number][] {
-  const calls: [number, number][] = [];
-  const release = a.release.bind(a);
-  a.release = (bid: number, slot: number): void => {
-    calls.push([bid, slot]);
-    release(bid, slot);
+/**
+ * The (block, slot) pairs allocator `a` rolls back from now on (Alg. 1 l. 17, D1): read
+ * from its state's rollback log when `done()` is called.
+ */
+function watchRollbacks(a: Allocator): () => [number, number][] {
+  const before = a.rollbackCount();
+  return () => {
+    const n = a.rollbackCount() - before;
+    if (n > 8) throw new Error(`${n} rollbacks: more than the state's log holds (8)`);
+    return n === 0 ? [] : a.rollbacks().slice(-n);
   };
-  return calls;
 }
 
 // ------------------------------------------------------------------ D1: rollback after a type change
 
 test('D1: a stale block choice re-initialised for another type is rolled back; allocate() returns the requested type', (t) => {
-  const { heap, tA, tB, t1, t2 } = fixture();
+  const f = fixture();
+  const { heap, tA, tB, t1, t2 } = f;
   const h1 = t1.allocate(tA); // t1 now prefers block b for A
   const b = blockOf(h1);
   // t2 deletes the object (b is emptied and freed), takes b for B and allocates in it.
   t2.releaseHandle(h1);
   t.true(heap.free.get(b));
-  t.true(takeFreeBlock(heap, b));
+  t.true(takeFreeBlock(f, b));
   t2.initializeBlock(b, tB);
   const hB = t2.allocate(tB);
   t.is(blockOf(hB), b, 'b is the only B block');
   heap.validate();
   // t1 reserves a slot in b, finds type B ≠ A, rolls back and selects again.
-  const rollbacks = spyReleases(t1);
+  const rollbacksOf = watchRollbacks(t1);
   const h2 = t1.allocate(tA);
+  const rollbacks = rollbacksOf();
   t.is(rollbacks.length, 1, 'exactly one rollback');
   t.is(rollbacks[0]![0], b, 'the rollback was in the re-typed block');
   t.is(heap.blockType(blockOf(h2)), tA.id, 'the returned object is in a block of type A');
@@ -96,14 +104,16 @@ test('D1: a stale block choice re-initialised for another type is rolled back; a
 });
 
 test('D1: the rollback may empty the re-typed block; the allocator then frees it and stays consistent', (t) => {
-  const { heap, tA, tB, t1, t2 } = fixture();
+  const f = fixture();
+  const { heap, tA, tB, t1, t2 } = f;
   const h1 = t1.allocate(tA);
   const b = blockOf(h1);
   t2.releaseHandle(h1);
-  t.true(takeFreeBlock(heap, b));
+  t.true(takeFreeBlock(f, b));
   t2.initializeBlock(b, tB); // t2 has not reserved a slot in b yet
-  const rollbacks = spyReleases(t1);
+  const rollbacksOf = watchRollbacks(t1);
   const h2 = t1.allocate(tA);
+  const rollbacks = rollbacksOf();
   t.is(rollbacks.length, 1);
   t.is(heap.blockType(blockOf(h2)), tA.id);
   // The rolled-back slot was b's only object: t1's rollback emptied b, so t1 invalidated
@@ -120,16 +130,18 @@ test('D1: the rollback may empty the re-typed block; the allocator then frees it
 });
 
 test('D1: rollback when the stolen slot was the last free one (FULL, then FIRST again)', (t) => {
-  const { heap, tA, tB, t1, t2 } = fixture();
+  const f = fixture();
+  const { heap, tA, tB, t1, t2 } = f;
   const b = blockOf(t1.allocate(tA));
   t2.releaseHandle(b * 32 + ffsSlot(heap, b));
-  t.true(takeFreeBlock(heap, b));
+  t.true(takeFreeBlock(f, b));
   t2.initializeBlock(b, tB);
   const mine = Array.from({ length: tB.slots - 1 }, () => t2.allocate(tB)); // 7 of 8 slots
   t.true(mine.every((h) => blockOf(h) === b));
   heap.validate();
-  const rollbacks = spyReleases(t1);
+  const rollbacksOf = watchRollbacks(t1);
   const h = t1.allocate(tA); // takes slot 8 of 8: the block is full for a moment
+  const rollbacks = rollbacksOf();
   t.is(rollbacks.length, 1);
   t.is(heap.blockType(blockOf(h)), tA.id);
   t.true(heap.active[tB.id]!.get(b), 'the rollback made b active again');
@@ -142,17 +154,19 @@ test('D1: rollback when the stolen slot was the last free one (FULL, then FIRST 
 });
 
 test('D1: allocateMany with a stale block choice returns only objects of the requested type', (t) => {
-  const { heap, tA, tB, t1, t2 } = fixture();
+  const f = fixture();
+  const { heap, tA, tB, t1, t2 } = f;
   const first = new Uint32Array(1);
   t1.allocateMany(tA, 1, first);
   const b = blockOf(first[0]!);
   t2.releaseHandle(first[0]!);
-  t.true(takeFreeBlock(heap, b));
+  t.true(takeFreeBlock(f, b));
   t2.initializeBlock(b, tB);
   const hB = t2.allocate(tB);
-  const rollbacks = spyReleases(t1);
+  const rollbacksOf = watchRollbacks(t1);
   const out = new Uint32Array(70);
   t1.allocateMany(tA, 70, out);
+  const rollbacks = rollbacksOf();
   t.true(rollbacks.length >= 1 && rollbacks.every(([bid]) => bid === b), 'rolled back in b only');
   t.is(new Set(out).size, 70, 'unique handles');
   t.true(
@@ -196,7 +210,7 @@ test('D2: a stale invalidation fails on a block re-initialised for another type 
   t.true(heap.free.get(b), 't3 freed the block');
   heap.validate();
   // t4 takes b for B: a new generation.
-  t.true(takeFreeBlock(heap, b));
+  t.true(takeFreeBlock(f, b));
   t4.initializeBlock(b, tB);
   t.is(word(heap, b, BLOCK_GEN_WORD), g + 1);
   // Empty, so the bitmap alone looks exactly like the block t1 emptied: a check by index
@@ -225,7 +239,7 @@ test('D2: a stale invalidation fails on a block re-initialised for the same type
   const f = fixture();
   const { heap, tA, t1, t4 } = f;
   const { b, g } = abaPrefix(f);
-  t.true(takeFreeBlock(heap, b));
+  t.true(takeFreeBlock(f, b));
   t4.initializeBlock(b, tA);
   t.is(word(heap, b, BLOCK_ALLOC_WORD), heap.highMask[tA.id], 'empty in generation g + 1');
   t.false(t1.invalidate(b, g));
@@ -283,7 +297,8 @@ test('control: an invalidation in the generation that emptied the block succeeds
 // ------------------------------------------------------------------ Alg. 7 cases
 
 test('Alg. 7: every slot was reserved again before the lock → fails without touching the bitmap', (t) => {
-  const { heap, tA, t1, t2 } = fixture();
+  const f = fixture();
+  const { heap, tA, t1, t2 } = f;
   const h1 = t1.allocate(tA);
   const b = blockOf(h1);
   const r1 = releaseStep(heap, h1);
@@ -301,7 +316,8 @@ test('Alg. 7: every slot was reserved again before the lock → fails without to
 });
 
 test('Alg. 7: some slots were reserved again before the lock → rolled back, fails', (t) => {
-  const { heap, tA, t1, t2 } = fixture();
+  const f = fixture();
+  const { heap, tA, t1, t2 } = f;
   const h1 = t1.allocate(tA);
   const b = blockOf(h1);
   const r1 = releaseStep(heap, h1);
@@ -319,7 +335,8 @@ test('Alg. 7: some slots were reserved again before the lock → rolled back, fa
 });
 
 test('Alg. 7: a release while the invalidation holds all bits empties the block → rollback clears active, retry owns it', (t) => {
-  const { heap, tA, t1, t2 } = fixture();
+  const f = fixture();
+  const { heap, tA, t1, t2 } = f;
   const h1 = t1.allocate(tA);
   const b = blockOf(h1);
   const r1 = releaseStep(heap, h1); // t1: EMPTY, pauses before invalidate
@@ -336,7 +353,7 @@ test('Alg. 7: a release while the invalidation holds all bits empties the block 
   t.is(t1.invalidateResolve(b, r1.gen, before), INVALIDATE_RETRY);
   t.false(heap.active[tA.id]!.get(b));
   t.is(word(heap, b, BLOCK_ALLOC_WORD), heap.highMask[tA.id]);
-  heap.active[tA.id]!.set(b); // t3 completes its release (Alg. 2 l. 6)
+  f.bitmaps.set(heap.active[tA.id]!, b); // t3 completes its release (Alg. 2 l. 6)
   t.is(t1.invalidateResolve(b, r1.gen, t1.invalidateLock(b)), INVALIDATE_OWNED);
   t1.retireBlock(b, tA.id);
   t.true(heap.free.get(b));
@@ -345,7 +362,8 @@ test('Alg. 7: a release while the invalidation holds all bits empties the block 
 });
 
 test('Alg. 7: a release while the invalidation holds all bits, block not empty after it → rollback, fails, block stays active', (t) => {
-  const { heap, tA, t1, t2 } = fixture();
+  const f = fixture();
+  const { heap, tA, t1, t2 } = f;
   const h1 = t1.allocate(tA);
   const b = blockOf(h1);
   const r1 = releaseStep(heap, h1);
@@ -356,7 +374,7 @@ test('Alg. 7: a release while the invalidation holds all bits, block not empty a
   t.true(r3.first);
   t.is(t1.invalidateResolve(b, r1.gen, before), INVALIDATE_FAILED);
   t.is(word(heap, b, BLOCK_ALLOC_WORD), 1 << (h2 & 31), 'only h2 is left');
-  heap.active[tA.id]!.set(b); // the releaser's FIRST duty
+  f.bitmaps.set(heap.active[tA.id]!, b); // the releaser's FIRST duty
   heap.validate();
   t.is(heap.liveInBlock(b), 1);
   // h2's owner deletes it later: a normal EMPTY release frees the block.
@@ -367,7 +385,8 @@ test('Alg. 7: a release while the invalidation holds all bits, block not empty a
 
 test('Alg. 7 via invalidate(): the whole loop after a refill and release by others', (t) => {
   // invalidate() = lock + resolve, retried while RETRY: check it composes the steps.
-  const { heap, tA, t1, t2 } = fixture();
+  const f = fixture();
+  const { heap, tA, t1, t2 } = f;
   const h1 = t1.allocate(tA);
   const b = blockOf(h1);
   const r1 = releaseStep(heap, h1);
@@ -376,4 +395,30 @@ test('Alg. 7 via invalidate(): the whole loop after a refill and release by othe
   t.true(heap.free.get(b));
   t.false(t1.invalidate(b, r1.gen), 'someone else already freed it');
   heap.validate();
+});
+
+// ------------------------------------------------------------------ bounded retries
+
+test('a retry loop of the core gives up after retryLimits with a ContentionError naming the operation; the heap is unchanged', (t) => {
+  const f = fixture();
+  const { heap, tA, t1 } = f;
+  const hs = Array.from({ length: 32 }, () => t1.allocate(tA)); // one full block: not active
+  const b = blockOf(hs[0]!);
+  t.false(heap.active[tA.id]!.get(b));
+  // Forge the state a dead thread could leave: the active bit of the full block already set.
+  // The next release frees the first slot (FIRST) and must set that bit: it waits for a
+  // clear that never comes.
+  f.bitmaps.set(heap.active[tA.id]!, b);
+  const saved = { ...retryLimits };
+  retryLimits.spinAttempts = 2;
+  retryLimits.maxAttempts = 12;
+  try {
+    const started = Date.now();
+    const e = t.throws(() => t1.releaseHandle(hs[3]!), { instanceOf: ContentionError });
+    t.regex(e.message, new RegExp(`^active\\[A\\]\\.set\\(${b}\\) at level 0: gave up after 12 attempts`));
+    t.true(Date.now() - started < 2000, 'the lowered limits reached the core');
+  } finally {
+    Object.assign(retryLimits, saved);
+  }
+  t.is(heap.liveInBlock(b), 31, 'the slot was freed before the wait');
 });

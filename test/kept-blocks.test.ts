@@ -1,6 +1,7 @@
 /**
- * Kept blocks (runtime/allocator.ts K1–K4): a thread keeps blocks it emptied for its
- * next allocations instead of returning them to `free` at once.
+ * Kept blocks (the allocator core, wasm/src/alloc/core.rs K1–K5): a thread keeps blocks
+ * it emptied for its next allocations instead of returning them to `free` at once. Every
+ * Allocator here is the binding of the Rust core.
  *
  * Forced interleavings on one thread (several Allocator instances stand for threads, as
  * in interleavings.test.ts), a seeded random model with validate() after every step, and
@@ -10,7 +11,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { Allocator, DEFAULT_KEEP_BLOCKS } from '../runtime/allocator.js';
-import { createRuntime, HeapExhaustedError } from '../runtime/index.js';
+import { createRuntime, HeapExhaustedError, retryLimits } from '../runtime/index.js';
 import type { Heap } from '../runtime/heap.js';
 import { BLOCK_ALLOC_WORD, BLOCK_GEN_WORD, MIN_HEAP_BYTES } from '../runtime/layout.js';
 import { A, allocatorFixture, type Fixture } from './helpers/allocators.js';
@@ -158,7 +159,7 @@ test('K3: blocks kept for one type are reclaimed when another type runs out of f
 });
 
 test('D1 through the stack: a kept block reclaimed and re-initialised for another type is rolled back', (t) => {
-  const { heap, tA, tB, t1, t2, t3 } = fixture();
+  const { heap, tA, tB, t1, t2, t3, bitmaps } = fixture();
   const hs: number[] = [];
   for (let i = 0; i < 33; i++) hs.push(t1.allocate(tA));
   const b1 = blockOf(hs[0]!);
@@ -167,7 +168,7 @@ test('D1 through the stack: a kept block reclaimed and re-initialised for anothe
   // t2 reclaims every empty block (as on exhaustion); t3 takes b1 for B.
   t.is(t2.reclaimEmpty(), 1);
   t.true(heap.free.get(b1));
-  t.true(heap.free.tryClear(b1));
+  t.true(bitmaps.tryClear(heap.free, b1));
   t3.initializeBlock(b1, tB);
   const hB = t3.allocate(tB);
   t.is(blockOf(hB), b1);
@@ -178,6 +179,58 @@ test('D1 through the stack: a kept block reclaimed and re-initialised for anothe
   t.is(heap.blockType(blockOf(h)), tA.id, 'an A object, not a slot in the B block');
   t.not(blockOf(h), b1);
   t.is(heap.liveInBlock(b1), 1, 'the B block is untouched');
+  heap.validate();
+});
+
+test('allocateMany: the retry budget counts consecutive failed rounds only (a success resets it)', (t) => {
+  // t1's kept stack, bottom to top: X1 (re-typed B), X3 (A), X2 (re-typed B), X4 (A). With
+  // own first blocks, allocateMany pops them in turn: X4 succeeds, X2 fails (D1 rollback),
+  // X3 succeeds, X1 fails. Two failures in one call, never two in a row: with a budget of
+  // two attempts that must pass; a counter that kept counting across successes would give up.
+  const { heap, tA, tB, t1, t2, t3, bitmaps } = fixture(8);
+  const hs: number[] = [];
+  for (let i = 0; i < 4 * 32 + 1; i++) hs.push(t1.allocate(tA));
+  const block = (k: number): number[] => hs.slice(32 * k, 32 * k + 32);
+  const [x1, x2, x3, x4] = [0, 1, 2, 3].map((k) => blockOf(block(k)[0]!));
+  const retype = (b: number): void => {
+    // Another thread frees the kept (empty) block b and a third re-initialises it for B with one object.
+    t.true(t2.invalidate(b, genWord(heap, b)));
+    t2.retireBlock(b, tA.id);
+    t.true(bitmaps.tryClear(heap.free, b));
+    t3.initializeBlock(b, tB);
+    t.true(t3.reserve(b) >= 0);
+  };
+  for (const h of block(0)) t1.releaseHandle(h);
+  retype(x1!);
+  for (const h of block(2)) t1.releaseHandle(h);
+  for (const h of block(1)) t1.releaseHandle(h);
+  retype(x2!);
+  for (const h of block(3)) t1.releaseHandle(h);
+  t.is(t1.keptBlocks(), 4);
+  heap.validate();
+  t1.setOwnFirstBlock(true);
+  const saved = { ...retryLimits };
+  retryLimits.spinAttempts = 0;
+  retryLimits.maxAttempts = 2;
+  try {
+    const out = new Uint32Array(31 + 32 + 32 + 4);
+    t1.allocateMany(tA, out.length, out); // the hint's 31 free slots, X4, X3, then a new block
+    t.true(
+      [...out].every((h) => heap.blockType(blockOf(h)) === tA.id),
+      'A objects only',
+    );
+    t.true(out.some((h) => blockOf(h) === x4) && out.some((h) => blockOf(h) === x3));
+    // Two rounds failed: in X2 the 7 free slots of the B block were reserved (36 still wanted)
+    // and rolled back, in X1 the 4 still wanted.
+    t.is(t1.rollbackCount(), 7 + 4);
+    t.deepEqual(
+      t1.rollbacks().map(([b]) => b),
+      [x2, x2, x2, x2, x1, x1, x1, x1],
+      'the last 8 rollbacks: X2 then X1',
+    );
+  } finally {
+    Object.assign(retryLimits, saved);
+  }
   heap.validate();
 });
 

@@ -42,6 +42,10 @@ import {
   MAX_SLOTS,
   MIN_HEAP_BYTES,
   planHeap,
+  allocatorStates,
+  DEFAULT_KEEP_BLOCKS,
+  stateWordsFor,
+  TYPE_WORDS,
   planTypes,
   type TypeLayout,
 } from '../runtime/layout.js';
@@ -540,7 +544,7 @@ test('layout: concrete slot counts, including where alignment gives fewer slots 
   t.is(nbodyish.blockBytes, 16 + 7 * 128, '7 × f32: 32 bytes per object plus a 16-byte header per 32');
 });
 
-test('heap plan: header, bitmaps, block list and blocks do not overlap, fit the heap, and no further block would fit', (t) => {
+test('heap plan: header, bitmaps, type table, allocator states, block list and blocks do not overlap, fit the heap, and no further block would fit', (t) => {
   const classSets: SmmoClass[][] = [[AllKinds], [ListNode, Poly], [Animal, Cat, Lion]];
   for (const classes of classSets) {
     const table = planTypes(classes);
@@ -553,14 +557,22 @@ test('heap plan: header, bitmaps, block list and blocks do not overlap, fit the 
       t.is(p.freeBitmapWord * 4, HEADER_OFFSET + HEADER_WORDS * 4, what);
       const starts = [p.freeBitmapWord, ...table.concreteIds.flatMap((id) => [p.allocatedBitmapWord[id]!, p.activeBitmapWord[id]!])];
       starts.forEach((w, i) => t.is(w, p.freeBitmapWord + i * words, `${what}: bitmap ${i}`));
-      t.true(p.blockListOffset >= (p.freeBitmapWord + bitmaps * words) * 4, `${what}: block list after the bitmaps`);
+      t.is(p.typeTableWord, p.freeBitmapWord + bitmaps * words, `${what}: type table after the bitmaps`);
+      t.true(
+        p.stateWord >= p.typeTableWord + table.types.length * TYPE_WORDS && p.stateWord % 16 === 0,
+        `${what}: states after it, on a line`,
+      );
+      t.is(p.states, allocatorStates(1), `${what}: states for one thread by default`);
+      t.is(p.stateWords, stateWordsFor(table.types.length, DEFAULT_KEEP_BLOCKS), what);
+      t.true(p.blockListOffset >= (p.stateWord + p.states * p.stateWords) * 4, `${what}: block list after the states`);
       t.true(p.blocksOffset >= p.blockListOffset + p.numBlocks * 4, `${what}: blocks after the block list`);
       t.is(p.blocksOffset % 64, 0, `${what}: blocks 64-byte aligned`);
       const end = p.blocksOffset + p.numBlocks * p.blockBytes;
       t.true(end <= heapBytes, `${what}: blocks fit`);
       // One more block (with its block-list entry and bitmap words) would not fit.
-      const more =
-        Math.ceil((HEADER_OFFSET + HEADER_WORDS * 4 + bitmaps * bitmapWords(p.numBlocks + 1) * 4 + (p.numBlocks + 1) * 4) / 64) * 64;
+      const stateWord =
+        Math.ceil((HEADER_OFFSET / 4 + HEADER_WORDS + bitmaps * bitmapWords(p.numBlocks + 1) + table.types.length * TYPE_WORDS) / 16) * 16;
+      const more = Math.ceil(((stateWord + p.states * p.stateWords) * 4 + (p.numBlocks + 1) * 4) / 64) * 64;
       t.true(more + (p.numBlocks + 1) * p.blockBytes > heapBytes, `${what}: ${heapBytes - end} bytes left, room for another block`);
     }
   }

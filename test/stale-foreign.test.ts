@@ -59,8 +59,8 @@ test('checked layouts have a hidden per-slot generation array; unchecked ones do
 
 test('the allocator increments a slot generation at every successful release, and only then', (t) => {
   const table = planTypes(CLASSES, { checked: true });
-  const heap = Heap.create(table, MIN_HEAP_BYTES);
-  const alloc = new Allocator(heap, 1, 0);
+  const heap = Heap.create(table, MIN_HEAP_BYTES, { keepBlocks: 0 });
+  const alloc = new Allocator(heap, 1);
   const node = table.byClass(Node)!;
   const word = (h: number): number => ((heap.blockOffset(h >>> 5) + node.genOffset) >> 2) + (h & 31);
   const h = alloc.allocate(node);

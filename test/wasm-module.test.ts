@@ -1,8 +1,9 @@
 /**
- * The kernel module and its loader (runtime/wasm.ts, runtime/kernels.ts):
+ * The module (allocator core and kernels) and its loader (runtime/wasm.ts, runtime/kernels.ts):
  *  - wasm/src/layout.rs is what scripts/gen-layout.mjs makes of layoutConstants() today;
- *  - both builds import exactly env.memory (shared), export what the loader needs, carry
- *    the current layout hash, and leave room for enough thread slots (W1–W3);
+ *  - both builds import exactly env.memory (shared) and env.smmo_pause (the allocator's
+ *    bounded sleep), export what the loader needs, carry the current layout hash, and
+ *    leave room for enough thread slots (W1–W3);
  *  - thread slots: distinct per instance, stacks inside the reserved region, exhaustion is
  *    a UsageError, dispose() gives the slot back (W2);
  *  - backend selection and kernel-spec errors are UsageErrors that say what to do;
@@ -27,6 +28,7 @@ import {
   SLOTS_END,
   WasmInstance,
   wasmFile,
+  wasmImports,
 } from '../runtime/wasm.js';
 
 const ROOT = new URL('../../', import.meta.url); // dist/test/ → repository root
@@ -42,7 +44,10 @@ test('wasm/src/layout.rs is generated from layoutConstants()', (t) => {
 test('both builds import only the shared heap memory and match this runtime', (t) => {
   for (const variant of ['simd', 'scalar'] as const) {
     const module = loadWasmModule({ variant });
-    t.deepEqual(WebAssembly.Module.imports(module), [{ module: 'env', name: 'memory', kind: 'memory' }]);
+    t.deepEqual(WebAssembly.Module.imports(module), [
+      { module: 'env', name: 'memory', kind: 'memory' },
+      { module: 'env', name: 'smmo_pause', kind: 'function' },
+    ]);
     const exports = WebAssembly.Module.exports(module).map((e) => e.name);
     for (const name of ['nbody_compute_force', 'nbody_update', '__stack_pointer', '__heap_base'])
       t.true(exports.includes(name), `${variant}: ${name}`);
@@ -88,7 +93,7 @@ test('thread slots are distinct, inside the reserved region, bounded, and given 
     );
   }
   const firstStack = made[0]!.scratch - SLOT_STACK_BYTES;
-  const heapBase = (new WebAssembly.Instance(module, { env: { memory } }).exports['__heap_base'] as WebAssembly.Global).value;
+  const heapBase = (new WebAssembly.Instance(module, wasmImports(memory)).exports['__heap_base'] as WebAssembly.Global).value;
   t.true(firstStack >= heapBase, 'slots start above the module’s static data');
   made[3]!.dispose();
   made[3]!.dispose(); // idempotent
@@ -97,13 +102,14 @@ test('thread slots are distinct, inside the reserved region, bounded, and given 
   t.true(i32[SLOT_CLAIM_OFFSET >> 2] !== 0, 'slot 3 (claimed again) is still held');
 });
 
-test('Runtime: backend choice, and close() gives the thread slot back', async (t) => {
-  const rt = await createRuntime({ classes: NBODY, heap: '2MB', backend: 'wasm' });
-  t.is(rt.backend, 'wasm');
-  t.is(rt.heap.i32[SLOT_CLAIM_OFFSET >> 2], 1);
-  await rt.close();
-  t.is(rt.heap.i32[SLOT_CLAIM_OFFSET >> 2], 0);
-  t.is((await createRuntime({ classes: NBODY, heap: '2MB' })).backend, 'ts');
+test('Runtime: backend choice, and close() gives the thread slot back (every backend uses the module: the allocator is in it)', async (t) => {
+  for (const backend of ['wasm', 'ts'] as const) {
+    const rt = await createRuntime({ classes: NBODY, heap: '2MB', backend });
+    t.is(rt.backend, backend);
+    t.is(rt.heap.i32[SLOT_CLAIM_OFFSET >> 2], 1, 'one slot: the calling thread (allocator and kernels share its instance)');
+    await rt.close();
+    t.is(rt.heap.i32[SLOT_CLAIM_OFFSET >> 2], 0);
+  }
 
   // backend 'webgpu' (runtime/webgpu/, test/webgpu-*.test.ts): a runtime on a GPU device, or GpuUnavailableError saying how to get one.
   const webgpu = await createRuntime({ classes: NBODY, heap: '2MB', backend: 'webgpu' }).then(
@@ -121,11 +127,13 @@ test('Runtime: backend choice, and close() gives the thread slot back', async (t
   });
   const empty = mkdtempSync(join(tmpdir(), 'smmo-nowasm-'));
   try {
-    await t.throwsAsync(createRuntime({ classes: NBODY, heap: '2MB', backend: 'wasm', wasm: { dir: empty } }), {
-      instanceOf: UsageError,
-      message:
-        /does not exist; smmo ships the modules in wasm\/pkg\/.*`node scripts\/build-wasm\.mjs --force`.*apt-get install -y --no-install-recommends rustc libstd-rust-dev-wasm32 cargo lld-14/,
-    });
+    for (const backend of ['wasm', 'ts'] as const) {
+      await t.throwsAsync(createRuntime({ classes: NBODY, heap: '2MB', backend, wasm: { dir: empty } }), {
+        instanceOf: UsageError,
+        message:
+          /\(allocator and kernels\) does not exist; smmo ships the modules in wasm\/pkg\/.*`node scripts\/build-wasm\.mjs --force`.*apt-get install -y --no-install-recommends rustc libstd-rust-dev-wasm32 cargo lld-14/,
+      });
+    }
   } finally {
     rmSync(empty, { recursive: true, force: true });
   }

@@ -92,7 +92,7 @@ export function runShare(
       done += k;
     }
   }
-  // Kept blocks (allocator.ts K1) do not outlive this thread's share of the pass.
+  // Kept blocks (wasm/src/alloc/core.rs K1) do not outlive this thread's share of the pass.
   ctx.allocator.flushKept();
   const w = slotWord(plan, thread) + S_WORK;
   Atomics.store(ctl, w, Atomics.load(ctl, w) + done);

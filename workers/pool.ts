@@ -116,8 +116,6 @@ export interface PoolOptions {
   idleMs: number;
   /** Busy-wait this long before sleeping (worker: for the next pass; main: at the barrier). */
   spinMicros: number;
-  /** Emptied blocks each thread keeps per type (allocator.ts K1). */
-  keepBlocks: number;
   /** Compile do-all methods (runtime/compiler/). */
   compile: boolean;
   /** Limits of each worker's JS heap (worker_threads resourceLimits). */
@@ -195,8 +193,8 @@ export class WorkerPool {
       wasm: opts.wasm,
       idleMs: opts.idleMs,
       spinMicros: opts.spinMicros,
-      keepBlocks: opts.keepBlocks,
       compile: opts.compile,
+      bitmapAlloc: table.bitmapAlloc,
     };
     this.piscina = new Piscina({
       filename: fileURLToPath(new URL('./worker.js', import.meta.url)),

@@ -192,8 +192,8 @@ export interface WorkerConfig {
   wasm: WasmOptions;
   idleMs: number;
   spinMicros: number;
-  /** RuntimeOptions.keepBlocks. */
-  keepBlocks: number;
+  /** RuntimeOptions.allocator.bitmapAlloc: the class table is laid out for BitmapAlloc (the rest of the allocator's settings are in the heap header). */
+  bitmapAlloc: boolean;
   /** RuntimeOptions.compile. */
   compile: boolean;
 }
@@ -214,10 +214,12 @@ export interface SessionTask {
 export function layoutFingerprint(table: TypeTable): string {
   return JSON.stringify({
     blockBytes: table.blockBytes,
+    bitmapAlloc: table.bitmapAlloc,
     types: table.types.map((t) => [
       t.name,
       t.abstract,
       t.slots,
+      t.genOffset,
       t.parent?.name ?? null,
       t.fields.map((f) => [f.name, f.kind, f.length, f.offsets]),
       t.genOffset,

@@ -100,17 +100,18 @@ async function findClasses(cfg: WorkerConfig): Promise<SmmoClass[]> {
 
 async function attach(): Promise<Attached> {
   const cfg = workerData as WorkerConfig;
-  const table = planTypes(await findClasses(cfg), { checked: cfg.checked }); // checked mode has the generation arrays
+  // Checked mode has the generation arrays; BitmapAlloc its own block shape.
+  const table = planTypes(await findClasses(cfg), { checked: cfg.checked, bitmapAlloc: cfg.bitmapAlloc });
   if (layoutFingerprint(table) !== cfg.fingerprint) {
     throw new UsageError(
       'worker: the classes imported from options.modules give a different heap layout than on the main thread ' +
         '(a class was changed at run time, or the modules export other classes of the same names)',
     );
   }
-  const heap = Heap.attach(cfg.memory, table, cfg.heapBytes);
-  const ctx = new ThreadContext(heap, table, cfg.checked, cfg.seed, cfg.keepBlocks, cfg.compile);
-  ctx.allocator.setOwnFirstBlock(true); // allocator.ts K5: workers exist only with threads > 1
-  configureBackend(ctx, cfg.backend, cfg.wasm);
+  const heap = Heap.attach(cfg.memory, table, cfg.heapBytes, cfg.wasm);
+  const ctx = new ThreadContext(heap, table, cfg.checked, cfg.seed, cfg.compile);
+  ctx.allocator.setOwnFirstBlock(true); // allocator K5: workers exist only with threads > 1
+  configureBackend(ctx, cfg.backend);
   const plan = planControl(cfg.threads, table.types.length);
   return { ctx, ctl: new Int32Array(cfg.control), plan, argsVersion: -1, call: { method: '', args: [] } };
 }
@@ -133,7 +134,7 @@ export default async function session(task: SessionTask): Promise<'parked' | 'cl
   const doneWord = slotWord(plan, k) + S_DONE;
   // Who serves slot k: the pool terminates this thread by its id (pass timeout) and gives back its WASM slot when it dies.
   Atomics.store(ctl, slotWord(plan, k) + S_TID, threadId);
-  Atomics.store(ctl, slotWord(plan, k) + S_WASM, ctx.kernels.wasmSlot + 1);
+  Atomics.store(ctl, slotWord(plan, k) + S_WASM, ctx.heap.wasm.slot + 1);
   // (P2) read the epoch before announcing SERVING.
   let seen = Atomics.load(ctl, C_EPOCH);
   Atomics.store(ctl, state, SERVING);
@@ -158,7 +159,7 @@ export default async function session(task: SessionTask): Promise<'parked' | 'cl
     if (Atomics.load(ctl, state) !== BUSY) continue; // not enlisted in this pass
     const kind = ctl[D_KIND]!;
     if (kind === KIND_CLOSE) {
-      // The thread is about to be terminated: release what the context holds in shared memory (its wasm thread slot).
+      // The thread is about to be terminated: release what the context holds in shared memory (its allocator state, its wasm thread slot).
       ctx.dispose();
       attached = null;
       Atomics.store(ctl, state, PARKED);

@@ -38,8 +38,12 @@ export interface EmitHost {
   /** Every type of the runtime, by id. */
   readonly types: readonly TypeLayout[];
   readonly checked: boolean;
-  /** Whether the allocator takes warp hooks (allocation coalescing): warpBegin(lanes) / warpEnd(). */
-  readonly warpHooks: boolean;
+  /**
+   * Int32Array indices of this thread's allocator-state warp words (layout.ts S_WARP,
+   * S_LANES_LEFT, S_CACHED): the executor contract of per-warp coalescing
+   * (wasm/src/alloc/core.rs C1), kept exactly as the interpreted executor keeps it.
+   */
+  readonly warpWords: { readonly warp: number; readonly lanes: number; readonly cached: number };
 }
 
 const ARRAYS: Record<FieldLayout['kind'], { arr: string; shift: number }> = {
@@ -84,8 +88,14 @@ class Emitter {
     const statics = this.ir.statics.map((_, i) => `const S${i} = S[${i}];`).join('\n');
     const allocs = [...this.allocated].map((id) => this.allocFunction(id)).join('\n');
     const h = this.host;
-    const warpBegin = h.warpHooks && this.ir.allocates ? `A.warpBegin(popc(bits));` : '';
-    const warpEnd = h.warpHooks && this.ir.allocates ? `A.warpEnd();` : '';
+    // Per-warp coalescing (core.rs C1): a warp per block, the lanes left before each lane,
+    // the warp closed after the block — as thread.ts runnerFor does — whenever the method may
+    // allocate (it creates objects, or calls JavaScript that might).
+    const warps = this.ir.allocates || !this.ir.portable;
+    const w = h.warpWords;
+    const warpBegin = warps ? `let left = popc(bits); I32[${w.warp}] = 1;` : '';
+    const laneMark = warps ? `I32[${w.lanes}] = left--;` : '';
+    const warpEnd = warps ? `if (I32[${w.cached}] !== 0) A.warpEnd(); else { I32[${w.warp}] = 0; I32[${w.lanes}] = 0; }` : '';
     return `'use strict';
 const I8 = H.i8, U8 = H.u8, I16 = H.i16, U16 = H.u16, I32 = H.i32, U32 = H.u32, F32 = H.f32, F64 = H.f64;
 const BW = ${h.blocksWord}, BWORDS = ${h.blockWords}, BB = ${h.blocksOffset}, BBYTES = ${h.blockBytes}, LIMIT = ${h.handleLimit};
@@ -105,12 +115,14 @@ return function run_${safeName(this.selfT.name)}_${safeName(this.ir.method)}(ctx
       const bid = list[i];
       const bw = BW + bid * BWORDS;
       let bits = Atomics.load(I32, bw + ${BLOCK_ITER_WORD});
+      if (bits === 0) continue;
       const b1 = BB + bid * BBYTES, b2 = b1 >>> 1, b4 = b1 >>> 2, b8 = b1 >>> 3, hb = bid * 32;
       ${warpBegin}
       lanes: while (bits !== 0) {
         const slot = 31 - Math.clz32(bits & -bits);
         bits &= bits - 1;
         self = hb + slot;
+        ${laneMark}
 ${body}
       }
       ${warpEnd}

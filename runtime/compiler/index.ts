@@ -26,7 +26,16 @@
 import { popc } from '../bits.js';
 import { InvalidHandleError, UsageError } from '../errors.js';
 import type { Heap } from '../heap.js';
-import { BLOCK_ALLOC_WORD, BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout, type TypeTable } from '../layout.js';
+import {
+  BLOCK_ALLOC_WORD,
+  BLOCK_TYPE_WORD,
+  S_CACHED,
+  S_LANES_LEFT,
+  S_WARP,
+  SLOT_BITS,
+  type TypeLayout,
+  type TypeTable,
+} from '../layout.js';
 import type { SmmoObject } from '../schema.js';
 import { emitJs } from './emit-js.js';
 import { CompileFallback, lowerMethod } from './lower.js';
@@ -41,8 +50,11 @@ export interface CompilerContext {
   readonly table: TypeTable;
   readonly checked: boolean;
   readonly allocator: {
+    /** Word index of this thread's allocator state in the heap (layout.ts). */
+    readonly state: number;
     allocate(t: TypeLayout): number;
     releaseHandle(h: number): void;
+    warpEnd(): void;
   };
   view(handle: number): SmmoObject;
   checkHandle(handle: number, typeId: number, where: string): number;
@@ -194,7 +206,11 @@ export class MethodCompiler {
         typeCount: ctx.table.types.length,
         types: ctx.table.types,
         checked: ctx.checked,
-        warpHooks: false,
+        warpWords: {
+          warp: ctx.allocator.state + S_WARP,
+          lanes: ctx.allocator.state + S_LANES_LEFT,
+          cached: ctx.allocator.state + S_CACHED,
+        },
       });
       const state = { handle: 0 };
       const factory = new Function('H', 'S', source) as (h: unknown, s: readonly unknown[]) => Runner;

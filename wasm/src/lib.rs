@@ -6,8 +6,7 @@
 //! with `simd128` (the fast path) and without (the scalar path, same source, same results).
 //!
 //! Memory contract with the host (runtime/wasm.ts):
-//! * the memory is imported (`env.memory`, shared) and is the smmo heap; it is the module's
-//!   only import;
+//! * the memory is imported (`env.memory`, shared) and is the smmo heap;
 //! * the module owns `[0, __heap_base)`: a small default stack first (stack-first layout,
 //!   overflow traps at 0), then static data. The link fails if that exceeds 1 MiB
 //!   (`--initial-memory`), which is RESERVED_BYTES of runtime/layout.ts;
@@ -22,8 +21,12 @@
 //!   padded to a multiple of 4 lanes);
 //! * the host runs a kernel only inside a do-all pass whose block list and iteration bitmaps
 //!   it has written (ThreadContext.snapshot), on blocks no other thread runs in that pass;
-//! * kernels do not allocate or delete objects, and use no recursion (the per-thread stacks
-//!   are small and unguarded).
+//! * kernels use no recursion (the per-thread stacks are small and unguarded); a kernel that
+//!   creates or deletes objects calls the allocator core (`alloc::core::Alloc`) with the
+//!   calling thread's allocator state and follows its executor contract (alloc/core.rs).
+//!
+//! Besides the memory the module imports one host function, `env.smmo_pause(attempt)`: the
+//! bounded sleep of the allocator's retry loops (alloc/bits.rs).
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -39,16 +42,17 @@ fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
     core::arch::wasm32::unreachable()
 }
 
+pub mod alloc;
 mod blocks;
+pub mod collision;
 mod lanes;
 #[allow(dead_code)]
 mod layout;
-pub mod collision;
 pub mod nbody;
 pub mod wator;
 
 /// Bumped whenever an export changes its signature or meaning (checked by runtime/wasm.ts).
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 #[no_mangle]
 pub extern "C" fn smmo_abi_version() -> u32 {

@@ -8,13 +8,11 @@
 //   out[16]     field F_value of object P.handle (a u32 field)
 //   out[17..]   per type: TYPE_SLOTS, TYPE_HIGH_MASK, allocated[t] level-0 word 0 (0 for abstract types)
 
+// H_BLOCK_BYTES, H_NUM_BLOCKS, H_NUM_TYPES and H_BLOCKS_OFFSET come from the prelude
+// (layoutConstants(): the allocator core reads them too); the other header words from overrides.
 override H_MAGIC: u32;
 override H_VERSION: u32;
 override H_HEAP_BYTES: u32;
-override H_BLOCK_BYTES: u32;
-override H_NUM_BLOCKS: u32;
-override H_NUM_TYPES: u32;
-override H_BLOCKS_OFFSET: u32;
 override H_BLOCK_LIST_OFFSET: u32;
 override F_value: u32;
 

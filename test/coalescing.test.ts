@@ -1,0 +1,225 @@
+/**
+ * Per-warp request coalescing (paper §4.2 after XMalloc; the allocator core's warp cache,
+ * wasm/src/alloc/core.rs C1–C4) through the runtime: a do-all whose lanes create objects.
+ *
+ *  - the first create of a warp reserves, with one atomic on one block, as many slots as
+ *    there are lanes left (the current one included); later creates take cached slots;
+ *    the cache runs dry at the last lane; the objects lie in one block in lane order;
+ *  - lanes that create several objects or none: each refill reserves the lanes left;
+ *  - a block with fewer free slots than lanes: the rest spills to another block;
+ *  - a method that throws: the slots cached for the rest of the warp go back;
+ *  - NoCoal, and create outside a do-all: one slot per create, nothing cached;
+ *  - the executor contract: a hand-written executor that makes the same calls leaves the
+ *    same heap, byte for byte;
+ *  - two threads: every object accounted for, the heap valid.
+ */
+import test from 'ava';
+import { createRuntime, MethodError, type Runtime, type RuntimeOptions } from '../runtime/index.js';
+import { MIN_HEAP_BYTES, S_CACHED } from '../runtime/layout.js';
+import { Child, COALESCING_FIXTURES, seen, Spawner } from './coalescing.fixtures.js';
+
+const blockOf = (h: number): number => h >>> 5;
+
+async function spawners(ns: readonly number[], options: Partial<RuntimeOptions> = {}): Promise<Runtime> {
+  const rt = await createRuntime({ classes: [Spawner, Child], heap: MIN_HEAP_BYTES, ...options });
+  await rt.parallelNew(Spawner, ns.length, (s, i) => (s.n = ns[i]!));
+  seen.length = 0;
+  return rt;
+}
+
+/** Live Children: the heap's count, which must equal the objects the lanes saw created. */
+function children(rt: Runtime): number {
+  return rt.count(Child);
+}
+
+test.serial('one reservation per warp: the first create reserves the lanes left, the others take cached slots in lane order', async (t) => {
+  const rt = await spawners(new Array<number>(32).fill(1));
+  try {
+    await rt.parallelDo(Spawner, 'spawn');
+    t.is(seen.length, 32);
+    t.deepEqual(
+      seen.map((s) => s.cached),
+      Array.from({ length: 32 }, (_, k) => 31 - k),
+      'after lane k the cache holds 31 - k slots',
+    );
+    t.deepEqual(
+      seen.map((s) => s.lanesLeft),
+      Array.from({ length: 32 }, (_, k) => 32 - k),
+    );
+    const b = blockOf(seen[0]!.child);
+    t.deepEqual(
+      seen.map((s) => s.child),
+      Array.from({ length: 32 }, (_, k) => b * 32 + k),
+      'one block, slots in lane order',
+    );
+    t.is(children(rt), 32);
+    t.is(rt.heap.i32[rt.main.allocator.state + S_CACHED], 0, 'nothing cached after the pass');
+    rt.validateHeap();
+  } finally {
+    await rt.close();
+  }
+});
+
+test.serial(
+  'lanes that create several objects or none: each refill reserves the lanes left, and nothing reserved stays unused',
+  async (t) => {
+    const ns = [0, 2, 1, 0, 3, 0, 0, 1, 2, 0, 0, 0, 4, 1, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 0, 1, 0, 0, 3, 0, 0, 1];
+    const rt = await spawners(ns);
+    try {
+      await rt.parallelDo(Spawner, 'spawn');
+      const total = ns.reduce((a, b) => a + b, 0);
+      t.is(seen.length, total);
+      // A create that found the cache empty reserved min(lanes left, free slots): it left
+      // lanesLeft - 1 slots (the block had room for all of them here).
+      let cached = 0;
+      for (const s of seen) {
+        const expected = cached > 0 ? cached - 1 : s.lanesLeft - 1;
+        t.is(s.cached, expected, `create in lane ${s.lane}`);
+        cached = s.cached;
+      }
+      t.is(children(rt), total, 'no reserved slot left behind');
+      t.is(rt.stats().types['Child']!.objects, total);
+      rt.validateHeap();
+    } finally {
+      await rt.close();
+    }
+  },
+);
+
+test.serial('a block with fewer free slots than lanes: the reservation takes what it has, the rest spills to another block', async (t) => {
+  const rt = await spawners(new Array<number>(32).fill(1));
+  try {
+    const first: number[] = [];
+    for (let i = 0; i < 20; i++) first.push(rt.create(Child).handle); // one block, 12 slots free
+    const b1 = blockOf(first[0]!);
+    t.true(first.every((h) => blockOf(h) === b1));
+    seen.length = 0;
+    await rt.parallelDo(Spawner, 'spawn');
+    const inB1 = seen.filter((s) => blockOf(s.child) === b1);
+    t.is(inB1.length, 12, 'the 12 free slots of the partly filled block');
+    t.is(seen[0]!.cached, 11);
+    const spill = seen[12]!;
+    t.not(blockOf(spill.child), b1);
+    t.is(spill.lanesLeft, 20);
+    t.is(spill.cached, 19, 'the second reservation: the 20 lanes left');
+    t.true(seen.slice(12).every((s) => blockOf(s.child) === blockOf(spill.child)));
+    t.is(children(rt), 52);
+    rt.validateHeap();
+  } finally {
+    await rt.close();
+  }
+});
+
+test.serial('a method that throws in the middle of a warp: the slots cached for the rest of it go back', async (t) => {
+  const ns = new Array<number>(32).fill(1);
+  ns[5] = 99; // creates one, then throws
+  const rt = await spawners(ns);
+  try {
+    const e = await t.throwsAsync(rt.parallelDo(Spawner, 'spawn'), { instanceOf: MethodError });
+    t.regex(e.message, /fails on purpose/);
+    t.is(seen.length, 6, 'lanes 0 … 5 created one each');
+    t.is(seen[5]!.cached, 26, 'the warp had 26 slots cached when the lane threw');
+    t.is(children(rt), 6, 'the 26 cached slots were released');
+    t.is(rt.heap.i32[rt.main.allocator.state + S_CACHED], 0);
+    rt.validateHeap();
+    // The runtime stays usable: the next pass coalesces again, in the 26 free slots of the
+    // same Child block first (the rest spills).
+    for (let i = 0; i < 32; i++) rt.get(Spawner, seen[0]!.lane - (seen[0]!.lane & 31) + i).n = 1;
+    const b = blockOf(seen[0]!.child);
+    seen.length = 0;
+    await rt.parallelDo(Spawner, 'spawn');
+    t.is(seen[0]!.cached, 25);
+    t.is(blockOf(seen[0]!.child), b);
+    t.is(children(rt), 38);
+    rt.validateHeap();
+  } finally {
+    await rt.close();
+  }
+});
+
+test.serial('NoCoal, and create outside a do-all: one slot per create, nothing cached', async (t) => {
+  const rt = await spawners(new Array<number>(32).fill(1), { allocator: { coalescing: false } });
+  try {
+    await rt.parallelDo(Spawner, 'spawn');
+    t.is(seen.length, 32);
+    t.true(
+      seen.every((s) => s.cached === 0),
+      'the cache is never used',
+    );
+    t.is(children(rt), 32);
+    rt.validateHeap();
+  } finally {
+    await rt.close();
+  }
+  const rt2 = await spawners([1]);
+  try {
+    const c = rt2.create(Child);
+    const st = rt2.main.allocator.state;
+    t.is(rt2.heap.i32[st + S_CACHED], 0, 'outside a do-all: no cache');
+    t.truthy(c);
+  } finally {
+    await rt2.close();
+  }
+});
+
+test.serial('the executor contract: a hand-written executor that makes the same allocator calls leaves the same heap bytes', async (t) => {
+  const ns = [1, 0, 2, 1, 3, 0, 1, 1, 0, 2, 1, 0, 0, 4, 1, 1, 0, 2, 0, 0, 1, 3, 1, 0, 1, 0, 0, 2, 1, 1, 0, 1, 2, 1, 1];
+  const a = await spawners(ns, { seed: 5 });
+  const b = await spawners(ns, { seed: 5 });
+  try {
+    await a.parallelDo(Spawner, 'spawnQuietly');
+    // On b, the contract by hand (wasm/src/alloc/core.rs "Executor contract"): for each
+    // block of the pass in block-list order, warp begin with its lanes, before each lane
+    // (ascending slots) the lanes left, the lane's creates, then warp end; flushKept at the end.
+    const ctx = b.main;
+    const lists = ctx.snapshot();
+    const id = b.table.byClass(Spawner)!.id;
+    const alloc = ctx.allocator;
+    for (let i = lists[2 * id]!; i < lists[2 * id]! + lists[2 * id + 1]!; i++) {
+      const bid = ctx.blockList[i]!;
+      let bits = Atomics.load(b.heap.i32, b.heap.blockWord(bid) + 1);
+      let left = 0;
+      for (let x = bits; x !== 0; x &= x - 1) left++;
+      alloc.warpBegin(left);
+      while (bits !== 0) {
+        const slot = 31 - Math.clz32(bits & -bits);
+        bits &= bits - 1;
+        b.heap.i32[alloc.laneWord] = left--;
+        const self = b.get(Spawner, bid * 32 + slot);
+        for (let k = 0; k < self.n; k++) ctx.create(Child, { parent: self.handle });
+      }
+      alloc.warpEnd();
+    }
+    alloc.flushKept();
+    const pa = a.heap.plan;
+    const skip = [pa.stateWord * 4, (pa.stateWord + pa.states * pa.stateWords) * 4];
+    const bytes = (rt: Runtime, from: number, to: number): Buffer => Buffer.from(rt.heap.buffer, from, to - from);
+    t.true(bytes(a, pa.blocksOffset, pa.heapBytes).equals(bytes(b, pa.blocksOffset, pa.heapBytes)), 'blocks');
+    t.true(bytes(a, 1 << 20, skip[0]!).equals(bytes(b, 1 << 20, skip[0]!)), 'header, bitmaps, type table');
+    t.is(
+      a.count(Child),
+      ns.reduce((x, y) => x + y, 0),
+    );
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+test('two threads: every child accounted for, no cached slot left, the heap valid', async (t) => {
+  const n = 40 * 32;
+  const rt = await createRuntime({ classes: [Spawner, Child], heap: '4MB', threads: 2, modules: [COALESCING_FIXTURES], inlineBlocks: 0 });
+  try {
+    t.true(rt.heap.flags.atomic, 'several threads: the core uses atomics');
+    await rt.parallelNew(Spawner, n, (s, i) => (s.n = i % 4));
+    let expected = 0;
+    for (let i = 0; i < n; i++) expected += i % 4;
+    for (let round = 1; round <= 3; round++) {
+      await rt.parallelDo(Spawner, 'spawnQuietly');
+      t.is(rt.count(Child), round * expected);
+      rt.validateHeap();
+    }
+  } finally {
+    await rt.close();
+  }
+});

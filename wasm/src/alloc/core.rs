@@ -1,0 +1,1044 @@
+//! The DynaSOAr allocator (paper §3 Alg. 1, 2; §4.2 Alg. 6 and request coalescing; §5.2
+//! Alg. 7) over the shared heap: the one implementation every CPU thread uses, through the
+//! exports of `ffi.rs` (runtime/allocator.ts is a thin binding) or directly from a Rust
+//! kernel of this module.
+//!
+//! Block states and who moves a block between them (the thread whose atomic caused the
+//! transition, §3 "responsibility"):
+//!
+//!   FREE ──new_block (free.find_and_clear, initialize, allocated.set, active.set)──▶ ACTIVE
+//!   ACTIVE ──reserve filled the last slot──▶ FULL          (active.clear)
+//!   FULL ──release freed the first slot──▶ ACTIVE          (active.set)
+//!   ACTIVE ──release emptied it, invalidate won──▶ FREE    (active.clear, allocated.clear, free.set)
+//!
+//! Invariants between operations (checked by runtime/heap.ts validate): heap.ts H1–H5.
+//!
+//! Kept blocks (a per-thread cache of emptied blocks; not in the paper). A thread that
+//! empties a block and wins its invalidation (Alg. 7) may *keep* it instead of retiring
+//! it: the block stays of its type, allocated and active, opens again in a new generation,
+//! and goes on this thread's stack of at most `keep` blocks per type. Allocation takes
+//! blocks from that stack before searching `active` or `free` (multi-threaded) or after
+//! `active` (one thread). On a CPU the `free`, `allocated[T]` and `active[T]` words are
+//! shared by all threads (32 blocks per word, 16 words per cache line), so a thread that
+//! allocates and frees in turn would otherwise write five shared bitmap words per block.
+//!  (K1) A kept block is an ordinary used block: it satisfies H4 (empty, active), any thread
+//!       may allocate in it, and the stack is only a hint, re-checked on use like `hint`
+//!       (D1 type check after reservation).
+//!  (K2) Nothing owns a kept block: giving it back (flush_kept, reclaim_empty) takes it
+//!       through the same invalidation as a release (lock, same generation, empty) and
+//!       rolls back if another thread allocated in it meanwhile.
+//!  (K3) Kept blocks never cause HeapExhaustedError: when `free` is empty, new_block
+//!       reclaims empty blocks of every type (any thread's) before giving up.
+//!  (K4) A thread that empties the block it is allocating in (its hint) leaves it open
+//!       without invalidating it: an empty used block is a valid state (H4), and the
+//!       responsibility passes to flush_kept or to whichever thread empties it next.
+//!  (K5) In a multi-threaded runtime, a thread without a hint takes its first block of a
+//!       pass from `free`, not from `active`: threads that pick the same active block keep
+//!       sharing it, and every reservation then moves a cache line between cores.
+//!
+//! Deliberate differences from the paper's algorithms:
+//!  (D1) When the block's type changed under a reservation (Alg. 1 l. 14–17), the slot is
+//!       rolled back *and the loop continues*; the original rolled back but still returned
+//!       an object in a block of the wrong type.
+//!  (D2) Invalidation (Alg. 7) is tied to the block's *generation*: the emptying thread
+//!       reads it while it still holds a live object (so the block cannot be recycled under
+//!       it), and invalidation only succeeds if the block is empty in that same generation.
+//!  (D3) A full heap is an error (Exhausted; the original loops forever); freeing a slot
+//!       that is not taken is an error (Invalid; the original livelocks); every retry loop
+//!       is bounded (bits.rs Env::pause).
+//!
+//! Request coalescing per warp (§4.2, after XMalloc). On a CPU the lanes of a virtual warp
+//! (the objects of one block of a do-all) run one after another on one thread, so the
+//! "leader thread" of the paper becomes a per-thread, per-type *warp cache*:
+//!  (C1) warp_begin(lanes) opens a warp. Before each lane the executor stores the number of
+//!       lanes left in the warp, the current one included, in the state word S_LANES_LEFT.
+//!  (C2) The first allocation of type T in a warp reserves, with one atomic on one block,
+//!       min(lanes left, free slots of the block) slots (lowest first); it takes the lowest
+//!       of them and caches the rest. Later allocations of T in the warp take cached slots
+//!       (lowest first); when the cache is empty the next one reserves again, spilling to
+//!       another block. A cached slot is reserved (its bit is set), so its block cannot be
+//!       retired or re-typed while it is cached.
+//!  (C3) warp_end returns the slots left in each type's cache, one atomic per block, through
+//!       the release path (FIRST sets the active bit; EMPTY invalidates, or K4 when it is the
+//!       hint block).
+//!  (C4) Outside a warp (create outside a do-all, parallelNew's init methods), and in the
+//!       NoCoal variant, every allocation reserves one slot (Alg. 6).
+//!
+//! Executor contract (byte-identical heaps): an executor of do-all methods — the
+//! TypeScript one (ThreadContext.runBlocks), a compiled one, or a Rust kernel — must make
+//! the same sequence of allocator calls for the same pass: for each block of its share, in
+//! block-list order, warp_begin(popc(iteration bits)); for each lane in ascending slot order,
+//! store the lanes left (C1) and run the method, whose create/destroy calls go to
+//! allocate/release; then warp_end. At the end of its share, flush_kept. Then the heap after
+//! the pass is the same byte for byte whatever executed the methods (one thread; with
+//! several, the interleaving is the scheduler's).
+//!
+//! Variants (the paper's §7 study, Fig. 13(d); heap flags, written once by the host):
+//!  - rotation off (NoShift): every bitmap search and slot search starts at bit 0;
+//!  - coalescing off (NoCoal): C4 everywhere, also for allocate_many;
+//!  - BitmapAlloc: the paper's baseline emulated on blocks of one slot each (runtime/layout.ts
+//!    makes every type one slot per block, every block the size of the largest class): an
+//!    allocation takes a block from `free` and marks it in `allocated[T]`; a release gives it
+//!    back. No active bitmap, no invalidation (nobody can reserve in a used block), no kept
+//!    blocks, no coalescing.
+//!
+//! Stale-handle generations (checked mode): a type whose table entry has T_GEN_OFFSET ≠ 0
+//! has a u32 per slot at that byte offset of its blocks; every successful release of slot s
+//! increments it (bumped while the released object still pins the block, D2's argument).
+use super::bitmap::{Bitmap, Levels, Stuck};
+use super::bits::{ffs_from, lowest_set_bits, Env};
+use super::mem::{private, Mem};
+use crate::layout::*;
+use core::marker::PhantomData;
+
+/// Outcomes of invalidate_resolve (Alg. 7 l. 2–13).
+pub const INVALIDATE_FAILED: i32 = 0;
+pub const INVALIDATE_OWNED: i32 = 1;
+pub const INVALIDATE_RETRY: i32 = -1;
+
+/// Word index of the heap header.
+pub const HEADER_WORD: u32 = RESERVED_BYTES / 4;
+
+/// Why an operation failed; the host turns it into a typed error (runtime/allocator.ts).
+#[derive(Clone, Copy)]
+pub enum Fail {
+    /// No free block for type `ty` (HeapExhaustedError).
+    Exhausted { ty: u32 },
+    /// A bad handle or a broken heap (ALLOC_ERR_* code and its details).
+    Invalid { code: u32, a: u32, b: u32, c: u32 },
+    /// A retry loop gave up (ALLOC_OP_* operation and its arguments).
+    Contention { op: u32, a: u32, b: u32 },
+}
+
+type R<T> = Result<T, Fail>;
+
+#[inline(always)]
+fn header(k: u32) -> u32 {
+    // SAFETY: the header lies at RESERVED_BYTES in every smmo heap and is written only by
+    // the host when it formats the heap, before any allocator call (mem.rs M2).
+    unsafe { private::load(HEADER_WORD + k) }
+}
+
+/// Whether the heap was formatted for several threads (atomic read-modify-writes).
+#[inline(always)]
+pub fn heap_is_atomic() -> bool {
+    header(H_ALLOC_FLAGS) & ALLOC_FLAG_ATOMIC != 0
+}
+
+/// The levels of every block bitmap of the heap (all have numBlocks bits).
+#[inline]
+pub fn heap_levels() -> Levels {
+    let mut lv = Levels {
+        top: header(H_BITMAP_LEVELS).wrapping_sub(1),
+        off: [0; MAX_BITMAP_LEVELS as usize],
+        words0: header(H_LEVEL0_WORDS),
+    };
+    let mut l = 0;
+    while l < MAX_BITMAP_LEVELS as usize {
+        lv.off[l] = header(H_LEVEL_OFFSETS + l as u32);
+        l += 1;
+    }
+    lv
+}
+
+/// A bitmap and the id that names it in errors (0 free, 1 + 2t allocated[t], 2 + 2t active[t]).
+#[derive(Clone, Copy)]
+struct Bm {
+    map: Bitmap,
+    id: u32,
+}
+
+impl Bm {
+    fn err(self) -> impl Fn(Stuck) -> Fail {
+        move |s: Stuck| Fail::Contention {
+            op: s.op,
+            a: self.id,
+            b: s.pos | (s.level << 27),
+        }
+    }
+}
+
+/// One call's view of the heap and of the calling thread's state. Only the state's address
+/// is held; the heap's descriptor words are read where they are used (they are read-only
+/// after formatting, and a call that takes the fast path needs few of them).
+pub struct Alloc<M: Mem> {
+    /// Word index of the thread's state.
+    st: u32,
+    _m: PhantomData<M>,
+}
+
+impl<M: Mem> Alloc<M> {
+    /// # Safety
+    /// `st` is the word index of a state claimed by the calling thread (`claim`), in a heap
+    /// formatted by `format`.
+    #[inline(always)]
+    pub unsafe fn new(st: u32) -> Alloc<M> {
+        Alloc { st, _m: PhantomData }
+    }
+
+    #[inline(always)]
+    fn num_blocks(&self) -> u32 {
+        header(H_NUM_BLOCKS)
+    }
+    #[inline(always)]
+    fn num_types(&self) -> u32 {
+        header(H_NUM_TYPES)
+    }
+    #[inline(always)]
+    fn keep(&self) -> u32 {
+        header(H_KEEP_BLOCKS)
+    }
+    #[inline(always)]
+    fn seed(&self) -> u32 {
+        self.state(S_SEED)
+    }
+    /// Retry bounds (from the state) and search policy (from the heap's flags).
+    #[inline(always)]
+    fn env(&self) -> Env {
+        Env {
+            spin: self.state(S_SPIN),
+            max: self.state(S_MAX_ATTEMPTS),
+            rotate: self.has(ALLOC_FLAG_ROTATION),
+        }
+    }
+
+    // ------------------------------------------------------------ words
+
+    #[inline(always)]
+    fn block_word(&self, bid: u32) -> u32 {
+        header(H_BLOCKS_OFFSET) / 4 + bid * (header(H_BLOCK_BYTES) / 4)
+    }
+    #[inline(always)]
+    fn type_word(&self, t: u32, k: u32) -> u32 {
+        // SAFETY: t < num_types (callers check), so the entry lies in the type table.
+        unsafe { private::load(header(H_TYPE_TABLE_WORD) + t * TYPE_WORDS + k) }
+    }
+    #[inline(always)]
+    fn high_mask(&self, t: u32) -> u32 {
+        self.type_word(t, T_HIGH_MASK)
+    }
+    #[inline(always)]
+    fn state(&self, k: u32) -> u32 {
+        // SAFETY: the state is this thread's (M2); k < S_TYPES.
+        unsafe { private::load(self.st + k) }
+    }
+    #[inline(always)]
+    fn set_state(&self, k: u32, v: u32) {
+        // SAFETY: as in state.
+        unsafe { private::store(self.st + k, v) }
+    }
+    #[inline(always)]
+    fn tw(&self, t: u32, k: u32) -> u32 {
+        self.st + S_TYPES + t * TS_WORDS + k
+    }
+    #[inline(always)]
+    fn per_type(&self, t: u32, k: u32) -> u32 {
+        // SAFETY: t < num_types: inside this thread's state (M2).
+        unsafe { private::load(self.tw(t, k)) }
+    }
+    #[inline(always)]
+    fn set_per_type(&self, t: u32, k: u32, v: u32) {
+        // SAFETY: as in per_type.
+        unsafe { private::store(self.tw(t, k), v) }
+    }
+    #[inline(always)]
+    fn hint(&self, t: u32) -> u32 {
+        self.per_type(t, TS_HINT)
+    }
+    #[inline(always)]
+    fn set_hint(&self, t: u32, bid: u32) {
+        self.set_per_type(t, TS_HINT, bid)
+    }
+    #[inline(always)]
+    fn kept_word(&self, t: u32, n: u32) -> u32 {
+        self.st + S_TYPES + self.num_types() * TS_WORDS + t * self.keep() + n
+    }
+    #[inline(always)]
+    fn own_first(&self) -> bool {
+        self.state(S_OWN_FIRST) != 0
+    }
+    #[inline(always)]
+    fn has(&self, flag: u32) -> bool {
+        header(H_ALLOC_FLAGS) & flag != 0
+    }
+
+    fn free_bm(&self) -> Bm {
+        Bm {
+            map: Bitmap {
+                base: header(H_FREE_BITMAP_WORD),
+                bits: self.num_blocks(),
+                lv: heap_levels(),
+            },
+            id: 0,
+        }
+    }
+    fn allocated_bm(&self, t: u32) -> Bm {
+        Bm {
+            map: Bitmap {
+                base: self.type_word(t, T_ALLOCATED_WORD),
+                bits: self.num_blocks(),
+                lv: heap_levels(),
+            },
+            id: 1 + 2 * t,
+        }
+    }
+    fn active_bm(&self, t: u32) -> Bm {
+        Bm {
+            map: Bitmap {
+                base: self.type_word(t, T_ACTIVE_WORD),
+                bits: self.num_blocks(),
+                lv: heap_levels(),
+            },
+            id: 2 + 2 * t,
+        }
+    }
+
+    // SAFETY (of every `unsafe` block below that calls M or a bitmap): block indices are
+    // < num_blocks (checked at the entry points that take them from the host, or read from
+    // bitmaps whose bits name blocks only, B1), type ids are < num_types (checked where they
+    // are read from a block header), so every word touched lies in the heap's header,
+    // bitmaps, type table, this thread's state, or block headers.
+
+    fn set(&self, bm: Bm, pos: u32) -> R<()> {
+        // SAFETY: see above.
+        unsafe { bm.map.set::<M>(&self.env(), pos) }.map_err(bm.err())
+    }
+    fn clear(&self, bm: Bm, pos: u32) -> R<()> {
+        // SAFETY: see above.
+        unsafe { bm.map.clear::<M>(&self.env(), pos) }.map_err(bm.err())
+    }
+    fn load(&self, w: u32) -> u32 {
+        // SAFETY: see above.
+        unsafe { M::load(w) }
+    }
+    fn store(&self, w: u32, v: u32) {
+        // SAFETY: see above.
+        unsafe { M::store(w, v) }
+    }
+    fn or(&self, w: u32, v: u32) -> u32 {
+        // SAFETY: see above.
+        unsafe { M::or(w, v) }
+    }
+    fn and(&self, w: u32, v: u32) -> u32 {
+        // SAFETY: see above.
+        unsafe { M::and(w, v) }
+    }
+    fn add(&self, w: u32, v: u32) -> u32 {
+        // SAFETY: see above.
+        unsafe { M::add(w, v) }
+    }
+
+    /// The type id in a block header, checked against the type table.
+    fn block_type(&self, bid: u32) -> R<u32> {
+        let t = self.load(self.block_word(bid) + BLOCK_TYPE_WORD);
+        if t >= self.num_types() {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_CORRUPT,
+                a: bid,
+                b: 0,
+                c: t,
+            });
+        }
+        Ok(t)
+    }
+
+    fn contention(op: u32, a: u32) -> impl Fn(()) -> Fail {
+        move |_| Fail::Contention { op, a, b: 0 }
+    }
+
+    // ------------------------------------------------------------ allocate (Alg. 1)
+
+    /// Reserve one slot for a new object of concrete type `t`; returns its handle.
+    pub fn allocate(&self, t: u32) -> R<u32> {
+        if t >= self.num_types() || self.type_word(t, T_SLOTS) == 0 {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_BAD_TYPE,
+                a: t,
+                b: 0,
+                c: 0,
+            });
+        }
+        if self.has(ALLOC_FLAG_BITMAP_ALLOC) {
+            return self.allocate_bitmap(t);
+        }
+        if self.has(ALLOC_FLAG_COALESCING) && self.state(S_WARP) != 0 {
+            return self.allocate_warp(t);
+        }
+        self.allocate_one(t)
+    }
+
+    /// Alg. 1 with one slot per call (C4).
+    fn allocate_one(&self, t: u32) -> R<u32> {
+        let active = self.active_bm(t);
+        let mut bid = self.hint(t);
+        let mut attempt = 1u32;
+        loop {
+            if bid == 0 {
+                let s = self.select_block(t, active, attempt)?;
+                bid = if s < 0 { self.new_block(t)? } else { s as u32 };
+            }
+            let (slot, full) = self.reserve(bid)?;
+            if slot >= 0 {
+                let tt = self.block_type(bid)?;
+                if full {
+                    self.clear(self.active_bm(tt), bid)?;
+                }
+                if tt == t {
+                    self.set_hint(t, if full { 0 } else { bid });
+                    return Ok(bid * 32 + slot as u32);
+                }
+                // (D1) The block was freed and re-initialised for another type between
+                // selection and reservation: give the slot back and select again.
+                self.rollback(bid, 1 << slot)?;
+            }
+            bid = 0;
+            self.env().pause(attempt).map_err(Self::contention(ALLOC_OP_ALLOCATE, t))?;
+            attempt += 1;
+        }
+    }
+
+    /// (C2) An allocation inside a warp: a cached slot, or one coalesced reservation.
+    fn allocate_warp(&self, t: u32) -> R<u32> {
+        let cached = self.per_type(t, TS_CACHE_MASK);
+        if cached != 0 {
+            let slot = cached.trailing_zeros();
+            let rest = cached & cached.wrapping_sub(1);
+            self.set_per_type(t, TS_CACHE_MASK, rest);
+            if rest == 0 {
+                self.set_state(S_CACHED, self.state(S_CACHED).wrapping_sub(1));
+            }
+            return Ok(self.per_type(t, TS_CACHE_BLOCK) * 32 + slot);
+        }
+        let left = self.state(S_LANES_LEFT);
+        let want = if left == 0 {
+            1
+        } else if left > MAX_SLOTS {
+            MAX_SLOTS
+        } else {
+            left
+        };
+        let active = self.active_bm(t);
+        let mut bid = self.hint(t);
+        let mut attempt = 1u32;
+        loop {
+            if bid == 0 {
+                let s = self.select_block(t, active, attempt)?;
+                bid = if s < 0 { self.new_block(t)? } else { s as u32 };
+            }
+            let (got, full) = self.reserve_many(bid, want)?;
+            if got != 0 {
+                let tt = self.block_type(bid)?;
+                if full {
+                    self.clear(self.active_bm(tt), bid)?;
+                }
+                if tt == t {
+                    self.set_hint(t, if full { 0 } else { bid });
+                    let rest = got & got.wrapping_sub(1);
+                    if rest != 0 {
+                        self.set_per_type(t, TS_CACHE_BLOCK, bid);
+                        self.set_per_type(t, TS_CACHE_MASK, rest);
+                        self.set_state(S_CACHED, self.state(S_CACHED) + 1);
+                    }
+                    return Ok(bid * 32 + got.trailing_zeros());
+                }
+                self.rollback(bid, got)?; // (D1)
+            }
+            bid = 0;
+            self.env().pause(attempt).map_err(Self::contention(ALLOC_OP_ALLOCATE, t))?;
+            attempt += 1;
+        }
+    }
+
+    /// BitmapAlloc: a block of one slot straight from `free`.
+    fn allocate_bitmap(&self, t: u32) -> R<u32> {
+        let free = self.free_bm();
+        // SAFETY: see above.
+        let bid = unsafe { free.map.find_and_clear::<M>(&self.env(), self.seed()) }.map_err(free.err())?;
+        if bid < 0 {
+            return Err(Fail::Exhausted { ty: t });
+        }
+        let bid = bid as u32;
+        let w = self.block_word(bid);
+        self.store(w + BLOCK_TYPE_WORD, t);
+        self.store(w + BLOCK_ITER_WORD, 0);
+        self.add(w + BLOCK_GEN_WORD, 1);
+        self.store(w + BLOCK_ALLOC_WORD, U32_ALL_ONES); // its one slot taken: full, not active
+        self.set(self.allocated_bm(t), bid)?;
+        Ok(bid * 32)
+    }
+
+    /// Reserve `count` slots of `t` (coalesced: one atomic per block, spilling to further
+    /// blocks); handles go to the u32 words from `out`. On failure the slots reserved so far
+    /// are released again (in order) before the error is returned.
+    pub fn allocate_many(&self, t: u32, count: u32, out: u32) -> R<()> {
+        if t >= self.num_types() || self.type_word(t, T_SLOTS) == 0 {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_BAD_TYPE,
+                a: t,
+                b: 0,
+                c: 0,
+            });
+        }
+        let mut done = 0u32;
+        let r = if self.has(ALLOC_FLAG_BITMAP_ALLOC) || !self.has(ALLOC_FLAG_COALESCING) {
+            self.allocate_many_single(t, count, out, &mut done)
+        } else {
+            self.allocate_many_coalesced(t, count, out, &mut done)
+        };
+        if let Err(e) = r {
+            let mut k = 0;
+            while k < done {
+                // SAFETY: out[k] for k < done was written by this call (host's buffer, M2).
+                let h = unsafe { private::load(out + k) };
+                self.release(h >> SLOT_BITS, h & 31)?;
+                k += 1;
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn put(&self, out: u32, done: &mut u32, h: u32) {
+        // SAFETY: the host passes a buffer of `count` words, private to this thread (M2).
+        unsafe { private::store(out + *done, h) };
+        *done += 1;
+    }
+
+    fn allocate_many_single(&self, t: u32, count: u32, out: u32, done: &mut u32) -> R<()> {
+        while *done < count {
+            let h = if self.has(ALLOC_FLAG_BITMAP_ALLOC) {
+                self.allocate_bitmap(t)?
+            } else {
+                self.allocate_one(t)?
+            };
+            self.put(out, done, h);
+        }
+        Ok(())
+    }
+
+    fn allocate_many_coalesced(&self, t: u32, count: u32, out: u32, done: &mut u32) -> R<()> {
+        let active = self.active_bm(t);
+        let mut bid = self.hint(t);
+        // `attempt` counts consecutive failed rounds only: a large request that spans many
+        // blocks must not use up the retry budget with successful rounds.
+        let mut attempt = 0u32;
+        while *done < count {
+            if bid == 0 {
+                let s = self.select_block(t, active, attempt)?;
+                bid = if s < 0 { self.new_block(t)? } else { s as u32 };
+            }
+            let (got, full) = self.reserve_many(bid, count - *done)?;
+            if got != 0 {
+                let tt = self.block_type(bid)?;
+                if full {
+                    self.clear(self.active_bm(tt), bid)?;
+                }
+                if tt == t {
+                    let mut bits = got;
+                    while bits != 0 {
+                        self.put(out, done, bid * 32 + bits.trailing_zeros());
+                        bits &= bits - 1;
+                    }
+                    self.set_hint(t, if full { 0 } else { bid });
+                    attempt = 0;
+                    if full {
+                        bid = 0; // else the block may still have room: stay on it
+                    }
+                    continue;
+                }
+                self.rollback(bid, got)?; // (D1)
+            }
+            // Full, invalidated or re-typed under us: select another block.
+            bid = 0;
+            attempt += 1;
+            self.env().pause(attempt).map_err(Self::contention(ALLOC_OP_ALLOCATE_MANY, t))?;
+        }
+        Ok(())
+    }
+
+    /// (D1) Give back slots reserved in a block of another type, one release per slot
+    /// (lowest first), and log them in the state (tests observe the rollbacks there).
+    fn rollback(&self, bid: u32, mask: u32) -> R<()> {
+        let mut bits = mask;
+        while bits != 0 {
+            let slot = bits.trailing_zeros();
+            let n = self.state(S_ROLLBACKS);
+            self.set_state(S_ROLLBACK_LOG + (n % ROLLBACK_LOG_WORDS), bid * 32 + slot);
+            self.set_state(S_ROLLBACKS, n.wrapping_add(1));
+            self.release(bid, slot)?;
+            bits &= bits - 1;
+        }
+        Ok(())
+    }
+
+    /// A block to allocate in when the hint has none (-1: take a new one from `free`).
+    /// Multi-threaded (K5 on): the thread's own blocks first — a kept one, else, for its
+    /// first block of the pass, a new one — then Alg. 1's active blocks. One thread: Alg. 1's
+    /// order, active blocks first, kept blocks when no active one is found.
+    fn select_block(&self, t: u32, active: Bm, attempt: u32) -> R<i32> {
+        let seed = self.seed().wrapping_add(attempt);
+        if self.own_first() {
+            let kept = self.pop_kept(t);
+            if kept != 0 {
+                self.set_per_type(t, TS_FRESH, 0); // a kept block is this thread's own too
+                return Ok(kept as i32);
+            }
+            if self.per_type(t, TS_FRESH) == 1 {
+                self.set_per_type(t, TS_FRESH, 0);
+                return Ok(self.new_block(t)? as i32);
+            }
+            // SAFETY: see above.
+            return Ok(unsafe { active.map.try_find_set::<M>(&self.env(), seed) });
+        }
+        // SAFETY: see above.
+        let bid = unsafe { active.map.try_find_set::<M>(&self.env(), seed) };
+        if bid >= 0 {
+            return Ok(bid);
+        }
+        let kept = self.pop_kept(t);
+        Ok(if kept != 0 { kept as i32 } else { -1 })
+    }
+
+    /// Take a kept block of type `t` off this thread's stack (0: none).
+    fn pop_kept(&self, t: u32) -> u32 {
+        let n = self.per_type(t, TS_KEPT);
+        if n == 0 {
+            return 0;
+        }
+        self.set_per_type(t, TS_KEPT, n - 1);
+        // SAFETY: n - 1 < keep: inside this thread's kept stack of t (M2).
+        unsafe { private::load(self.kept_word(t, n - 1)) }
+    }
+
+    // ------------------------------------------------------------ block steps
+
+    /// Take a free block for type `t` (Alg. 1 l. 4–7); returns its index.
+    pub fn new_block(&self, t: u32) -> R<u32> {
+        let free = self.free_bm();
+        // SAFETY: see above.
+        let mut bid = unsafe { free.map.find_and_clear::<M>(&self.env(), self.seed()) }.map_err(free.err())?;
+        if bid < 0 {
+            // No free block. An active block of this type may have appeared meanwhile.
+            // SAFETY: see above.
+            let other = unsafe { self.active_bm(t).map.scan_find_set::<M>(&self.env(), self.seed()) };
+            if other >= 0 {
+                return Ok(other as u32);
+            }
+            // (K3) Empty blocks kept by any thread go back to `free`, then one more try.
+            if self.reclaim_empty()? > 0 {
+                // SAFETY: see above.
+                bid = unsafe { free.map.find_and_clear::<M>(&self.env(), self.seed()) }.map_err(free.err())?;
+            }
+            if bid < 0 {
+                return Err(Fail::Exhausted { ty: t });
+            }
+        }
+        self.initialize_block(bid as u32, t)?;
+        Ok(bid as u32)
+    }
+
+    /// initialize_block (Alg. 1 l. 5–7) of block `bid`, whose free bit the caller has just
+    /// cleared: it now belongs to type `t`, empty, in a new generation.
+    pub fn initialize_block(&self, bid: u32, t: u32) -> R<()> {
+        // Type first, then generation, then open the slots. With Atomic every store is
+        // sequentially consistent, so the type is visible before any reservation can
+        // succeed (the paper's thread fence, §5.2 footnote 5).
+        let w = self.block_word(bid);
+        self.store(w + BLOCK_TYPE_WORD, t);
+        self.store(w + BLOCK_ITER_WORD, 0);
+        self.add(w + BLOCK_GEN_WORD, 1);
+        self.store(w + BLOCK_ALLOC_WORD, self.high_mask(t));
+        self.set(self.allocated_bm(t), bid)?;
+        self.set(self.active_bm(t), bid)
+    }
+
+    // ------------------------------------------------------------ reserve (Alg. 6)
+
+    /// Reserve one slot of block `bid` (Alg. 6): (slot, whether it filled the block);
+    /// slot -1 if the block is full or invalidated.
+    pub fn reserve(&self, bid: u32) -> R<(i32, bool)> {
+        let w = self.block_word(bid) + BLOCK_ALLOC_WORD;
+        let mut attempt = 1u32;
+        loop {
+            let bm = self.load(w);
+            if bm == U32_ALL_ONES {
+                return Ok((-1, false));
+            }
+            let pos = ffs_from(!bm, self.env().start(self.seed().wrapping_add(attempt)));
+            let mask = 1u32 << pos;
+            let before = self.or(w, mask);
+            if before & mask == 0 {
+                return Ok((pos, before | mask == U32_ALL_ONES));
+            }
+            if before == U32_ALL_ONES {
+                return Ok((-1, false));
+            }
+            // another thread took that slot first: pick another
+            self.env().pause(attempt).map_err(Self::contention(ALLOC_OP_RESERVE, bid))?;
+            attempt += 1;
+        }
+    }
+
+    /// Reserve up to `want` slots of block `bid` (lowest first) in one atomic: (their mask,
+    /// whether the block is now full); mask 0 if none.
+    fn reserve_many(&self, bid: u32, want: u32) -> R<(u32, bool)> {
+        let w = self.block_word(bid) + BLOCK_ALLOC_WORD;
+        let mut attempt = 1u32;
+        loop {
+            let bm = self.load(w);
+            if bm == U32_ALL_ONES {
+                return Ok((0, false));
+            }
+            let mask = lowest_set_bits(!bm, want);
+            let before = self.or(w, mask);
+            let got = mask & !before;
+            if got != 0 {
+                return Ok((got, before | mask == U32_ALL_ONES));
+            }
+            if before == U32_ALL_ONES {
+                return Ok((0, false));
+            }
+            self.env().pause(attempt).map_err(Self::contention(ALLOC_OP_RESERVE_MANY, bid))?;
+            attempt += 1;
+        }
+    }
+
+    // ------------------------------------------------------------ release (Alg. 2)
+
+    /// Free slot `slot` of block `bid` (Alg. 2); the checks make a bad handle an error, never
+    /// a corrupted heap.
+    pub fn release(&self, bid: u32, slot: u32) -> R<()> {
+        if !(bid > 0 && bid < self.num_blocks()) || slot >= 32 {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_FORGED_BLOCK,
+                a: bid,
+                b: slot,
+                c: self.num_blocks(),
+            });
+        }
+        let w = self.block_word(bid);
+        let mask = 1u32 << slot;
+        // Read before our atomic, while our live object pins the block's generation (D2).
+        let gen = self.load(w + BLOCK_GEN_WORD);
+        let t = self.load(w + BLOCK_TYPE_WORD);
+        if t == U32_FREE_TYPE {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_FREE_BLOCK,
+                a: bid,
+                b: slot,
+                c: 0,
+            });
+        }
+        if t >= self.num_types() {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_CORRUPT,
+                a: bid,
+                b: slot,
+                c: t,
+            });
+        }
+        let slots = self.type_word(t, T_SLOTS);
+        if slot >= slots {
+            // Pre-set high bits (§5.2) would make the slot look allocated: clearing one would corrupt the block.
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_FORGED_SLOT,
+                a: bid,
+                b: slot,
+                c: slots,
+            });
+        }
+        let gen_offset = self.type_word(t, T_GEN_OFFSET);
+        if gen_offset != 0 {
+            // Stale-handle generations: bumped while the object still pins the block (a
+            // block emptied by our AND could be retired by another thread's flush at once).
+            if self.load(w + BLOCK_ALLOC_WORD) & mask == 0 {
+                return Err(Fail::Invalid {
+                    code: ALLOC_ERR_DELETED,
+                    a: bid,
+                    b: slot,
+                    c: 0,
+                });
+            }
+            self.add(w + gen_offset / 4 + slot, 1);
+        }
+        let before = self.and(w + BLOCK_ALLOC_WORD, !mask);
+        if before & mask == 0 {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_DELETED,
+                a: bid,
+                b: slot,
+                c: 0,
+            });
+        }
+        if self.has(ALLOC_FLAG_BITMAP_ALLOC) {
+            return self.release_bitmap(bid, t);
+        }
+        self.released(bid, t, gen, before, mask)
+    }
+
+    /// (C3) Give back the slots `mask` of block `bid`, reserved by this thread's warp cache
+    /// and never handed out: one atomic for all of them.
+    fn release_mask(&self, bid: u32, mask: u32) -> R<()> {
+        let w = self.block_word(bid);
+        let gen = self.load(w + BLOCK_GEN_WORD);
+        // Our reserved bits pin the block: its type cannot change.
+        let t = self.block_type(bid)?;
+        let gen_offset = self.type_word(t, T_GEN_OFFSET);
+        if gen_offset != 0 {
+            let mut bits = mask;
+            while bits != 0 {
+                self.add(w + gen_offset / 4 + bits.trailing_zeros(), 1);
+                bits &= bits - 1;
+            }
+        }
+        let before = self.and(w + BLOCK_ALLOC_WORD, !mask);
+        debug_assert!(before & mask == mask);
+        if before & mask != mask {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_CORRUPT,
+                a: bid,
+                b: mask,
+                c: t,
+            });
+        }
+        self.released(bid, t, gen, before, mask)
+    }
+
+    /// Alg. 2 l. 5–13 after the slots `mask` of block `bid` (type `t`, generation `gen` read
+    /// before the atomic) were freed by an atomic that returned `before`.
+    fn released(&self, bid: u32, t: u32, gen: u32, before: u32, mask: u32) -> R<()> {
+        let w = self.block_word(bid);
+        // A deleted object is not visited by the running do-all. Iteration bits are only set
+        // by the host's snapshot, which runs between do-alls, never concurrently with a
+        // release: a plain check first saves the read-modify-write for objects no pass listed.
+        if self.load(w + BLOCK_ITER_WORD) & mask != 0 {
+            self.and(w + BLOCK_ITER_WORD, !mask);
+        }
+        if before == U32_ALL_ONES {
+            self.set(self.active_bm(t), bid)?; // FIRST: the block was full
+        }
+        if before & !mask == self.high_mask(t) {
+            // EMPTY: this release freed the last object; we are responsible for the block.
+            // (K4) The block this thread allocates in stays as it is, empty and open: no
+            // invalidation, no bitmap change. flush_kept (or a later emptying) retires it.
+            if self.keep() > 0 && self.hint(t) == bid {
+                return Ok(());
+            }
+            if self.invalidate(bid, gen)? {
+                let n = self.per_type(t, TS_KEPT);
+                if n < self.keep() {
+                    self.reopen_block(bid);
+                    // SAFETY: n < keep: inside this thread's kept stack of t (M2).
+                    unsafe { private::store(self.kept_word(t, n), bid) };
+                    self.set_per_type(t, TS_KEPT, n + 1);
+                    return Ok(());
+                }
+                self.retire_block(bid, t)?;
+            }
+            if self.hint(t) == bid {
+                self.set_hint(t, 0);
+            }
+        }
+        Ok(())
+    }
+
+    /// BitmapAlloc: the block's one object is gone; the block goes straight back to `free`.
+    fn release_bitmap(&self, bid: u32, t: u32) -> R<()> {
+        let w = self.block_word(bid);
+        self.store(w + BLOCK_ITER_WORD, 0);
+        self.clear(self.allocated_bm(t), bid)?;
+        self.store(w + BLOCK_TYPE_WORD, U32_FREE_TYPE);
+        self.store(w + BLOCK_ALLOC_WORD, U32_ALL_ONES);
+        self.set(self.free_bm(), bid)
+    }
+
+    /// (K1) Open block `bid`, which this thread has invalidated (all bits set, empty), again
+    /// for its type in a new generation, instead of retiring it.
+    pub fn reopen_block(&self, bid: u32) {
+        let w = self.block_word(bid);
+        let t = self.load(w + BLOCK_TYPE_WORD);
+        self.store(w + BLOCK_ITER_WORD, 0);
+        self.add(w + BLOCK_GEN_WORD, 1);
+        let hm = if t < self.num_types() { self.high_mask(t) } else { U32_ALL_ONES };
+        self.store(w + BLOCK_ALLOC_WORD, hm);
+    }
+
+    /// Give every kept block back to `free` (K2): those still empty are retired; so is the
+    /// hint block when it is empty (a block reopened while it was the hint).
+    pub fn flush_kept(&self) -> R<()> {
+        if self.keep() == 0 {
+            return Ok(());
+        }
+        let own = self.own_first();
+        let mut t = 0;
+        while t < self.num_types() {
+            let mut n = self.per_type(t, TS_KEPT);
+            while n > 0 {
+                // SAFETY: n - 1 < keep: inside this thread's kept stack (M2).
+                let bid = unsafe { private::load(self.kept_word(t, n - 1)) };
+                self.retire_if_empty(bid)?;
+                n -= 1;
+            }
+            self.set_per_type(t, TS_KEPT, 0);
+            let h = self.hint(t);
+            if h != 0 && self.load(self.block_word(h) + BLOCK_ALLOC_WORD) == self.high_mask(t) {
+                self.retire_if_empty(h)?;
+                self.set_hint(t, 0);
+            }
+            if own && self.hint(t) == 0 {
+                self.set_per_type(t, TS_FRESH, 1);
+            }
+            t += 1;
+        }
+        Ok(())
+    }
+
+    /// (K3) Retire every empty used block of every type (kept by any thread, or left by a
+    /// lost flush race); returns how many went back to `free`. O(blocks).
+    pub fn reclaim_empty(&self) -> R<u32> {
+        let mut n = 0;
+        let mut b = 1;
+        while b < self.num_blocks() {
+            let w = self.block_word(b);
+            let t = self.load(w + BLOCK_TYPE_WORD);
+            if t < self.num_types() && self.load(w + BLOCK_ALLOC_WORD) == self.high_mask(t) && self.retire_if_empty(b)? {
+                n += 1;
+            }
+            b += 1;
+        }
+        let mut t = 0;
+        while t < self.num_types() {
+            self.set_per_type(t, TS_KEPT, 0);
+            t += 1;
+        }
+        Ok(n)
+    }
+
+    /// (K2) Retire block `bid` if it is empty, through Alg. 7 with the generation read now:
+    /// if anyone allocates in it (or recycles it) meanwhile, the lock is rolled back and the
+    /// block stays. A block freed and re-initialised between the read and the lock has a new
+    /// generation, so the lock fails (D2); a free block is all ones, so the lock fails too.
+    fn retire_if_empty(&self, bid: u32) -> R<bool> {
+        let gen = self.load(self.block_word(bid) + BLOCK_GEN_WORD);
+        // RETRY (emptied again during our lock, Alg. 7 l. 10): a few more tries, then the
+        // block stays an empty used block (valid, H4; reclaimed when the heap runs out).
+        let mut attempt = 0;
+        while attempt < 4 {
+            let before = self.invalidate_lock(bid);
+            let outcome = self.invalidate_resolve(bid, gen, before)?;
+            if outcome == INVALIDATE_FAILED {
+                return Ok(false);
+            }
+            if outcome == INVALIDATE_OWNED {
+                let t = self.block_type(bid)?;
+                self.retire_block(bid, t)?;
+                return Ok(true);
+            }
+            attempt += 1;
+        }
+        Ok(false)
+    }
+
+    /// Alg. 2 l. 9–12: return block `bid` of type `t`, which this thread has invalidated, to
+    /// the free bitmap. Its allocation bitmap stays all ones (free).
+    pub fn retire_block(&self, bid: u32, t: u32) -> R<()> {
+        let w = self.block_word(bid);
+        self.store(w + BLOCK_ITER_WORD, 0);
+        self.clear(self.active_bm(t), bid)?;
+        self.clear(self.allocated_bm(t), bid)?;
+        self.store(w + BLOCK_TYPE_WORD, U32_FREE_TYPE);
+        self.set(self.free_bm(), bid)
+    }
+
+    /// Lock an empty block against reservations by setting all its bits (Alg. 7); true if
+    /// this thread now owns the (empty) block and must free it. `gen` is the generation in
+    /// which the caller emptied it (D2).
+    pub fn invalidate(&self, bid: u32, gen: u32) -> R<bool> {
+        let mut attempt = 1u32;
+        loop {
+            let before = self.invalidate_lock(bid);
+            let outcome = self.invalidate_resolve(bid, gen, before)?;
+            if outcome != INVALIDATE_RETRY {
+                return Ok(outcome == INVALIDATE_OWNED);
+            }
+            self.env().pause(attempt).map_err(Self::contention(ALLOC_OP_INVALIDATE, bid))?;
+            attempt += 1;
+        }
+    }
+
+    /// Alg. 7 l. 1: set every bit of the allocation bitmap; returns the bitmap before.
+    pub fn invalidate_lock(&self, bid: u32) -> u32 {
+        self.or(self.block_word(bid) + BLOCK_ALLOC_WORD, U32_ALL_ONES)
+    }
+
+    /// Alg. 7 l. 2–13, given `before` from invalidate_lock: OWNED (this thread owns the empty
+    /// block), FAILED (not ours; our bits are rolled back) or RETRY (rolled back, and empty
+    /// again in our generation: lock again).
+    pub fn invalidate_resolve(&self, bid: u32, gen: u32, before: u32) -> R<i32> {
+        let w = self.block_word(bid);
+        // All bits were set already: another thread holds or filled the block.
+        if before == U32_ALL_ONES {
+            return Ok(INVALIDATE_FAILED);
+        }
+        // We hold at least one bit, so the block cannot be freed: its type is stable.
+        let t = self.block_type(bid)?;
+        let same_generation = self.load(w + BLOCK_GEN_WORD) == gen;
+        let hm = self.high_mask(t);
+        if before == hm && same_generation {
+            return Ok(INVALIDATE_OWNED);
+        }
+        // Not ours to delete (objects were allocated again, or the block was recycled):
+        // give back exactly the bits we set.
+        let before_rollback = self.and(w + BLOCK_ALLOC_WORD, before);
+        // A release ran while we held all bits; it saw a "full" block and will set the
+        // active bit, which is already set: clear it so that its set can complete.
+        if before_rollback != U32_ALL_ONES {
+            self.clear(self.active_bm(t), bid)?;
+        }
+        // Empty again in our generation and nobody else saw it empty: retry (Alg. 7 l. 10).
+        if before_rollback & before != hm || !same_generation {
+            return Ok(INVALIDATE_FAILED);
+        }
+        Ok(INVALIDATE_RETRY)
+    }
+
+    // ------------------------------------------------------------ per-thread state
+
+    /// (K5) Give this thread its own first block per pass (threads > 1, keep > 0).
+    pub fn set_own_first(&self, on: bool) {
+        let own = on && self.keep() > 0;
+        self.set_state(S_OWN_FIRST, u32::from(own));
+        let mut t = 0;
+        while t < self.num_types() {
+            self.set_per_type(t, TS_FRESH, u32::from(own && self.hint(t) == 0));
+            t += 1;
+        }
+    }
+
+    /// (C1) Open a warp of `lanes` lanes.
+    pub fn warp_begin(&self, lanes: u32) {
+        debug_assert!(self.state(S_CACHED) == 0);
+        self.set_state(S_WARP, 1);
+        self.set_state(S_LANES_LEFT, lanes);
+    }
+
+    /// (C3) Close the warp: give back every cached slot.
+    pub fn warp_end(&self) -> R<()> {
+        self.set_state(S_WARP, 0);
+        self.set_state(S_LANES_LEFT, 0);
+        if self.state(S_CACHED) == 0 {
+            return Ok(());
+        }
+        let mut t = 0;
+        while t < self.num_types() {
+            let mask = self.per_type(t, TS_CACHE_MASK);
+            if mask != 0 {
+                self.set_per_type(t, TS_CACHE_MASK, 0);
+                self.set_state(S_CACHED, self.state(S_CACHED).wrapping_sub(1));
+                self.release_mask(self.per_type(t, TS_CACHE_BLOCK), mask)?;
+            }
+            t += 1;
+        }
+        Ok(())
+    }
+}
