@@ -33,7 +33,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { App, AppParams } from '../apps/app.js';
 import { loadBaseline } from '../apps/baselines/index.js';
 import { appModule, loadApp } from '../apps/registry.js';
-import { createRuntime, SmmoError, type Runtime } from '../runtime/index.js';
+import { createRuntime, SmmoError, type Runtime } from '../index.js';
 import { ownKernels } from '../runtime/kernels.js';
 import { barChart, PALETTE, type Bar, type BarPanel } from './plot.js';
 

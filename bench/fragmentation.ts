@@ -25,7 +25,7 @@ import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import app from '../apps/wa-tor/index.js';
 import { appModule } from '../apps/registry.js';
-import { createRuntime, type RuntimeStats } from '../runtime/index.js';
+import { createRuntime, type RuntimeStats } from '../index.js';
 import { machineInfo } from './apps.js';
 import { lineChart, PALETTE, type Series } from './plot.js';
 import { VARIANTS } from './variants.js';

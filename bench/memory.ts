@@ -35,7 +35,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadBaseline } from '../apps/baselines/index.js';
 import { loadApp } from '../apps/registry.js';
-import { createRuntime, HeapExhaustedError, type Runtime } from '../runtime/index.js';
+import { createRuntime, HeapExhaustedError, type Runtime } from '../index.js';
 import { machineInfo, paramsFor, type Machine } from './apps.js';
 import { barChart, PALETTE } from './plot.js';
 

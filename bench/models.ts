@@ -20,7 +20,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createRuntime } from '../runtime/index.js';
+import { createRuntime } from '../index.js';
 import { CLASSES, MODULE_URL, Walker, digest, init, step } from './models/walkers.js';
 import { PlainWalkers } from './models/walkers-plain.js';
 

@@ -41,7 +41,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { dirname } from 'node:path';
-import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime/index.js';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../index.js';
 import { DEFAULT_KEEP_BLOCKS } from '../runtime/layout.js';
 import { CLASSES as NBODY_CLASSES, init as nbodyInit, step as nbodyStep, digest as nbodyDigest } from '../apps/nbody/nbody.js';
 import { Body, DT } from '../apps/nbody/body.js';

@@ -25,7 +25,7 @@ import { arch, cpus, loadavg, platform, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Random } from '../apps/random.js';
-import { createRuntime, f32, object, type Runtime } from '../runtime/index.js';
+import { createRuntime, f32, object, type Runtime } from '../index.js';
 
 // ------------------------------------------------------------------ the three representations
 

@@ -31,7 +31,7 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CLASSES as WATOR, digest as watorDigest, init as watorInit, step as watorStep } from '../apps/wa-tor/wator.js';
-import { createRuntime, type AllocatorOptions, type Runtime } from '../runtime/index.js';
+import { createRuntime, type AllocatorOptions, type Runtime } from '../index.js';
 import { MAX_HEAP_BYTES, planTypes } from '../runtime/layout.js';
 import { barChart, type BarPanel } from './plot.js';
 import { Allocator8, Blob8, SCALING_CLASSES_URL } from './scaling-classes.js';

@@ -22,7 +22,7 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import app from '../apps/nbody/index.js';
-import { createRuntime, type RuntimeOptions } from '../runtime/index.js';
+import { createRuntime, type RuntimeOptions } from '../index.js';
 import { defaultWasmDir } from '../runtime/wasm.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

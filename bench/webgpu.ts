@@ -14,7 +14,7 @@
  *     initial state (TypeScript vs GPU), and checkOneStep() of one more step from the
  *     final GPU state (the heap copied into a TypeScript runtime; --check-final 0 skips
  *     it, --check-iterations 0 skips the first). Tolerances:
- *     runtime/webgpu/check.ts DEFAULT_TOLERANCE.
+ *     cli/check.ts DEFAULT_TOLERANCE.
  * Flops: 15 per ordered pair in computeForce (nbody_compute_force.wgsl: rsqrt and div
  * counted as one each), 10 per body in update; N·(N−1) pairs. fp32 peak counts an FMA as
  * two flops, so the fraction is conservative.
@@ -30,8 +30,8 @@ import { arch, cpus, platform } from 'node:os';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import app from '../apps/nbody/index.js';
-import { createRuntime } from '../runtime/index.js';
-import { checkOneStep, crossCheck, formatCrossCheck, type CrossCheckReport } from '../runtime/webgpu/check.js';
+import { createRuntime } from '../index.js';
+import { checkOneStep, crossCheck, formatCrossCheck, type CrossCheckReport } from '../cli/check.js';
 import { GpuContext, knownFp32Peak } from '../runtime/webgpu/device.js';
 import { findWgslKernel } from '../runtime/webgpu/wgsl-kernels.js';
 

@@ -19,7 +19,7 @@
 import { cpus } from 'node:os';
 import type { App } from '../apps/app.js';
 import { appModule } from '../apps/registry.js';
-import { createRuntime, UsageError, type CompiledMethodStats, type Runtime, type RuntimeOptions } from '../runtime/index.js';
+import { createRuntime, UsageError, type CompiledMethodStats, type Runtime, type RuntimeOptions } from '../index.js';
 import { MAX_HEAP_BYTES, planTypes } from '../runtime/layout.js';
 import { CliUsageError } from './errors.js';
 import type { Backend, RunOptions } from './flags.js';
@@ -247,7 +247,7 @@ function paramsOf(opts: RunOptions): Record<string, number | string | null> {
 /**
  * Run the TypeScript reference (one thread, same seed and parameters, or the same --init state) for the same
  * iterations and compare it with `rt` field by field, by handle. The comparison code is
- * the WebGPU cross-check's (runtime/webgpu/check.ts), loaded only when asked for.
+ * the WebGPU cross-check's (cli/check.ts), loaded only when asked for.
  */
 async function checkAgainstReference(
   app: App,
@@ -257,7 +257,7 @@ async function checkAgainstReference(
   digest: number,
   init: InitState | undefined,
 ): Promise<CheckReport> {
-  const { compareHeaps, DEFAULT_TOLERANCE } = await import('../runtime/webgpu/check.js');
+  const { compareHeaps, DEFAULT_TOLERANCE } = await import('./check.js');
   const ref = await createRuntime({ classes: app.classes, heap: heapBytes, backend: 'ts' });
   try {
     if (init) await restoreInto(app, ref, init);

@@ -8,7 +8,7 @@
  * (README.md shows this file; in your own project import from 'smmo' instead.)
  */
 import { pathToFileURL } from 'node:url';
-import { createRuntime, f32, object, ref, u32 } from '../runtime/index.js';
+import { createRuntime, f32, object, ref, u32 } from '../index.js';
 
 /** A patch of grass. */
 export class Patch extends object({

@@ -1,5 +1,9 @@
-/** smmo: a CPU runtime for Single-Method Multiple-Objects programs (DynaSOAr for Node.js). */
-export { createRuntime, DEFAULT_INLINE_BLOCKS, DEFAULT_INLINE_MICROS, MAX_THREADS, parseSize, Runtime } from './runtime.js';
+/**
+ * The runtime's API without its worker threads: everything the package exports except
+ * createRuntime, which the package's entry (index.ts at the root) defines with the
+ * worker pool. Modules below workers/ (the runtime itself, apps' classes) import from here.
+ */
+export { DEFAULT_INLINE_BLOCKS, DEFAULT_INLINE_MICROS, MAX_THREADS, parseSize, Runtime } from './runtime.js';
 export type {
   AllocatorOptions,
   CompiledMethodStats,
@@ -12,7 +16,7 @@ export type {
 } from './runtime.js';
 export { array, bool, f32, f64, i16, i32, i8, object, ref, SmmoObject, u16, u32, u8 } from './schema.js';
 export type { FieldType, InlineArray, Schema, SchemaOptions, SmmoClass } from './schema.js';
-export type { Init, SmmoContext } from './context.js';
+export type { Init, SmmoContext } from './schema.js';
 export {
   ContentionError,
   HeapCorruptionError,

@@ -16,163 +16,24 @@
  * the calling thread. Passes smaller than `inlineBlocks` blocks run on the calling
  * thread alone (a fork-join costs more than they do).
  */
-import type { ResourceLimits } from 'node:worker_threads';
-import type { Init, SmmoContext } from './context.js';
-import { HeapCorruptionError, MethodError, PassTimeoutError, SmmoError, UsageError } from './errors.js';
-import { timed, TimedOut } from './timed.js';
-import { closestName } from './suggest.js';
+import type { Init, SmmoContext } from './schema.js';
+import { PassRunner } from './doall.js';
+import { UsageError } from './errors.js';
+import { IN_SMMO_WORKER, MAX_ARG_BYTES, oversizeArgs, unclonableArg, type ExecutorFactory, type PassExecutor } from './executor.js';
 import { Heap } from './heap.js';
 import { configureBackend } from './kernels.js';
 import { checkBackend, type Backend } from './kernel-spec.js';
 import { DEFAULT_KEEP_BLOCKS, planTypes, type TypeLayout, type TypeTable } from './layout.js';
+import { checkAllocatorOptions, checkModules, checkOptions, MAX_THREADS, parseSize, type RuntimeOptions } from './options.js';
+import { DEFAULT_INLINE_BLOCKS, DEFAULT_INLINE_MICROS, PassScheduler } from './schedule.js';
 import type { SmmoClass, SmmoObject } from './schema.js';
 import { ThreadContext } from './thread.js';
-import { newObjects } from '../workers/pass.js';
-import { WorkerPool } from '../workers/pool.js';
-import { ARGS_AREA_BYTES, IN_SMMO_WORKER, KIND_DO, KIND_NEW, oversizeArgs, unclonableArg } from '../workers/protocol.js';
-import type { WasmOptions } from './wasm-options.js';
 import type { GpuRunnerStats, WebGpuOptions } from './webgpu/options.js';
 import type { GpuRunner, GpuRunnerOptions } from './webgpu/runner.js';
 
-export interface RuntimeOptions {
-  /** Every class the program uses, abstract ancestors included. */
-  classes: readonly SmmoClass[];
-  /** Heap size in bytes (number) or with a unit ("64MB", "1GiB"). Default 64 MiB. */
-  heap?: number | string;
-  /** Checked mode: validate handles on every access, reference and delete. Default false. */
-  checked?: boolean;
-  /**
-   * Threads that run a pass, the calling thread included: N > 1 starts N-1 worker
-   * threads (and needs `modules`). Default 1: everything runs on the calling thread.
-   * At most MAX_THREADS (64).
-   */
-  threads?: number;
-  /**
-   * With threads > 1: URLs of the modules that export the classes (`import.meta.url`
-   * of the module that declares them, or an app's module). Each worker imports them
-   * once and finds the classes by name (exported directly, in an exported array, or in
-   * an exported object's `classes`; abstract bases through their subclasses).
-   */
-  modules?: readonly (string | URL)[];
-  /**
-   * Passes over fewer blocks than this (parallelNew: fewer objects than this × 32) run
-   * on the calling thread alone, unless the method is heavy (see inlineMicros). 0: every
-   * pass uses the workers. Default DEFAULT_INLINE_BLOCKS (measured: see bench/scaling.ts).
-   */
-  inlineBlocks?: number;
-  /**
-   * A pass under `inlineBlocks` blocks still goes to the workers when the same class and
-   * method, run on the calling thread last time, took more than this many µs for that
-   * many blocks (the block count alone cannot tell a light method from one that
-   * allocates thousands of objects per call). Such a pass that then takes less than this
-   * on the workers, fork-join included, is measured inline again next time (its first
-   * inline run may have included compiling the method). Default DEFAULT_INLINE_MICROS.
-   */
-  inlineMicros?: number;
-  /**
-   * Blocks a thread keeps per class after emptying them, for its next allocations,
-   * instead of returning them to the heap's free bitmap at once (the allocator core,
-   * wasm/src/alloc/core.rs K1–K3; they are returned when the thread's share of a pass
-   * ends, and reclaimed from any thread before a HeapExhaustedError). 0: the paper's
-   * behaviour. Default DEFAULT_KEEP_BLOCKS (0 with allocator.bitmapAlloc, which has no
-   * use for them).
-   */
-  keepBlocks?: number;
-  /**
-   * The allocator variant (the paper's §7 study, Fig. 13(d)). Default: DynaSOAr with
-   * bitmap rotation and per-warp request coalescing.
-   */
-  allocator?: AllocatorOptions;
-  /** A worker thread that has had no pass for this long stops waiting (so an idle process can exit). Default 250 ms. */
-  workerIdleMs?: number;
-  /**
-   * Busy-wait this long for the next pass (workers) and at the barrier (calling thread)
-   * before sleeping in Atomics.wait. Default 0: on the 2-core dev VM, shared with other
-   * jobs, an empty pass cost 28 µs with 0, 60 µs with 20 and 430 µs with 200 (the
-   * spinning threads take the cores the others need). Worth trying on dedicated cores
-   * (bench/scaling.ts measures 0, 20 and 200).
-   */
-  spinMicros?: number;
-  /** worker_threads resourceLimits of each worker (e.g. { maxOldGenerationSizeMb: 512 }). */
-  resourceLimits?: ResourceLimits;
-  /** Longest time a worker thread may take to start (import the modules). Default 30 000 ms. */
-  startTimeoutMs?: number;
-  /**
-   * Longest time one pass of a do-all or parallelNew may run, in ms (a do-all over a
-   * class with subclasses is one pass per concrete class). A pass that runs longer — a
-   * method that never returns — rejects with PassTimeoutError: stuck worker threads are
-   * terminated and replaced, the calling thread's share is interrupted (runtime/timed.ts:
-   * node:vm's watchdog, about 0.1 ms per pass on the calling thread), validateHeap() runs,
-   * and the runtime stays usable. Default: no limit (and no cost).
-   */
-  passTimeout?: number;
-  /** Seed of the allocator's bitmap rotation (deterministic block choice). Default 1. */
-  seed?: number;
-  /**
-   * Compile do-all methods into specialised loops over the heap (runtime/compiler/;
-   * README "Compiled methods"). A method the compiler cannot take runs interpreted;
-   * stats().compiled says which and why. Default true.
-   */
-  compile?: boolean;
-  /**
-   * Which implementation of each method runs (runtime/kernels.ts): 'ts' (default) the
-   * TypeScript methods; 'wasm' the Rust kernels a class declares (static [KERNELS]), the
-   * TypeScript method for every method without one. 'webgpu' (needs the optional npm
-   * package `webgpu`): the methods with a WGSL kernel run on the GPU and the heap stays
-   * there between passes; call `await rt.sync()` before reading objects on the host
-   * (docs/webgpu.md).
-   */
-  backend?: 'ts' | 'wasm' | 'webgpu';
-  /** Which build of the WebAssembly module (the allocator core, and the kernels of backend 'wasm'), and where it is (default: simd, the package's wasm/pkg). */
-  wasm?: WasmOptions;
-  /** Backend 'webgpu': adapter choice and kernel tunables (runtime/webgpu/options.ts WebGpuOptions). */
-  webgpu?: WebGpuOptions;
-}
-
-/** RuntimeOptions.allocator: the allocator variants of the paper's study (wasm/src/alloc/core.rs "Variants"). */
-export interface AllocatorOptions {
-  /** Bitmap rotation (§4.2). false: every bitmap and slot search starts at bit 0 (DynaSOAr-NoShift). Default true. */
-  rotation?: boolean;
-  /**
-   * Per-warp request coalescing (§4.2): the objects a warp's lanes create of one class are
-   * reserved with one atomic per block. false: one slot per create (DynaSOAr-NoCoal), also
-   * in parallelNew. Default true (false with bitmapAlloc).
-   */
-  coalescing?: boolean;
-  /**
-   * BitmapAlloc, the paper's baseline allocator, emulated: one object per block, every
-   * block the size of the largest class (fields at their natural alignment, no SOA
-   * arrays), found through the same hierarchical bitmaps (docs/benchmarks.md "Allocator
-   * variants" explains how this differs from the paper's). Needs backend 'ts' (the WASM and
-   * WebGPU kernels read SOA arrays). Default false.
-   */
-  bitmapAlloc?: boolean;
-}
-
-/** Check RuntimeOptions.allocator and the options it constrains. */
-function checkAllocatorOptions(options: RuntimeOptions): Required<AllocatorOptions> {
-  const a = options.allocator ?? {};
-  if (typeof a !== 'object' || a === null)
-    throw new UsageError(`allocator must be an object such as { rotation: false }, got ${String(a)}`);
-  for (const key of Object.keys(a)) {
-    if (!['rotation', 'coalescing', 'bitmapAlloc'].includes(key))
-      throw new UsageError(`allocator.${key} is not an allocator option (rotation, coalescing, bitmapAlloc)`);
-    const v = (a as Record<string, unknown>)[key];
-    if (v !== undefined && typeof v !== 'boolean') throw new UsageError(`allocator.${key} must be true or false, got ${String(v)}`);
-  }
-  const bitmapAlloc = a.bitmapAlloc === true;
-  if (bitmapAlloc) {
-    if (a.coalescing === true)
-      throw new UsageError('allocator: bitmapAlloc has one object per block, so nothing to coalesce; leave coalescing unset');
-    if (options.keepBlocks !== undefined && options.keepBlocks !== 0)
-      throw new UsageError('allocator: bitmapAlloc keeps no emptied blocks (each holds one object); leave keepBlocks unset or 0');
-    if (options.backend === 'wasm' || options.backend === 'webgpu')
-      throw new UsageError(
-        `allocator: bitmapAlloc lays objects out without SOA arrays, which the ${options.backend} kernels read; use backend 'ts'`,
-      );
-  }
-  return { rotation: a.rotation ?? true, coalescing: !bitmapAlloc && (a.coalescing ?? true), bitmapAlloc };
-}
+export type { AllocatorOptions, RuntimeOptions } from './options.js';
+export { MAX_THREADS, parseSize } from './options.js';
+export { DEFAULT_INLINE_BLOCKS, DEFAULT_INLINE_MICROS } from './schedule.js';
 
 /** Methods of I callable by name (what parallelDo accepts). */
 export type MethodName<I> = {
@@ -213,96 +74,7 @@ export interface RuntimeStats {
 }
 
 /**
- * Default of RuntimeOptions.inlineBlocks. With T threads a pass of B blocks costs about
- * F + B·c/T on the workers and B·c on the calling thread alone, so the workers pay from
- * B* = F / (c·(1 - 1/T)) blocks. Measured on the 2-core dev VM (bench/scaling.ts; shared
- * with other jobs, load 5–16): an empty pass F ≈ 28 µs back to back (≈ 180 µs when the
- * workers were asleep), nbody's update (a light method) c ≈ 0.75 µs per block, so
- * B* ≈ 75 blocks at T = 2. Heavier methods pay off sooner (computeForce at 1000 bodies:
- * ~1 ms per block); 64 keeps light passes of up to 2048 objects on the calling thread.
- */
-export const DEFAULT_INLINE_BLOCKS = 64;
-
-/**
- * Default of RuntimeOptions.inlineMicros: about the cost of an empty pass on 16 threads
- * of the device host (146 µs back to back, bench/scaling.ts); a small pass whose inline
- * run is estimated above it pays for the fork-join on any thread count measured.
- */
-export const DEFAULT_INLINE_MICROS = 150;
-
-/**
- * Most threads a runtime may have (RuntimeOptions.threads, CLI --threads). A bound, so that
- * no input starts threads without end (each worker costs tens of MB); and every thread of
- * a runtime with backend 'wasm' needs a kernel thread slot in the reserved memory below
- * the heap: runtime/wasm.ts fits at least MAX_THREADS + 1 slots there (one spare, e.g.
- * for a replacement thread while a dead one's slot is given back), checked by
- * test/wasm-module.test.ts.
- */
-export const MAX_THREADS = 64;
-
-/** Every key RuntimeOptions has: anything else is a typo (createRuntime refuses it, naming the closest key). */
-const OPTION_KEYS = [
-  'classes',
-  'heap',
-  'checked',
-  'threads',
-  'modules',
-  'inlineBlocks',
-  'inlineMicros',
-  'keepBlocks',
-  'workerIdleMs',
-  'spinMicros',
-  'resourceLimits',
-  'startTimeoutMs',
-  'passTimeout',
-  'seed',
-  'compile',
-  'allocator',
-  'backend',
-  'wasm',
-  'webgpu',
-] as const satisfies readonly (keyof RuntimeOptions)[];
-// Compile-time: OPTION_KEYS lists every key of RuntimeOptions (a new option must be added there).
-type MissingOptionKeys = Exclude<keyof RuntimeOptions, (typeof OPTION_KEYS)[number]>;
-const _allOptionKeys: [MissingOptionKeys] extends [never] ? true : MissingOptionKeys = true;
-void _allOptionKeys;
-
-/** Refuse keys RuntimeOptions does not have and values of the wrong kind (plain JS callers, typos). */
-function checkOptions(options: RuntimeOptions): void {
-  const known: readonly string[] = OPTION_KEYS;
-  for (const key of Object.keys(options)) {
-    if (known.includes(key)) continue;
-    const guess = closestName(key, known);
-    throw new UsageError(
-      `createRuntime: unknown option '${key}'${guess ? ` (did you mean '${guess}'?)` : ''}; the options are ${known.join(', ')}`,
-    );
-  }
-  const o = options as unknown as Record<string, unknown>;
-  const kind = (key: string, ok: (v: unknown) => boolean, wanted: string): void => {
-    const v = o[key];
-    if (v !== undefined && !ok(v)) throw new UsageError(`createRuntime: option ${key} must be ${wanted}, got ${describeValue(v)}`);
-  };
-  const nonNegative = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
-  kind('checked', (v) => typeof v === 'boolean', 'true or false');
-  kind('compile', (v) => typeof v === 'boolean', 'true or false');
-  kind('heap', (v) => typeof v === 'number' || typeof v === 'string', "a number of bytes or a size such as '64MB'");
-  kind('seed', (v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 0xffffffff, 'an integer in 0 … 4294967295');
-  kind(
-    'modules',
-    (v) => Array.isArray(v) && v.every((m) => typeof m === 'string' || m instanceof URL),
-    'an array of URLs (strings or URL objects)',
-  );
-  kind('workerIdleMs', nonNegative, 'a non-negative number of ms');
-  kind('spinMicros', nonNegative, 'a non-negative number of µs');
-  kind('startTimeoutMs', nonNegative, 'a non-negative number of ms');
-  kind('passTimeout', (v) => typeof v === 'number' && v > 0 && v <= 2 ** 31 - 1, 'a number of ms in (0, 2147483647]');
-  kind('wasm', (v) => typeof v === 'object' && v !== null, "an object such as { variant: 'scalar' }");
-  kind('webgpu', (v) => typeof v === 'object' && v !== null, "an object such as { adapter: 'software' }");
-  kind('resourceLimits', (v) => typeof v === 'object' && v !== null, 'an object of worker_threads resource limits');
-}
-
-/**
- * Arguments of a pass must fit ARGS_AREA_BYTES serialized (workers read them from shared
+ * Arguments of a pass must fit MAX_ARG_BYTES serialized (workers read them from shared
  * memory), and be cloneable: checked on one thread too, so that the same program behaves
  * the same on any number of threads.
  */
@@ -317,58 +89,10 @@ function checkArgsSize(operation: string, method: string, args: readonly unknown
   }
   if (size !== null) {
     throw new UsageError(
-      `${operation}: arguments take ${size} bytes serialized; at most ${ARGS_AREA_BYTES} (16 KiB) can be passed to a pass, ` +
+      `${operation}: arguments take ${size} bytes serialized; at most ${MAX_ARG_BYTES} (16 KiB) can be passed to a pass, ` +
         'on one thread as on worker threads: keep large data in objects of the heap, or in a module that the methods import',
     );
   }
-}
-
-/** Module URLs for the workers: relative paths would resolve against smmo's own worker file, not the caller's. */
-function checkModules(modules: readonly (string | URL)[]): void {
-  for (const m of modules) {
-    if (m instanceof URL) continue;
-    const s = String(m);
-    if (/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(s) || s.startsWith('/')) continue; // file:, data:, node: URLs; absolute paths
-    if (/^\.\.?[\\/]/.test(s) || /\.(m?js|ts|cjs)$/.test(s)) {
-      throw new UsageError(
-        `modules: '${s}' is a relative path, which worker threads would resolve against smmo's own worker file, not your module; ` +
-          `pass new URL('${s}', import.meta.url) (or an absolute file: URL, e.g. pathToFileURL(path))`,
-      );
-    }
-  }
-}
-
-function describeValue(v: unknown): string {
-  if (typeof v === 'string') return `'${v}'`;
-  if (typeof v === 'object' && v !== null) return Array.isArray(v) ? 'an array' : 'an object';
-  return String(v);
-}
-
-/** Work per claim of a do-all on the workers that the claim size aims at, when the method's cost is known (µs). */
-const CLAIM_MICROS = 500;
-
-const UNITS: Record<string, number> = {
-  '': 1,
-  b: 1,
-  k: 1e3,
-  kb: 1e3,
-  kib: 1024,
-  m: 1e6,
-  mb: 1e6,
-  mib: 1 << 20,
-  g: 1e9,
-  gb: 1e9,
-  gib: 1 << 30,
-};
-
-/** Parse "64MB", "1GiB", "1048576" into bytes. */
-export function parseSize(v: number | string): number {
-  if (typeof v === 'number') return v;
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(v);
-  const unit = m ? UNITS[m[2]!.toLowerCase()] : undefined;
-  if (!m || unit === undefined)
-    throw new UsageError(`bad size '${v}': use a number of bytes or a number with a unit, e.g. 64MB, 512MiB, 2GB`);
-  return Math.round(Number(m[1]) * unit);
 }
 
 /**
@@ -390,18 +114,14 @@ export class Runtime {
   readonly backend: Backend;
   /** @internal The calling thread's context (also what methods see as `this.runtime` here). */
   readonly main: ThreadContext;
-  /** @internal Worker threads (threads > 1), null on one thread. */
-  readonly pool: WorkerPool | null;
-  /** See RuntimeOptions.inlineBlocks; may be changed between passes (benchmarks tune it). */
-  inlineBlocks: number;
-  /** See RuntimeOptions.inlineMicros. */
-  inlineMicros: number;
+  /** @internal The executor of passes on several threads (threads > 1: the worker pool), null on one thread. */
+  readonly pool: PassExecutor | null;
   /** See RuntimeOptions.passTimeout (undefined: no limit). */
   readonly passTimeout: number | undefined;
-  /** Per "typeId:method": µs per block of its last run on the calling thread (adaptive inlining; absent = 0, so a first run is inline). */
-  private readonly inlineCost = new Map<string, number>();
-  /** Per "typeId:method": thread-µs per block of its last pass on the workers (claim sizes). */
-  private readonly workerCost = new Map<string, number>();
+  /** Where each pass runs (schedule.ts). */
+  private readonly scheduler: PassScheduler;
+  /** How passes run (doall.ts). */
+  private readonly passes: PassRunner;
   private closed = false;
   /**
    * @internal Backend 'webgpu': the GPU side (createRuntime attaches it); null otherwise.
@@ -412,7 +132,12 @@ export class Runtime {
   /** Set while a parallelDo / parallelNew runs (they must be awaited one at a time). */
   private inFlight: string | null = null;
 
-  constructor(options: RuntimeOptions) {
+  /**
+   * @internal Use createRuntime(). `executors` makes the executor of a runtime with
+   * threads > 1 (the package's createRuntime passes the worker pool's); without it only
+   * threads: 1 is possible.
+   */
+  constructor(options: RuntimeOptions, executors: ExecutorFactory | null = null) {
     if (options == null || typeof options !== 'object') throw new UsageError('createRuntime: give an options object: { classes: [...] }');
     checkOptions(options);
     checkModules(options.modules ?? []);
@@ -431,12 +156,14 @@ export class Runtime {
           'only declare classes; move the code that creates the runtime to another module, or guard it with `if (isMainThread)`',
       );
     }
+    if (threads > 1 && executors === null) {
+      throw new UsageError(`threads: ${threads} needs worker threads: create the runtime with createRuntime() from 'smmo'`);
+    }
     const inline = options.inlineBlocks ?? DEFAULT_INLINE_BLOCKS;
     if (!Number.isInteger(inline) || inline < 0) throw new UsageError(`inlineBlocks must be a non-negative integer, got ${inline}`);
-    this.inlineBlocks = inline;
     const micros = options.inlineMicros ?? DEFAULT_INLINE_MICROS;
     if (!(typeof micros === 'number' && micros >= 0)) throw new UsageError(`inlineMicros must be a non-negative number, got ${micros}`);
-    this.inlineMicros = micros;
+    this.scheduler = new PassScheduler(threads, inline, micros);
     this.threads = threads;
     this.passTimeout = options.passTimeout;
     this.checked = options.checked === true;
@@ -463,9 +190,9 @@ export class Runtime {
     this.main.allocator.setOwnFirstBlock(threads > 1);
     this.backend = configureBackend(this.main, backend);
     this.pool =
-      threads === 1
+      threads === 1 || executors === null
         ? null
-        : new WorkerPool(this.heap, this.table, {
+        : executors(this.heap, this.table, {
             threads,
             modules: (options.modules ?? []).map((m) => String(m)),
             checked: this.checked,
@@ -479,11 +206,28 @@ export class Runtime {
             ...(options.passTimeout !== undefined ? { passTimeout: options.passTimeout } : {}),
             ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}),
           });
+    this.passes = new PassRunner(this.heap, this.table, this.main, this.scheduler, this.pool, this.passTimeout);
+  }
+
+  /** See RuntimeOptions.inlineBlocks; may be changed between passes (benchmarks tune it). */
+  get inlineBlocks(): number {
+    return this.scheduler.inlineBlocks;
+  }
+  set inlineBlocks(v: number) {
+    this.scheduler.inlineBlocks = v;
+  }
+
+  /** See RuntimeOptions.inlineMicros. */
+  get inlineMicros(): number {
+    return this.scheduler.inlineMicros;
+  }
+  set inlineMicros(v: number) {
+    this.scheduler.inlineMicros = v;
   }
 
   /** Start the worker threads (createRuntime awaits this; otherwise the first pass does). */
   async start(): Promise<void> {
-    await this.pool?.ensureServing();
+    await this.pool?.start();
   }
 
   /** Mark an async operation in flight; they must not overlap (the pool runs one pass at a time). */
@@ -607,43 +351,12 @@ export class Runtime {
     const operation = `parallelNew(${t.name}${typeof init === 'string' ? `, '${init}'` : ''})`;
     this.enter(operation);
     try {
-      if (typeof init === 'function') {
-        // A function cannot cross threads: it runs here, on the calling thread, whatever
-        // `threads` is (allocation is still coalesced per block).
-        this.timedPass(operation, ctx, () => this.newWithFunction(ctx, t.id, n, init as (obj: SmmoObject, index: number) => void));
-        return;
-      }
-      const call = { method: init ?? '', args };
-      if (this.pool !== null && n >= this.inlineBlocks * 32 && n > 32) {
-        const chunk = Math.min(4096, Math.max(32, Math.ceil(n / (this.threads * 8) / 32) * 32));
-        await this.pool.run({ kind: KIND_NEW, typeId: t.id, from: 0, to: n, chunk, call, lists: null, operation }, ctx);
-        return;
-      }
-      const out = new Uint32Array(Math.min(n, 4096));
-      this.timedPass(operation, ctx, () => {
-        for (let done = 0; done < n; done += out.length) {
-          const failed = newObjects(ctx, t.id, call, out, Math.min(out.length, n - done), done);
-          if (failed !== null) throw this.methodError(t.id, call.method, failed.handle, failed.error);
-        }
-      });
+      // An init function cannot cross threads: it runs on the calling thread (doall.ts).
+      const how = typeof init === 'function' ? (init as (obj: SmmoObject, index: number) => void) : { method: init ?? '', args };
+      await this.passes.parallelNew(t, n, how, operation);
     } finally {
-      ctx.allocator.flushKept();
       this.inFlight = null;
     }
-  }
-
-  private newWithFunction(ctx: ThreadContext, typeId: number, n: number, init: (obj: SmmoObject, index: number) => void): void {
-    const out = new Uint32Array(Math.min(n, 4096));
-    for (let done = 0; done < n; done += out.length) {
-      const failed = newObjects(ctx, typeId, init, out, Math.min(out.length, n - done), done);
-      if (failed !== null) throw this.methodError(typeId, '(init function)', failed.handle, failed.error);
-    }
-  }
-
-  /** Wrap what an init threw on the calling thread; allocation errors (handle 0) pass through unwrapped. */
-  private methodError(typeId: number, method: string, handle: number, error: unknown): Error {
-    if (handle === 0 && error instanceof SmmoError) return error;
-    return new MethodError(this.table.types[typeId]!.name, method, handle, 0, error);
   }
 
   /**
@@ -665,39 +378,8 @@ export class Runtime {
     const t = this.checkDoAll(ctx, cls, method, args);
     this.enter(`parallelDo(${t.name}, '${method}')`);
     try {
-      const lists = ctx.snapshot();
-      const call = { method, args };
-      for (const id of t.concrete) {
-        const from = lists[2 * id]!;
-        const blocks = lists[2 * id + 1]!;
-        if (blocks === 0) continue;
-        const key = `${id}:${method}`; // of inlineCost and workerCost
-        if (blocks < 2 || (blocks < this.inlineBlocks && (this.inlineCost.get(key) ?? 0) * blocks < this.inlineMicros)) {
-          this.runInline(ctx, lists, id, method, args, from, from + blocks);
-          continue;
-        }
-        // Several claims per thread balance uneven blocks; ≤ 64 blocks per claim keep the tail short.
-        let chunk = Math.max(1, Math.min(64, Math.floor(blocks / (this.threads * 8))));
-        // A heavy method claims fewer blocks at a time, so that the last claims end together:
-        // about CLAIM_MICROS of work per claim, from the thread-µs per block its last pass on
-        // the workers took (nbody's computeForce at 20 000 bodies: ~18 ms per block, so one
-        // block per claim instead of four; the idle tail at the end of a pass was up to one claim).
-        const perBlock = this.workerCost.get(key);
-        if (perBlock !== undefined) chunk = Math.max(1, Math.min(chunk, Math.ceil(CLAIM_MICROS / perBlock)));
-        const operation = `parallelDo(${this.table.types[id]!.name}, '${method}')`;
-        ctx.kernels.note(id, method); // stats().backend names it even if the workers ran every block
-        ctx.compiler?.compile(id, method, ctx.compileUse); // likewise stats().compiled
-        const t0 = performance.now();
-        await this.pool.run({ kind: KIND_DO, typeId: id, from, to: from + blocks, chunk, call, lists, operation }, ctx);
-        const micros = (performance.now() - t0) * 1000;
-        this.workerCost.set(key, (micros * this.threads) / blocks);
-        // A small pass sent to the workers by its estimate (inlineMicros) that took less
-        // than inlineMicros with the fork-join included was over-estimated (e.g. its first
-        // run included compiling the method): forget the estimate, measure inline again.
-        if (blocks < this.inlineBlocks && micros < this.inlineMicros) this.inlineCost.delete(key);
-      }
+      await this.passes.parallelDo(t, method, args);
     } finally {
-      ctx.allocator.flushKept();
       this.inFlight = null;
     }
   }
@@ -718,15 +400,7 @@ export class Runtime {
     const ctx = this.live('doAll');
     if (this.inFlight !== null) throw new UsageError(`doAll(${cls.name}, '${method}'): ${this.inFlight} is still running; await it first`);
     const t = this.checkDoAll(ctx, cls, method, args);
-    const lists = ctx.snapshot();
-    try {
-      for (const id of t.concrete) {
-        const from = lists[2 * id]!;
-        this.runInline(ctx, lists, id, method, args, from, from + lists[2 * id + 1]!);
-      }
-    } finally {
-      ctx.allocator.flushKept();
-    }
+    this.passes.doAllHere(t, method, args);
   }
 
   private checkDoAll(ctx: ThreadContext, cls: SmmoClass, method: string, args: readonly unknown[]): TypeLayout {
@@ -748,57 +422,6 @@ export class Runtime {
     checkArgsSize(`parallelDo(${t.name}, '${method}')`, method, args);
     ctx.checkArgViews(args, `parallelDo(${t.name}, '${method}')`); // objects of this runtime; checked: live and not stale
     return t;
-  }
-
-  /** One concrete type's pass on the calling thread. */
-  private runInline(
-    ctx: ThreadContext,
-    lists: Int32Array,
-    id: number,
-    method: string,
-    args: readonly unknown[],
-    from: number,
-    to: number,
-  ): void {
-    const pass = { lists, typeId: id, current: null as SmmoObject | null };
-    ctx.pass = pass;
-    const t0 = this.pool === null ? 0 : performance.now();
-    try {
-      this.timedPass(`parallelDo(${this.table.types[id]!.name}, '${method}')`, ctx, () => ctx.runBlocks(id, method, args, from, to));
-      if (this.pool !== null && to > from) this.inlineCost.set(`${id}:${method}`, ((performance.now() - t0) * 1000) / (to - from));
-    } catch (e) {
-      if (e instanceof PassTimeoutError) throw e;
-      throw new MethodError(this.table.types[id]!.name, method, pass.current === null ? 0 : pass.current.__h, 0, e);
-    } finally {
-      ctx.pass = null;
-    }
-  }
-
-  /**
-   * Run calling-thread work of one pass under passTimeout (runtime/timed.ts; no timeout:
-   * a plain call). An interrupted pass ran none of its own cleanup (T2): the pass marker
-   * and kept blocks are reset here, the heap is validated, and a PassTimeoutError says so.
-   */
-  private timedPass<T>(operation: string, ctx: ThreadContext, fn: () => T): T {
-    try {
-      return timed(fn, this.passTimeout);
-    } catch (e) {
-      if (!(e instanceof TimedOut)) throw e;
-      ctx.pass = null;
-      try {
-        ctx.allocator.flushKept();
-      } catch {
-        // an allocator operation cut in half: the check below says what is wrong
-      }
-      let check: HeapCorruptionError | null = null;
-      try {
-        this.heap.validate();
-      } catch (v) {
-        if (!(v instanceof HeapCorruptionError)) throw v;
-        check = v;
-      }
-      throw new PassTimeoutError(operation, this.passTimeout!, [0], check);
-    }
   }
 
   /** Sequential for-each over all objects of `cls` (outside do-alls: all live objects). */
@@ -873,9 +496,12 @@ export class Runtime {
   }
 }
 
-/** Create a runtime (with threads > 1: and wait until its worker threads have started). */
-export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
-  const rt = new Runtime(options);
+/**
+ * @internal Create a runtime and wait until it is ready (its worker threads started, its
+ * GPU acquired). The package's entry (index.ts) gives it the worker pool as `executors`.
+ */
+export async function createRuntimeWith(options: RuntimeOptions, executors: ExecutorFactory | null): Promise<Runtime> {
+  const rt = new Runtime(options, executors);
   try {
     await rt.start();
     if (rt.backend === 'webgpu') await rt.attachGpu(options.webgpu);

@@ -25,7 +25,7 @@
 import { makeAccessorClass, type AccessorHost, type ViewClass } from './accessors.js';
 import { Allocator } from './allocator.js';
 import { popc } from './bits.js';
-import type { Init, SmmoContext } from './context.js';
+import type { Init, SmmoContext } from './schema.js';
 import { InvalidHandleError, UsageError } from './errors.js';
 import { FREE_TYPE, Heap } from './heap.js';
 import { KernelDispatch, type Backend } from './kernels.js';

@@ -26,7 +26,7 @@ import {
   u8,
   type Runtime,
   type SmmoClass,
-} from '../runtime/index.js';
+} from '../index.js';
 import { popc } from '../runtime/bits.js';
 import { BLOCK_ALLOC_WORD, MIN_HEAP_BYTES } from '../runtime/layout.js';
 import { fcParams } from './helpers/fc.js';

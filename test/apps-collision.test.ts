@@ -9,7 +9,7 @@ import { CollisionAos } from '../apps/collision/baseline_aos.js';
 import { CollisionSoa } from '../apps/collision/baseline_soa.js';
 import { Body, DT, MERGE_THRESHOLD } from '../apps/collision/body.js';
 import { CLASSES, digest, init, initBodies, step, type BodyInit } from '../apps/collision/collision.js';
-import { createRuntime, type Runtime } from '../runtime/index.js';
+import { createRuntime, type Runtime } from '../index.js';
 
 const MODULE = new URL('../apps/collision/index.js', import.meta.url);
 /**

@@ -24,7 +24,7 @@ import {
 import { Alive, Candidate, Cell } from '../apps/game-of-life/model.js';
 import { loadBaseline } from '../apps/baselines/index.js';
 import { encodePgm } from '../apps/pgm.js';
-import { createRuntime, UsageError, type Runtime } from '../runtime/index.js';
+import { createRuntime, UsageError, type Runtime } from '../index.js';
 
 const MODULE = new URL('../apps/game-of-life/index.js', import.meta.url);
 /**

@@ -7,7 +7,7 @@ import { loadBaseline } from '../apps/baselines/index.js';
 import { NbodyAos } from '../apps/nbody/baseline_aos.js';
 import { NbodySoa } from '../apps/nbody/baseline_soa.js';
 import { CLASSES, digest, init, step } from '../apps/nbody/nbody.js';
-import { createRuntime } from '../runtime/index.js';
+import { createRuntime } from '../index.js';
 
 /**
  * Tolerance on the digest per body. Both sides sum forces in float64 and store f32; the

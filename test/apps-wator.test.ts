@@ -11,7 +11,7 @@ import { WatorSoa } from '../apps/wa-tor/baseline_soa.js';
 import { Fish, Shark } from '../apps/wa-tor/model.js';
 import { nextInArray, nextInFields, nextInWords, seedAgentStream, seedCellStream } from '../apps/wa-tor/stream.js';
 import { checkInvariants, CLASSES, digest, forEachCell, init, step } from '../apps/wa-tor/wator.js';
-import { createRuntime, type Runtime } from '../runtime/index.js';
+import { createRuntime, type Runtime } from '../index.js';
 
 const MODULE = new URL('../apps/wa-tor/index.js', import.meta.url);
 /**

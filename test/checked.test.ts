@@ -28,7 +28,7 @@ import {
   type Runtime,
   type SmmoClass,
   type SmmoObject,
-} from '../runtime/index.js';
+} from '../index.js';
 import { MIN_HEAP_BYTES } from '../runtime/layout.js';
 
 // A self-reference needs the referenced type spelled out (a class cannot name its own

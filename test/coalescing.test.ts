@@ -14,7 +14,7 @@
  *  - two threads: every object accounted for, the heap valid.
  */
 import test from 'ava';
-import { createRuntime, MethodError, type Runtime, type RuntimeOptions } from '../runtime/index.js';
+import { createRuntime, MethodError, type Runtime, type RuntimeOptions } from '../index.js';
 import { MIN_HEAP_BYTES, S_CACHED } from '../runtime/layout.js';
 import { Child, COALESCING_FIXTURES, seen, Spawner } from './coalescing.fixtures.js';
 

@@ -4,7 +4,7 @@
  * method of every app compiles (none falls back).
  */
 import test from 'ava';
-import { createRuntime, type Runtime } from '../runtime/index.js';
+import { createRuntime, type Runtime } from '../index.js';
 import { RESERVED_BYTES } from '../runtime/layout.js';
 import { loadApp } from '../apps/registry.js';
 import type { AppParams } from '../apps/app.js';

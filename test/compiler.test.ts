@@ -5,7 +5,7 @@
  * compiled code are the interpreted ones (TypeError, RangeError, as MethodError causes).
  */
 import test, { type ExecutionContext } from 'ava';
-import { createRuntime, MethodError, type Runtime } from '../runtime/index.js';
+import { createRuntime, MethodError, type Runtime } from '../index.js';
 import { RESERVED_BYTES } from '../runtime/layout.js';
 import { CLASSES, Odd, Point, Shape, Square, Triangle, Visitor, bumpCounter } from './compiler.fixtures.js';
 

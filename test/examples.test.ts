@@ -39,5 +39,5 @@ test('README.md shows examples/quickstart.ts as it is (importing from smmo)', (t
   const source = readFileSync(new URL('../../examples/quickstart.ts', import.meta.url), 'utf8');
   const block = /<!-- file: examples\/quickstart\.ts -->\s*```ts\n([\s\S]*?)```/.exec(readme);
   t.truthy(block, 'README has the example block (<!-- file: examples/quickstart.ts --> then a ```ts block)');
-  t.is(block![1], source.replace("from '../runtime/index.js'", "from 'smmo'"), 'paste examples/quickstart.ts into README.md');
+  t.is(block![1], source.replace("from '../index.js'", "from 'smmo'"), 'paste examples/quickstart.ts into README.md');
 });

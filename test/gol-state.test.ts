@@ -7,7 +7,7 @@ import test from 'ava';
 import { adoptGrid, CLASSES, init, randomStart, step } from '../apps/game-of-life/gol.js';
 import { Alive, Candidate, Cell, CELL_ALIVE, CELL_CANDIDATE, CELL_EMPTY, CELL_NEW } from '../apps/game-of-life/model.js';
 import { cellTable } from '../apps/grid.js';
-import { createRuntime, UsageError, type Runtime } from '../runtime/index.js';
+import { createRuntime, UsageError, type Runtime } from '../index.js';
 
 const MODULE = new URL('../apps/game-of-life/index.js', import.meta.url);
 

@@ -11,7 +11,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { Allocator, DEFAULT_KEEP_BLOCKS } from '../runtime/allocator.js';
-import { createRuntime, HeapExhaustedError, retryLimits } from '../runtime/index.js';
+import { createRuntime, HeapExhaustedError, retryLimits } from '../index.js';
 import type { Heap } from '../runtime/heap.js';
 import { BLOCK_ALLOC_WORD, BLOCK_GEN_WORD, MIN_HEAP_BYTES } from '../runtime/layout.js';
 import { A, allocatorFixture, type Fixture } from './helpers/allocators.js';

@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createRuntime, f32, object, u32, UsageError, type Runtime } from '../runtime/index.js';
+import { createRuntime, f32, object, u32, UsageError, type Runtime } from '../index.js';
 import { webgpuPackageAvailable } from '../runtime/webgpu/device.js';
 import { describeChild, runNode, type ChildResult } from './helpers/child.js';
 import { Spinner, TIMEOUT_FIXTURES } from './timeout.fixtures.js';

@@ -4,7 +4,7 @@
  * after every step, and the heap stays valid; the model really creates and deletes walkers.
  */
 import test from 'ava';
-import { createRuntime } from '../runtime/index.js';
+import { createRuntime } from '../index.js';
 import { CLASSES, MODULE_URL, Walker, digest, init, step } from '../bench/models/walkers.js';
 import { PlainWalkers } from '../bench/models/walkers-plain.js';
 

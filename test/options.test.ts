@@ -9,7 +9,7 @@ import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Body } from '../apps/nbody/body.js';
-import { createRuntime, f32, MAX_THREADS, object, UsageError, type RuntimeOptions } from '../runtime/index.js';
+import { createRuntime, f32, MAX_THREADS, object, UsageError, type RuntimeOptions } from '../index.js';
 import { describeChild, runNode } from './helpers/child.js';
 
 class Dot extends object({ x: f32 }) {}

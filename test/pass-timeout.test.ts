@@ -10,7 +10,7 @@
  */
 import test from 'ava';
 import { fileURLToPath } from 'node:url';
-import { createRuntime, PassTimeoutError, type Runtime, type RuntimeOptions } from '../runtime/index.js';
+import { createRuntime, PassTimeoutError, type Runtime, type RuntimeOptions } from '../index.js';
 import { popc } from '../runtime/bits.js';
 import { SLOT_CLAIM_OFFSET } from '../runtime/wasm.js';
 import { describeChild, runNode } from './helpers/child.js';

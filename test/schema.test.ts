@@ -32,7 +32,7 @@ import {
   type InlineArray,
   type Schema,
   type SmmoClass,
-} from '../runtime/index.js';
+} from '../index.js';
 import { bitmapWords } from '../runtime/bitmap.js';
 import {
   ARRAY_ALIGN,

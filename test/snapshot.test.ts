@@ -14,7 +14,7 @@
  * first deviceDo (the walk would see the Marks created earlier in the pass).
  */
 import test, { type ExecutionContext } from 'ava';
-import { createRuntime, type Runtime } from '../runtime/index.js';
+import { createRuntime, type Runtime } from '../index.js';
 import { CLASSES, CREATE, DELETE, FIXTURES, Mark, NEW, OLD, Probe } from './snapshot.fixtures.js';
 
 const MARKS = 1000;

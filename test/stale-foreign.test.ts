@@ -14,7 +14,7 @@
 import test from 'ava';
 import { Allocator } from '../runtime/allocator.js';
 import { Heap } from '../runtime/heap.js';
-import { createRuntime, InvalidHandleError, UsageError, type Runtime } from '../runtime/index.js';
+import { createRuntime, InvalidHandleError, UsageError, type Runtime } from '../index.js';
 import { BLOCK_TYPE_WORD, MIN_HEAP_BYTES, planTypes } from '../runtime/layout.js';
 import { layoutFingerprint } from '../workers/protocol.js';
 import { CLASSES, Node, STALE_FIXTURES, Wide } from './stale.fixtures.js';

@@ -30,23 +30,7 @@ import {
 import type { App, AppParams } from '../apps/app.js';
 import { appModule, loadApp } from '../apps/registry.js';
 import { compareLoaded } from '../cli/compare.js';
-import {
-  array,
-  bool,
-  createRuntime,
-  f32,
-  f64,
-  i16,
-  i32,
-  i8,
-  object,
-  ref,
-  u16,
-  u32,
-  u8,
-  UsageError,
-  type Runtime,
-} from '../runtime/index.js';
+import { array, bool, createRuntime, f32, f64, i16, i32, i8, object, ref, u16, u32, u8, UsageError, type Runtime } from '../index.js';
 import { readState, restoreState, StateFileError, writeState, type StateInfo } from '../runtime/state.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));

@@ -12,7 +12,7 @@
 import test from 'ava';
 import { CLASSES as GOL, digest as golDigest, init as golInit, randomStart, step as golStep } from '../apps/game-of-life/gol.js';
 import { CLASSES as WATOR, digest as watorDigest, init as watorInit, step as watorStep } from '../apps/wa-tor/wator.js';
-import { createRuntime, f32, f64, object, u8, UsageError, type AllocatorOptions } from '../runtime/index.js';
+import { createRuntime, f32, f64, object, u8, UsageError, type AllocatorOptions } from '../index.js';
 import { MIN_HEAP_BYTES, planTypes } from '../runtime/layout.js';
 
 const WATOR_MODULE = new URL('../apps/wa-tor/index.js', import.meta.url).href;

@@ -21,7 +21,7 @@ import test, { type ExecutionContext } from 'ava';
 import { Body, THRESHOLD_SQ } from '../apps/collision/body.js';
 import { CLASSES as APP_CLASSES, digest, initBodies, step, type BodyInit } from '../apps/collision/collision.js';
 import { Random } from '../apps/random.js';
-import { createRuntime, f32, type Runtime } from '../runtime/index.js';
+import { createRuntime, f32, type Runtime } from '../index.js';
 import type { WasmVariant } from '../runtime/wasm.js';
 
 /** A subclass without overrides: runs Body's kernels with its own field offsets. */

@@ -24,7 +24,7 @@ import { DT, G, DAMPENING } from '../apps/nbody/body.js';
 import { Body } from '../apps/nbody/nbody.js';
 import { FORCE_TOLERANCE } from '../apps/nbody/kernels.js';
 import { Random } from '../apps/random.js';
-import { createRuntime, f32, type Runtime, type SmmoClass } from '../runtime/index.js';
+import { createRuntime, f32, type Runtime, type SmmoClass } from '../index.js';
 import type { WasmVariant } from '../runtime/wasm.js';
 
 class Heavy extends Body.extend({ charge: f32 }) {}

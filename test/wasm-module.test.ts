@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLASSES as NBODY, digest, init, step } from '../apps/nbody/nbody.js';
-import { createRuntime, f32, f64, KERNELS, MAX_THREADS, MethodError, object, UsageError, type KernelSpec } from '../runtime/index.js';
+import { createRuntime, f32, f64, KERNELS, MAX_THREADS, MethodError, object, UsageError, type KernelSpec } from '../index.js';
 import { layoutConstants, RESERVED_BYTES } from '../runtime/layout.js';
 import {
   layoutHash,

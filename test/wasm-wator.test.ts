@@ -14,7 +14,7 @@
 import test from 'ava';
 import { Agent, Cell, Fish, Shark } from '../apps/wa-tor/model.js';
 import { checkInvariants, CLASSES, digest, init, step } from '../apps/wa-tor/wator.js';
-import { createRuntime, KERNELS, type KernelSpec, type Runtime, type SmmoClass } from '../runtime/index.js';
+import { createRuntime, KERNELS, type KernelSpec, type Runtime, type SmmoClass } from '../index.js';
 import type { WasmVariant } from '../runtime/wasm.js';
 
 const MODULE = new URL('../apps/wa-tor/index.js', import.meta.url);

@@ -16,7 +16,7 @@
  * may report a failure status.
  */
 import test from 'ava';
-import { createRuntime, f64, object, u32, u8, type Runtime } from '../runtime/index.js';
+import { createRuntime, f64, object, u32, u8, type Runtime } from '../index.js';
 import { bitmapLevelWords } from '../runtime/bitmap.js';
 import { BufferUsage, GpuContext, webgpuPackageAvailable } from '../runtime/webgpu/device.js';
 import { GpuHeapError, describeStatus } from '../runtime/webgpu/errors.js';

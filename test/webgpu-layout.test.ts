@@ -5,7 +5,7 @@
  * the host's bytes (header, bitmaps, block headers, a field through its F_ override).
  */
 import test from 'ava';
-import { createRuntime, f32, object, u32, u8 } from '../runtime/index.js';
+import { createRuntime, f32, object, u32, u8 } from '../index.js';
 import { bitmapLevelWords } from '../runtime/bitmap.js';
 import * as L from '../runtime/layout.js';
 import { BufferUsage, GpuContext, webgpuPackageAvailable } from '../runtime/webgpu/device.js';

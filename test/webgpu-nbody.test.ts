@@ -6,7 +6,7 @@
  * slots, and for larger counts a whole block, which goes back to the free bitmap), so
  * the kernels must follow the block list and the iteration bitmaps exactly. Both sides
  * start from the same heap; after the steps every field of every body must agree within
- * DEFAULT_TOLERANCE (runtime/webgpu/check.ts), and the live-object sets must be equal.
+ * DEFAULT_TOLERANCE (cli/check.ts), and the live-object sets must be equal.
  * Also: the tunables (WG, SPLIT) give the same results; consecutive GPU passes keep the
  * heap on the GPU (one upload, no download until the host asks); a method without a
  * kernel falls back to TypeScript after a download and is counted; the full crossCheck().
@@ -16,8 +16,8 @@ import app from '../apps/nbody/index.js';
 import collision from '../apps/collision/index.js';
 import { Body, DT } from '../apps/nbody/body.js';
 import { init } from '../apps/nbody/nbody.js';
-import { createRuntime, f32, f64, KERNELS, object, UsageError, type KernelParam, type KernelSpec, type Runtime } from '../runtime/index.js';
-import { compareHeaps, crossCheck, DEFAULT_TOLERANCE, formatCrossCheck, gpuRuntimeView } from '../runtime/webgpu/check.js';
+import { createRuntime, f32, f64, KERNELS, object, UsageError, type KernelParam, type KernelSpec, type Runtime } from '../index.js';
+import { compareHeaps, crossCheck, DEFAULT_TOLERANCE, formatCrossCheck, gpuRuntimeView } from '../cli/check.js';
 import { GpuContext, webgpuPackageAvailable } from '../runtime/webgpu/device.js';
 import { GpuRunner } from '../runtime/webgpu/runner.js';
 

@@ -9,15 +9,7 @@
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { describeChild, runNode } from './helpers/child.js';
-import {
-  createRuntime,
-  HeapExhaustedError,
-  InvalidHandleError,
-  MethodError,
-  Runtime,
-  UsageError,
-  WorkerCrashedError,
-} from '../runtime/index.js';
+import { createRuntime, HeapExhaustedError, InvalidHandleError, MethodError, Runtime, UsageError, WorkerCrashedError } from '../index.js';
 import { Driver, FIXTURES, Item, Probe } from './workers.fixtures.js';
 
 /** Per-test bound against hangs (a loaded machine runs these in seconds; a hang would never end). */
@@ -167,7 +159,7 @@ test.serial('a worker that runs out of memory (resourceLimits) mid-pass rejects 
 
 test.serial('a script that forgets close() still exits', async (t) => {
   const script = `
-    import { createRuntime } from ${JSON.stringify(new URL('../runtime/index.js', import.meta.url).href)};
+    import { createRuntime } from ${JSON.stringify(new URL('../index.js', import.meta.url).href)};
     import { Probe, FIXTURES } from ${JSON.stringify(FIXTURES)};
     const rt = await createRuntime({ classes: [Probe], threads: 3, heap: '4MB', modules: [FIXTURES], inlineBlocks: 0 });
     await rt.parallelNew(Probe, 1000, 'setValue');

@@ -7,5 +7,5 @@ import { Probe } from './workers.fixtures.js';
 
 export { Probe };
 
-const { createRuntime } = await import('../runtime/index.js');
+const { createRuntime } = await import('../index.js');
 export const rt = await createRuntime({ classes: [Probe], threads: 2, heap: '4MB', modules: [import.meta.url] });

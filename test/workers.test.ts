@@ -13,7 +13,7 @@
  * interleavings.
  */
 import test from 'ava';
-import { createRuntime, type Runtime } from '../runtime/index.js';
+import { createRuntime, type Runtime } from '../index.js';
 import { SLOT_BITS } from '../runtime/layout.js';
 import { ALL_ONES, BLOCK_ALLOC_WORD } from '../runtime/layout.js';
 import { popc } from '../runtime/bits.js';

@@ -14,8 +14,9 @@
  * and sets C_STOP so the other threads stop claiming; it never escapes: the thread still
  * arrives at the barrier, so the pass ends and the pool stays usable.
  */
-import type { SmmoObject } from '../runtime/schema.js';
 import type { ThreadContext } from '../runtime/thread.js';
+import { newObjects } from '../runtime/doall.js';
+import { KIND_DO, KIND_NEW, type PassCall } from '../runtime/executor.js';
 import {
   C_CURSOR,
   C_STOP,
@@ -23,20 +24,12 @@ import {
   D_LISTS,
   D_TO,
   D_TYPE,
-  KIND_DO,
-  KIND_NEW,
   S_WORK,
   recordError,
   slotWord,
   type ControlPlan,
   type ErrorRecord,
 } from './protocol.js';
-
-/** The decoded [method, args] of a pass. */
-export interface PassCall {
-  method: string;
-  args: readonly unknown[];
-}
 
 /**
  * Run this thread's share of the pass described in `ctl`. `thread` is 0 for the calling
@@ -97,57 +90,4 @@ export function runShare(
   const w = slotWord(plan, thread) + S_WORK;
   Atomics.store(ctl, w, Atomics.load(ctl, w) + done);
   return caught;
-}
-
-/**
- * Create `k` objects of type `typeId` with one coalesced allocation, zero them and run
- * `init` on each, indices first … first+k-1: the method `init.method(index, ...args)`
- * (none if its name is ''), or a function `init(obj, index)` (parallelNew with an init
- * function, on the calling thread). On a throw, the
- * objects whose init had not started are deleted again (they were never seen by user
- * code); the one whose init threw and those before it stay. Returns null, or the
- * failing object's handle and the thrown value. Allocation errors (a full heap) are
- * reported the same way with handle 0.
- */
-export function newObjects(
-  ctx: ThreadContext,
-  typeId: number,
-  init: PassCall | ((obj: SmmoObject, index: number) => void),
-  out: Uint32Array,
-  k: number,
-  first: number,
-): { handle: number; error: unknown } | null {
-  const t = ctx.table.types[typeId]!;
-  try {
-    ctx.allocator.allocateMany(t, k, out, 0);
-  } catch (error) {
-    return { handle: 0, error };
-  }
-  for (let j = 0; j < k; j++) ctx.zero(typeId, out[j]!);
-  if (typeof init !== 'function' && init.method === '') return null;
-  const cur = ctx.view(out[0]!);
-  let run: (obj: SmmoObject, index: number) => void;
-  if (typeof init === 'function') run = init;
-  else {
-    const fn = (cur as unknown as Record<string, (...a: unknown[]) => void>)[init.method]!;
-    const args = init.args;
-    run = args.length === 0 ? (obj, index) => fn.call(obj, index) : (obj, index) => fn.call(obj, index, ...args);
-  }
-  const heap = ctx.heap;
-  let j = 0;
-  try {
-    for (; j < k; j++) {
-      const h = out[j]!;
-      cur.__o = heap.blockOffset(h >>> 5);
-      cur.__s = h & 31;
-      cur.__h = h;
-      cur.__i = (cur.__o >>> 2) + cur.__s;
-      if (ctx.checked) ctx.stamp(cur, typeId); // runtime/thread.ts V1
-      run(cur, first + j);
-    }
-  } catch (error) {
-    for (let r = j + 1; r < k; r++) ctx.allocator.releaseHandle(out[r]!);
-    return { handle: out[j]!, error };
-  }
-  return null;
 }

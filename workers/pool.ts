@@ -5,7 +5,7 @@
  * protocol.ts; one thread's share of a pass is pass.ts; the worker entry is worker.ts.
  *
  * A pass (fork-join):
- *   1. ensureServing(): every worker thread has a session running (a parked one gets
+ *   1. start(): every worker thread has a session running (a parked one gets
  *      a new piscina task; the first start of a thread imports the class modules).
  *   2. Write the descriptor, reset the cursor, enlist every SERVING thread (CAS → BUSY),
  *      bump C_EPOCH and notify.
@@ -48,7 +48,6 @@
  * idleMs + WAIT_SLICE_MS after its last pass. close() ends every session and thread.
  */
 import { fileURLToPath } from 'node:url';
-import type { ResourceLimits } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { HeapCorruptionError, MethodError, PassTimeoutError, SmmoError, UsageError, WorkerCrashedError } from '../runtime/errors.js';
 import { timed, TimedOut } from '../runtime/timed.js';
@@ -56,8 +55,8 @@ import { releaseWasmSlot } from '../runtime/wasm.js';
 import type { Heap } from '../runtime/heap.js';
 import type { TypeTable } from '../runtime/layout.js';
 import type { ThreadContext } from '../runtime/thread.js';
-import type { WasmOptions } from '../runtime/wasm.js';
-import { runShare, type PassCall } from './pass.js';
+import { runShare } from './pass.js';
+import { encodeArgs, KIND_CLOSE, type ExecutorConfig, type PassExecutor, type PassSpec } from '../runtime/executor.js';
 import {
   BUSY,
   C_ARRIVED,
@@ -75,7 +74,6 @@ import {
   D_TO,
   D_TYPE,
   ARGS_AREA_BYTES,
-  KIND_CLOSE,
   PARKED,
   SERVING,
   STARTING,
@@ -85,7 +83,6 @@ import {
   S_WASM,
   S_WORK,
   WAIT_SLICE_MS,
-  encodeArgs,
   layoutFingerprint,
   planControl,
   readError,
@@ -103,49 +100,15 @@ import {
  */
 const SYNC_WAIT_MS = 2;
 
-export interface PoolOptions {
-  /** Threads taking part in a pass, the calling thread included (workers: threads - 1). */
-  threads: number;
-  /** URLs of the modules that export the runtime's classes. */
-  modules: readonly string[];
-  checked: boolean;
-  seed: number;
-  backend: string;
-  wasm: WasmOptions;
-  /** A worker's session ends after this long without a pass. */
-  idleMs: number;
-  /** Busy-wait this long before sleeping (worker: for the next pass; main: at the barrier). */
-  spinMicros: number;
-  /** Compile do-all methods (runtime/compiler/). */
-  compile: boolean;
-  /** Limits of each worker's JS heap (worker_threads resourceLimits). */
-  resourceLimits?: ResourceLimits;
-  /** Longest time a worker may take to start (import modules, attach). */
-  startTimeoutMs: number;
-  /** Longest time a pass may take (ms); undefined: no limit. */
-  passTimeout?: number;
-}
+/** What the pool is made with (runtime/executor.ts ExecutorConfig). */
+export type PoolOptions = ExecutorConfig;
 
 /** After a pass's deadline: how long threads still get to arrive before they are terminated (ms). */
 const STOP_GRACE_MS = 250;
 /** How long a terminated thread may take to be reported dead by piscina (ms). */
 const TERMINATE_WAIT_MS = 10_000;
 
-/** One pass: what runs, over which index range, as what operation (for messages). */
-export interface PassSpec {
-  kind: number;
-  typeId: number;
-  from: number;
-  to: number;
-  chunk: number;
-  call: PassCall;
-  /** The do-all's block lists (DO passes). */
-  lists: Int32Array | null;
-  /** e.g. "parallelDo(Body, 'update')", for error messages. */
-  operation: string;
-}
-
-export class WorkerPool {
+export class WorkerPool implements PassExecutor {
   readonly threads: number;
   private readonly piscina: Piscina;
   private readonly ctl: Int32Array;
@@ -245,7 +208,7 @@ export class WorkerPool {
   }
 
   /** Make every worker thread SERVING (starting sessions where needed); bounded by startTimeoutMs. */
-  async ensureServing(): Promise<void> {
+  async start(): Promise<void> {
     await this.gather(false);
   }
 

@@ -62,6 +62,7 @@
  *       else would (the process would exit in the middle of an await).
  */
 import { deserialize, serialize } from 'node:v8';
+import { MAX_ARG_BYTES } from '../runtime/executor.js';
 import type { TypeTable } from '../runtime/layout.js';
 import type { WasmOptions } from '../runtime/wasm.js';
 import {
@@ -104,9 +105,7 @@ export const D_ARGS_VERSION = D + 6;
 /** Per type id: [first index, count] in the block list (the pass's PassLists). */
 export const D_LISTS = D + LINE;
 
-export const KIND_DO = 1;
-export const KIND_NEW = 2;
-export const KIND_CLOSE = 3;
+// The pass kinds (KIND_DO, KIND_NEW, KIND_CLOSE) are the runtime's (runtime/executor.ts).
 
 export const S_STATE = 0;
 export const S_DONE = 1;
@@ -122,7 +121,7 @@ export const BUSY = 2;
 export const STARTING = 3;
 
 /** Bytes for [method, args] of one pass: arguments are meant to be a few numbers. */
-export const ARGS_AREA_BYTES = 16 << 10;
+export const ARGS_AREA_BYTES = MAX_ARG_BYTES;
 export const ERROR_AREA_BYTES = 64 << 10;
 /** Longest single wait of any thread; each wake-up re-checks for closing and dead threads. */
 export const WAIT_SLICE_MS = 50;
@@ -198,9 +197,6 @@ export interface WorkerConfig {
   compile: boolean;
 }
 
-/** Set on globalThis in smmo's worker threads (a runtime must not be created while they import the class modules). */
-export const IN_SMMO_WORKER = Symbol.for('smmo.workerThread');
-
 /** What a session task receives. */
 export interface SessionTask {
   slot: number;
@@ -230,71 +226,6 @@ export function layoutFingerprint(table: TypeTable): string {
 /** Allocator rotation seed of thread k (§4.2 "bitmap rotation by warp id"): well spread, deterministic. */
 export function threadSeed(seed: number, k: number): number {
   return (seed + Math.imul(k, 0x9e3779b9)) >>> 0;
-}
-
-// ------------------------------------------------------------------ arguments by value
-
-/** How an smmo object crosses threads inside the arguments: as its handle. */
-const HANDLE_TAG = '__smmoHandle';
-
-/**
- * Serialize [method, args] for the workers. Arguments are passed by value (structured
- * clone); smmo objects are passed as their handle and arrive as a view of the same
- * object. Throws a TypeError (DataCloneError) for functions and other uncloneable values.
- */
-export function encodeArgs(method: string, args: readonly unknown[]): Buffer {
-  const plain = args.map((a) => (isSmmoView(a) ? { [HANDLE_TAG]: (a as { __h: number }).__h } : a));
-  return serialize([method, plain]);
-}
-
-/** Inverse of encodeArgs; `view` turns a handle back into an object of this thread. */
-export function decodeArgs(bytes: Uint8Array, view: (handle: number) => unknown): { method: string; args: unknown[] } {
-  const [method, plain] = deserialize(bytes) as [string, unknown[]];
-  const args = plain.map((a) =>
-    a !== null && typeof a === 'object' && HANDLE_TAG in a && Object.keys(a).length === 1
-      ? view((a as Record<string, number>)[HANDLE_TAG]!)
-      : a,
-  );
-  return { method, args };
-}
-
-function isSmmoView(a: unknown): boolean {
-  return (
-    a !== null &&
-    typeof a === 'object' &&
-    typeof (a as { __h?: unknown }).__h === 'number' &&
-    typeof (a as { __o?: unknown }).__o === 'number'
-  );
-}
-
-/**
- * The serialized size of [method, args] when it is more than ARGS_AREA_BYTES, else null.
- * Runtime checks it for every do-all and parallelNew, on one thread as with workers, so a
- * program that works on one thread works on several. A few numbers and short strings
- * cannot exceed the area and are not serialized (no cost on the hot path); anything else
- * is (and throws a DataCloneError for what structured clone refuses).
- */
-export function oversizeArgs(method: string, args: readonly unknown[]): number | null {
-  let text = method.length;
-  let plain = args.length <= 256;
-  for (let i = 0; i < args.length && plain; i++) {
-    const a = args[i];
-    if (typeof a === 'string') text += a.length;
-    else if (typeof a === 'object' && a !== null && !isSmmoView(a)) plain = false;
-  }
-  // ≤ 256 primitives of ≤ 9 bytes and ≤ 4096 characters (≤ 3 bytes each) fit 16 KiB.
-  if (plain && text <= 4096) return null;
-  const n = encodeArgs(method, args).length;
-  return n > ARGS_AREA_BYTES ? n : null;
-}
-
-/** The first argument that cannot be passed by value to another thread, as text; null if all can. */
-export function unclonableArg(args: readonly unknown[]): string | null {
-  for (let i = 0; i < args.length; i++) {
-    const t = typeof args[i];
-    if (t === 'function' || t === 'symbol') return `argument ${i} is a ${t}`;
-  }
-  return null;
 }
 
 // ------------------------------------------------------------------ errors

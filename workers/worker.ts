@@ -18,7 +18,8 @@ import { SmmoObject, type SmmoClass } from '../runtime/schema.js';
 import { ThreadContext } from '../runtime/thread.js';
 import { configureBackend } from '../runtime/kernels.js';
 import { UsageError } from '../runtime/errors.js';
-import { runShare, type PassCall } from './pass.js';
+import { runShare } from './pass.js';
+import { decodeArgs, IN_SMMO_WORKER, KIND_CLOSE, type PassCall } from '../runtime/executor.js';
 import {
   BUSY,
   C_ARRIVED,
@@ -26,8 +27,6 @@ import {
   D_ARGS_BYTES,
   D_ARGS_VERSION,
   D_KIND,
-  IN_SMMO_WORKER,
-  KIND_CLOSE,
   PARKED,
   SERVING,
   S_DONE,
@@ -35,7 +34,6 @@ import {
   S_TID,
   S_WASM,
   WAIT_SLICE_MS,
-  decodeArgs,
   layoutFingerprint,
   planControl,
   slotWord,

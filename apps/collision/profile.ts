@@ -10,7 +10,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createRuntime, type Backend } from '../../runtime/index.js';
+import { createRuntime, type Backend } from '../../index.js';
 import { CLASSES, DEFAULTS, init, PHASES } from './collision.js';
 import app from './index.js';
 import { Body } from './body.js';

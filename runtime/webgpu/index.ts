@@ -10,5 +10,3 @@ export type { GpuRunnerOptions, GpuRunnerStats } from './runner.js';
 export { findWgslKernel, registerWgslKernel, wgslKernels } from './wgsl-kernels.js';
 export type { WgslKernel } from './wgsl-kernels.js';
 export { GPU_BASE_BYTES, loadWgsl, preludeValues, wgslDir, wgslPrelude } from './wgsl.js';
-export { checkOneStep, compareHeaps, crossCheck, DEFAULT_TOLERANCE, formatCrossCheck, gpuRuntimeView } from './check.js';
-export type { CrossCheckOptions, CrossCheckReport, FieldDiff } from './check.js';

@@ -30,7 +30,20 @@
  * submissions are outstanding (parallelDo awaits the oldest), so the queue is bounded.
  */
 import { UsageError } from '../errors.js';
-import type { Runtime } from '../runtime.js';
+import type { Heap } from '../heap.js';
+import type { TypeTable } from '../layout.js';
+import type { ThreadContext } from '../thread.js';
+
+/**
+ * What the runner needs of its runtime (Runtime implements it): the heap, the classes,
+ * the calling thread's context, and a CPU do-all for methods without a WGSL kernel.
+ */
+export interface GpuHost {
+  readonly heap: Heap;
+  readonly table: TypeTable;
+  readonly main: Pick<ThreadContext, 'occupancy' | 'snapshot'>;
+  doAllOnCallingThread(cls: SmmoClass, method: string, args: readonly unknown[]): void;
+}
 import { SmmoObject, type SmmoClass } from '../schema.js';
 import type { TypeLayout } from '../layout.js';
 import { BufferUsage, GpuContext } from './device.js';
@@ -92,7 +105,7 @@ export class GpuRunner {
   private readonly tunablesUsed: Record<string, Record<string, number>> = {};
 
   private constructor(
-    readonly rt: Runtime,
+    readonly rt: GpuHost,
     readonly gpu: GpuContext,
     options: GpuRunnerOptions,
   ) {
@@ -105,7 +118,7 @@ export class GpuRunner {
   }
 
   /** A runner for `rt` on a device acquired with `options` (or options.gpu). */
-  static async create(rt: Runtime, options: GpuRunnerOptions = {}): Promise<GpuRunner> {
+  static async create(rt: GpuHost, options: GpuRunnerOptions = {}): Promise<GpuRunner> {
     if (options.gpu !== undefined && !(options.gpu instanceof GpuContext)) {
       throw new UsageError('webgpu.gpu must be a GpuContext (runtime/webgpu/device.ts acquireGpu()), or left out');
     }

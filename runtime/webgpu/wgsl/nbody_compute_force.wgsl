@@ -6,7 +6,7 @@
 // inside a do-all visits), of
 //     dx = O.pos - B.pos, dist = |dx|, f = G·B.mass·O.mass / (dist² + DAMPENING),
 //     force += f·dx / dist
-// Differences, all within the tolerance of runtime/webgpu/check.ts: the sums are f32
+// Differences, all within the tolerance of cli/check.ts: the sums are f32
 // (the TypeScript method sums in float64 and rounds once), dist² is dx²+dy² (not
 // sqrt(.)²), and /dist is ·inverseSqrt(dist²).
 //

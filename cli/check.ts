@@ -22,13 +22,13 @@
  * one run and not in the other; its velocity then differs by 2|v| — reported as a
  * failure with the object's handle (`worst`), never hidden.
  */
-import type { App, AppParams } from '../../apps/app.js';
-import { createRuntime, type Runtime } from '../runtime.js';
-import type { FieldLayout } from '../layout.js';
-import type { GpuContext } from './device.js';
-import type { GpuRunner, GpuRunnerOptions, GpuRunnerStats } from './runner.js';
-import { UsageError } from '../errors.js';
-import type { SmmoClass } from '../schema.js';
+import type { App, AppParams } from '../apps/app.js';
+import { createRuntime, type Runtime } from '../index.js';
+import type { FieldLayout } from '../runtime/layout.js';
+import type { GpuContext } from '../runtime/webgpu/device.js';
+import type { GpuRunner, GpuRunnerOptions, GpuRunnerStats } from '../runtime/webgpu/runner.js';
+import { UsageError } from '../runtime/errors.js';
+import type { SmmoClass } from '../runtime/schema.js';
 
 export const DEFAULT_TOLERANCE = { fieldRel: 1e-4, digestRel: 1e-5 } as const;
 

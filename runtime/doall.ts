@@ -1,0 +1,228 @@
+/**
+ * The mechanism of do-alls and parallelNew (paper §3 "Parallel Object Enumeration",
+ * §4.2): what a pass does, given where schedule.ts says it runs.
+ *
+ * The life of a do-all, `await rt.parallelDo(C, 'm', ...args)`:
+ *   1. runtime.ts     Runtime.parallelDo: checks (class, method, arguments), one pass at a time;
+ *                     backend 'webgpu' first tries the GPU (webgpu/runner.ts).
+ *   2. doall.ts       PassRunner.parallelDo: snapshot() writes the block lists and iteration
+ *                     bitmaps (thread.ts); then one pass per concrete class of C, placed by
+ *   3. schedule.ts    PassScheduler.doAll: on the calling thread, or on the executor in claims;
+ *   4a. doall.ts      inline: runInline → ThreadContext.runBlocks (thread.ts);
+ *   4b. workers/      on the executor: pool.ts wakes the worker threads, every thread (the
+ *                     calling one too) runs pass.ts runShare, claiming chunks of blocks and
+ *                     running each with ThreadContext.runBlocks;
+ *   5. thread.ts      runBlocks runs a chunk of blocks, each block a virtual warp: a WASM
+ *                     kernel (kernels.ts) if the backend has one, else the compiled method
+ *                     (compiler/), else the interpreted method through views (accessors.ts);
+ *   6. doall.ts       afterwards every thread returns its kept blocks (allocator core K2); a
+ *                     throw becomes a MethodError naming the class, method and object.
+ *
+ * Debug tiers (environment variable SMMO_DEBUG, read once per thread):
+ *   1  the allocator core checks each block's header against its bitmap bits at every
+ *      block transition (wasm/src/alloc/core.rs, "Debug checks");
+ *   2  also validateHeap() after every pass (every do-all, doAll and parallelNew).
+ */
+import { HeapCorruptionError, MethodError, PassTimeoutError, SmmoError } from './errors.js';
+import { KIND_DO, KIND_NEW, type PassCall, type PassExecutor } from './executor.js';
+import type { Heap } from './heap.js';
+import type { TypeLayout, TypeTable } from './layout.js';
+import type { PassScheduler } from './schedule.js';
+import type { SmmoObject } from './schema.js';
+import type { ThreadContext } from './thread.js';
+import { timed, TimedOut } from './timed.js';
+
+/** SMMO_DEBUG: 0 (default), 1 or 2 (see the file header). */
+export const DEBUG_LEVEL = debugLevel(process.env['SMMO_DEBUG']);
+
+function debugLevel(v: string | undefined): number {
+  const n = v === undefined || v === '' ? 0 : Number(v);
+  return Number.isInteger(n) && n >= 0 ? Math.min(n, 2) : 0;
+}
+
+/** A parallelNew init: a method name (with arguments) or a function (calling thread only). */
+export type NewInit = PassCall | ((obj: SmmoObject, index: number) => void);
+
+export class PassRunner {
+  constructor(
+    private readonly heap: Heap,
+    private readonly table: TypeTable,
+    private readonly main: ThreadContext,
+    readonly scheduler: PassScheduler,
+    private readonly executor: PassExecutor | null,
+    private readonly passTimeout: number | undefined,
+  ) {}
+
+  /** parallelDo's passes: one per concrete class of `t`, each where the scheduler says. */
+  async parallelDo(t: TypeLayout, method: string, args: readonly unknown[]): Promise<void> {
+    const ctx = this.main;
+    const lists = ctx.snapshot();
+    const call = { method, args };
+    try {
+      for (const id of t.concrete) {
+        const from = lists[2 * id]!;
+        const blocks = lists[2 * id + 1]!;
+        if (blocks === 0) continue;
+        const key = `${id}:${method}`;
+        const where = this.scheduler.doAll(key, blocks);
+        if (where.inline || this.executor === null) {
+          this.runInline(lists, id, method, args, from, from + blocks);
+          continue;
+        }
+        const operation = `parallelDo(${this.table.types[id]!.name}, '${method}')`;
+        ctx.kernels.note(id, method); // stats().backend names it even if the workers ran every block
+        ctx.compiler?.compile(id, method, ctx.compileUse); // likewise stats().compiled
+        const t0 = performance.now();
+        await this.executor.run({ kind: KIND_DO, typeId: id, from, to: from + blocks, chunk: where.chunk, call, lists, operation }, ctx);
+        this.scheduler.ranOnWorkers(key, blocks, (performance.now() - t0) * 1000);
+      }
+    } finally {
+      this.afterPass();
+    }
+  }
+
+  /** doAll: every pass on the calling thread. */
+  doAllHere(t: TypeLayout, method: string, args: readonly unknown[]): void {
+    const lists = this.main.snapshot();
+    try {
+      for (const id of t.concrete) {
+        const from = lists[2 * id]!;
+        this.runInline(lists, id, method, args, from, from + lists[2 * id + 1]!);
+      }
+    } finally {
+      this.afterPass();
+    }
+  }
+
+  /** parallelNew: `n` objects of concrete type `t`, initialised by `init`. */
+  async parallelNew(t: TypeLayout, n: number, init: NewInit, operation: string): Promise<void> {
+    const ctx = this.main;
+    try {
+      const chunk = typeof init === 'function' ? null : this.scheduler.parallelNew(n);
+      if (chunk !== null && this.executor !== null && typeof init !== 'function') {
+        await this.executor.run({ kind: KIND_NEW, typeId: t.id, from: 0, to: n, chunk, call: init, lists: null, operation }, ctx);
+        return;
+      }
+      const method = typeof init === 'function' ? '(init function)' : init.method;
+      const out = new Uint32Array(Math.min(n, 4096));
+      this.timedPass(operation, () => {
+        for (let done = 0; done < n; done += out.length) {
+          const failed = newObjects(ctx, t.id, init, out, Math.min(out.length, n - done), done);
+          if (failed !== null) throw this.methodError(t.id, method, failed.handle, failed.error);
+        }
+      });
+    } finally {
+      this.afterPass();
+    }
+  }
+
+  /** After every pass: the calling thread's kept blocks go back (K2); debug tier 2 validates the heap. */
+  private afterPass(): void {
+    this.main.allocator.flushKept();
+    if (DEBUG_LEVEL >= 2) this.heap.validate();
+  }
+
+  /** Wrap what an init threw on the calling thread; allocation errors (handle 0) pass through unwrapped. */
+  private methodError(typeId: number, method: string, handle: number, error: unknown): Error {
+    if (handle === 0 && error instanceof SmmoError) return error;
+    return new MethodError(this.table.types[typeId]!.name, method, handle, 0, error);
+  }
+
+  /** One concrete type's pass on the calling thread. */
+  private runInline(lists: Int32Array, id: number, method: string, args: readonly unknown[], from: number, to: number): void {
+    const ctx = this.main;
+    const pass = { lists, typeId: id, current: null as SmmoObject | null };
+    ctx.pass = pass;
+    const t0 = this.executor === null ? 0 : performance.now();
+    try {
+      this.timedPass(`parallelDo(${this.table.types[id]!.name}, '${method}')`, () => ctx.runBlocks(id, method, args, from, to));
+      if (this.executor !== null) this.scheduler.ranInline(`${id}:${method}`, to - from, (performance.now() - t0) * 1000);
+    } catch (e) {
+      if (e instanceof PassTimeoutError) throw e;
+      throw new MethodError(this.table.types[id]!.name, method, pass.current === null ? 0 : pass.current.__h, 0, e);
+    } finally {
+      ctx.pass = null;
+    }
+  }
+
+  /**
+   * Run calling-thread work of one pass under passTimeout (timed.ts; no timeout: a plain
+   * call). An interrupted pass ran none of its own cleanup (T2): the pass marker and kept
+   * blocks are reset here, the heap is validated, and a PassTimeoutError says so.
+   */
+  private timedPass<T>(operation: string, fn: () => T): T {
+    try {
+      return timed(fn, this.passTimeout);
+    } catch (e) {
+      if (!(e instanceof TimedOut)) throw e;
+      const ctx = this.main;
+      ctx.pass = null;
+      try {
+        ctx.allocator.flushKept();
+      } catch {
+        // an allocator operation cut in half: the check below says what is wrong
+      }
+      let check: HeapCorruptionError | null = null;
+      try {
+        this.heap.validate();
+      } catch (v) {
+        if (!(v instanceof HeapCorruptionError)) throw v;
+        check = v;
+      }
+      throw new PassTimeoutError(operation, this.passTimeout!, [0], check);
+    }
+  }
+}
+
+/**
+ * Create `k` objects of type `typeId` with one coalesced allocation, zero them and run
+ * `init` on each, indices first … first+k-1: the method `init.method(index, ...args)`
+ * (none if its name is ''), or a function `init(obj, index)` (parallelNew with an init
+ * function, on the calling thread). On a throw, the objects whose init had not started
+ * are deleted again (they were never seen by user code); the one whose init threw and
+ * those before it stay. Returns null, or the failing object's handle and the thrown
+ * value. Allocation errors (a full heap) are reported the same way with handle 0.
+ * Runs on the calling thread and in workers (workers/pass.ts).
+ */
+export function newObjects(
+  ctx: ThreadContext,
+  typeId: number,
+  init: NewInit,
+  out: Uint32Array,
+  k: number,
+  first: number,
+): { handle: number; error: unknown } | null {
+  const t = ctx.table.types[typeId]!;
+  try {
+    ctx.allocator.allocateMany(t, k, out, 0);
+  } catch (error) {
+    return { handle: 0, error };
+  }
+  for (let j = 0; j < k; j++) ctx.zero(typeId, out[j]!);
+  if (typeof init !== 'function' && init.method === '') return null;
+  const cur = ctx.view(out[0]!);
+  let run: (obj: SmmoObject, index: number) => void;
+  if (typeof init === 'function') run = init;
+  else {
+    const fn = (cur as unknown as Record<string, (...a: unknown[]) => void>)[init.method]!;
+    const args = init.args;
+    run = args.length === 0 ? (obj, index) => fn.call(obj, index) : (obj, index) => fn.call(obj, index, ...args);
+  }
+  const heap = ctx.heap;
+  let j = 0;
+  try {
+    for (; j < k; j++) {
+      const h = out[j]!;
+      cur.__o = heap.blockOffset(h >>> 5);
+      cur.__s = h & 31;
+      cur.__h = h;
+      cur.__i = (cur.__o >>> 2) + cur.__s;
+      if (ctx.checked) ctx.stamp(cur, typeId); // thread.ts V1
+      run(cur, first + j);
+    }
+  } catch (error) {
+    for (let r = j + 1; r < k; r++) ctx.allocator.releaseHandle(out[r]!);
+    return { handle: out[j]!, error };
+  }
+  return null;
+}
