@@ -31,6 +31,12 @@ import {
   ALLOC_ERR_BAD_TYPE,
   ALLOC_ERR_CONTENTION,
   ALLOC_ERR_CORRUPT,
+  ALLOC_ERR_TRANSITION,
+  TRF_ACTIVE,
+  TRF_ALLOC,
+  TRF_ALLOCATED,
+  TRF_FREE,
+  TRF_TYPE,
   ALLOC_ERR_DELETED,
   ALLOC_ERR_EXHAUSTED,
   ALLOC_ERR_FORGED_BLOCK,
@@ -436,6 +442,23 @@ export class Allocator {
         return new HeapCorruptionError([
           `block ${a}: its header names type ${c | 0} (not a type of this heap) or its allocation bitmap lost reserved slots (${b})`,
         ]);
+      case ALLOC_ERR_TRANSITION: {
+        const step = ['', 'FREE → ACTIVE', 'ACTIVE → FULL', 'FULL → ACTIVE', 'ACTIVE → FREE', 'kept block reopened'][b] ?? `step ${b}`;
+        const parts = (
+          [
+            [TRF_ALLOC, 'its allocation bitmap'],
+            [TRF_TYPE, 'its type word'],
+            [TRF_FREE, 'its free bit'],
+            [TRF_ALLOCATED, 'its allocated[T] bit'],
+            [TRF_ACTIVE, 'its active[T] bit'],
+          ] as const
+        )
+          .filter(([bit]) => (c & bit) !== 0)
+          .map(([, what]) => what);
+        return new HeapCorruptionError([
+          `block ${a}, transition ${step} (SMMO_DEBUG check): ${parts.join(', ')} disagree with the block's state`,
+        ]);
+      }
       case ALLOC_ERR_BAD_TYPE:
         return new UsageError(`allocate: type id ${a} is not a concrete type of this heap`);
       case ALLOC_ERR_CONTENTION:

@@ -18,11 +18,9 @@
  *   6. doall.ts       afterwards every thread returns its kept blocks (allocator core K2); a
  *                     throw becomes a MethodError naming the class, method and object.
  *
- * Debug tiers (environment variable SMMO_DEBUG, read once per thread):
- *   1  the allocator core checks each block's header against its bitmap bits at every
- *      block transition (wasm/src/alloc/core.rs, "Debug checks");
- *   2  also validateHeap() after every pass (every do-all, doAll and parallelNew).
+ * Debug tier 2 (SMMO_DEBUG=2, debug.ts) validates the heap after every pass.
  */
+import { DEBUG_LEVEL } from './debug.js';
 import { HeapCorruptionError, MethodError, PassTimeoutError, SmmoError } from './errors.js';
 import { KIND_DO, KIND_NEW, type PassCall, type PassExecutor } from './executor.js';
 import type { Heap } from './heap.js';
@@ -31,14 +29,6 @@ import type { PassScheduler } from './schedule.js';
 import type { SmmoObject } from './schema.js';
 import type { ThreadContext } from './thread.js';
 import { timed, TimedOut } from './timed.js';
-
-/** SMMO_DEBUG: 0 (default), 1 or 2 (see the file header). */
-export const DEBUG_LEVEL = debugLevel(process.env['SMMO_DEBUG']);
-
-function debugLevel(v: string | undefined): number {
-  const n = v === undefined || v === '' ? 0 : Number(v);
-  return Number.isInteger(n) && n >= 0 ? Math.min(n, 2) : 0;
-}
 
 /** A parallelNew init: a method name (with arguments) or a function (calling thread only). */
 export type NewInit = PassCall | ((obj: SmmoObject, index: number) => void);

@@ -9,12 +9,14 @@
  * No JavaScript object is shared; only bytes are.
  */
 import { bitmapLevelWords, HierarchicalBitmap } from './bitmap.js';
+import { DEBUG_LEVEL } from './debug.js';
 import { popc } from './bits.js';
 import { HeapCorruptionError, UsageError } from './errors.js';
 import {
   ALL_ONES,
   ALLOC_FLAG_ATOMIC,
   ALLOC_FLAG_BITMAP_ALLOC,
+  ALLOC_FLAG_DEBUG,
   ALLOC_FLAG_COALESCING,
   ALLOC_FLAG_ROTATION,
   allocatorStates,
@@ -236,7 +238,8 @@ export class Heap {
       (flags.atomic ? ALLOC_FLAG_ATOMIC : 0) |
       (flags.rotation ? ALLOC_FLAG_ROTATION : 0) |
       (flags.coalescing ? ALLOC_FLAG_COALESCING : 0) |
-      (flags.bitmapAlloc ? ALLOC_FLAG_BITMAP_ALLOC : 0);
+      (flags.bitmapAlloc ? ALLOC_FLAG_BITMAP_ALLOC : 0) |
+      (DEBUG_LEVEL >= 1 ? ALLOC_FLAG_DEBUG : 0);
     i32[h + H_KEEP_BLOCKS] = p.keepBlocks;
     i32[h + H_FREE_BITMAP_WORD] = p.freeBitmapWord;
     i32[h + H_TYPE_TABLE_WORD] = p.typeTableWord;

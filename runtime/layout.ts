@@ -114,6 +114,8 @@ export const ALLOC_FLAG_ATOMIC = 1;
 export const ALLOC_FLAG_ROTATION = 2;
 export const ALLOC_FLAG_COALESCING = 4;
 export const ALLOC_FLAG_BITMAP_ALLOC = 8;
+/** Debug tier 1 (SMMO_DEBUG ≥ 1): the core checks every block transition (wasm/src/alloc/core.rs "Block transitions"). */
+export const ALLOC_FLAG_DEBUG = 16;
 /** Levels of a block bitmap at most (2^30 blocks). */
 export const MAX_BITMAP_LEVELS = 6;
 export const MAX_ALLOC_STATES = 128;
@@ -160,6 +162,20 @@ export const ALLOC_ERR_DELETED = 5;
 export const ALLOC_ERR_CONTENTION = 6;
 export const ALLOC_ERR_CORRUPT = 7;
 export const ALLOC_ERR_BAD_TYPE = 8;
+/** A block transition found the block's header and bitmap bits disagreeing (debug tier 1): a = block, b = TR_* transition, c = TRF_* bits of what disagreed. */
+export const ALLOC_ERR_TRANSITION = 9;
+/** Block transitions (ALLOC_ERR_TRANSITION's b): FREE→ACTIVE, ACTIVE→FULL, FULL→ACTIVE, ACTIVE→FREE, a kept block reopened. */
+export const TR_OPEN = 1;
+export const TR_FULL = 2;
+export const TR_FIRST = 3;
+export const TR_RETIRE = 4;
+export const TR_REOPEN = 5;
+/** What disagreed (ALLOC_ERR_TRANSITION's c, bits): the allocation bitmap, the type word, the free, allocated[T] and active[T] bits. */
+export const TRF_ALLOC = 1;
+export const TRF_TYPE = 2;
+export const TRF_FREE = 4;
+export const TRF_ALLOCATED = 8;
+export const TRF_ACTIVE = 16;
 export const ALLOC_OP_ALLOCATE = 1;
 export const ALLOC_OP_ALLOCATE_MANY = 2;
 export const ALLOC_OP_RESERVE = 3;
@@ -223,6 +239,7 @@ export function layoutConstants(): Record<string, number> {
     ALLOC_FLAG_ROTATION,
     ALLOC_FLAG_COALESCING,
     ALLOC_FLAG_BITMAP_ALLOC,
+    ALLOC_FLAG_DEBUG,
     MAX_BITMAP_LEVELS,
     MAX_ALLOC_STATES,
     TYPE_WORDS,
@@ -261,6 +278,17 @@ export function layoutConstants(): Record<string, number> {
     ALLOC_ERR_CONTENTION,
     ALLOC_ERR_CORRUPT,
     ALLOC_ERR_BAD_TYPE,
+    ALLOC_ERR_TRANSITION,
+    TR_OPEN,
+    TR_FULL,
+    TR_FIRST,
+    TR_RETIRE,
+    TR_REOPEN,
+    TRF_ALLOC,
+    TRF_TYPE,
+    TRF_FREE,
+    TRF_ALLOCATED,
+    TRF_ACTIVE,
     ALLOC_OP_ALLOCATE,
     ALLOC_OP_ALLOCATE_MANY,
     ALLOC_OP_RESERVE,

@@ -11,6 +11,8 @@
 //!   FULL ──release freed the first slot──▶ ACTIVE          (active.set)
 //!   ACTIVE ──release emptied it, invalidate won──▶ FREE    (active.clear, allocated.clear, free.set)
 //!
+//! Each arrow is one named step ("Block transitions" below), checked under SMMO_DEBUG ≥ 1.
+//!
 //! Invariants between operations (checked by runtime/heap.ts validate): heap.ts H1–H5.
 //!
 //! Kept blocks (a per-thread cache of emptied blocks; not in the paper). A thread that
@@ -381,7 +383,7 @@ impl<M: Mem> Alloc<M> {
             if slot >= 0 {
                 let tt = self.block_type(bid)?;
                 if full {
-                    self.clear(self.active_bm(tt), bid)?;
+                    self.to_full(bid, tt)?;
                 }
                 if tt == t {
                     self.set_hint(t, if full { 0 } else { bid });
@@ -429,7 +431,7 @@ impl<M: Mem> Alloc<M> {
             if got != 0 {
                 let tt = self.block_type(bid)?;
                 if full {
-                    self.clear(self.active_bm(tt), bid)?;
+                    self.to_full(bid, tt)?;
                 }
                 if tt == t {
                     self.set_hint(t, if full { 0 } else { bid });
@@ -531,7 +533,7 @@ impl<M: Mem> Alloc<M> {
             if got != 0 {
                 let tt = self.block_type(bid)?;
                 if full {
-                    self.clear(self.active_bm(tt), bid)?;
+                    self.to_full(bid, tt)?;
                 }
                 if tt == t {
                     let mut bits = got;
@@ -644,12 +646,143 @@ impl<M: Mem> Alloc<M> {
         // sequentially consistent, so the type is visible before any reservation can
         // succeed (the paper's thread fence, §5.2 footnote 5).
         let w = self.block_word(bid);
+        if self.debug() {
+            // We cleared its free bit: it is ours, free in every other respect.
+            let mut bad = 0;
+            if self.load(w + BLOCK_ALLOC_WORD) != U32_ALL_ONES {
+                bad |= TRF_ALLOC;
+            }
+            if self.load(w + BLOCK_TYPE_WORD) != U32_FREE_TYPE {
+                bad |= TRF_TYPE;
+            }
+            if self.bit(self.free_bm(), bid) {
+                bad |= TRF_FREE;
+            }
+            if self.bit(self.allocated_bm(t), bid) {
+                bad |= TRF_ALLOCATED;
+            }
+            self.transition_ok(bid, TR_OPEN, bad)?;
+        }
         self.store(w + BLOCK_TYPE_WORD, t);
         self.store(w + BLOCK_ITER_WORD, 0);
         self.add(w + BLOCK_GEN_WORD, 1);
         self.store(w + BLOCK_ALLOC_WORD, self.high_mask(t));
         self.set(self.allocated_bm(t), bid)?;
-        self.set(self.active_bm(t), bid)
+        self.set(self.active_bm(t), bid)?;
+        self.settled(bid, t, TR_OPEN)
+    }
+
+    // ------------------------------------------------------------ block transitions
+    //
+    // Every change of a block's state (the diagram at the top) goes through one of the
+    // named steps: initialize_block (FREE → ACTIVE), to_full (ACTIVE → FULL), to_active
+    // (FULL → ACTIVE), retire_block (ACTIVE → FREE) and reopen_block (a kept block opened
+    // again). With ALLOC_FLAG_DEBUG (SMMO_DEBUG ≥ 1, runtime/debug.ts) each checks the block's
+    // header against its bitmap bits: in any mode what this thread owns (a block it took
+    // from `free`, or holds locked with all bits set, cannot change under it), and, where
+    // no other thread exists (the plain single-thread mode), the block's whole state after
+    // the step (heap.ts H3/H4 for that block). A disagreement is ALLOC_ERR_TRANSITION.
+
+    fn debug(&self) -> bool {
+        self.has(ALLOC_FLAG_DEBUG)
+    }
+
+    fn bit(&self, bm: Bm, pos: u32) -> bool {
+        // SAFETY: see above (pos is a block index of this heap).
+        unsafe { bm.map.get::<M>(pos) }
+    }
+
+    fn transition_ok(&self, bid: u32, which: u32, bad: u32) -> R<()> {
+        if bad == 0 {
+            return Ok(());
+        }
+        Err(Fail::Invalid {
+            code: ALLOC_ERR_TRANSITION,
+            a: bid,
+            b: which,
+            c: bad,
+        })
+    }
+
+    /// Debug, single thread: block `bid` is now a used block of type `t` (H4) or, for
+    /// TR_RETIRE, a free block (H3).
+    fn settled(&self, bid: u32, t: u32, which: u32) -> R<()> {
+        if !self.debug() || heap_is_atomic() {
+            return Ok(());
+        }
+        let w = self.block_word(bid);
+        let alloc = self.load(w + BLOCK_ALLOC_WORD);
+        let mut bad = 0;
+        if which == TR_RETIRE {
+            if alloc != U32_ALL_ONES {
+                bad |= TRF_ALLOC;
+            }
+            if self.load(w + BLOCK_TYPE_WORD) != U32_FREE_TYPE {
+                bad |= TRF_TYPE;
+            }
+            if !self.bit(self.free_bm(), bid) {
+                bad |= TRF_FREE;
+            }
+            if self.bit(self.allocated_bm(t), bid) {
+                bad |= TRF_ALLOCATED;
+            }
+            if self.bit(self.active_bm(t), bid) {
+                bad |= TRF_ACTIVE;
+            }
+        } else {
+            if alloc & self.high_mask(t) != self.high_mask(t) {
+                bad |= TRF_ALLOC;
+            }
+            if self.load(w + BLOCK_TYPE_WORD) != t {
+                bad |= TRF_TYPE;
+            }
+            if self.bit(self.free_bm(), bid) {
+                bad |= TRF_FREE;
+            }
+            if !self.bit(self.allocated_bm(t), bid) {
+                bad |= TRF_ALLOCATED;
+            }
+            // H4: active ⇔ a free slot.
+            if self.bit(self.active_bm(t), bid) != (alloc != U32_ALL_ONES) {
+                bad |= TRF_ACTIVE;
+            }
+        }
+        self.transition_ok(bid, which, bad)
+    }
+
+    /// ACTIVE → FULL: a reservation filled block `bid` (of type `t`); its active bit goes.
+    fn to_full(&self, bid: u32, t: u32) -> R<()> {
+        self.clear(self.active_bm(t), bid)?;
+        self.settled(bid, t, TR_FULL)
+    }
+
+    /// FULL → ACTIVE: a release freed the first slot of block `bid`; its active bit comes back.
+    fn to_active(&self, bid: u32, t: u32) -> R<()> {
+        self.set(self.active_bm(t), bid)?;
+        self.settled(bid, t, TR_FIRST)
+    }
+
+    /// Debug: block `bid`, which this thread holds locked (every allocation bit set: empty,
+    /// invalidated), is a used block of type `t`.
+    fn owned_locked(&self, bid: u32, t: u32, which: u32) -> R<()> {
+        if !self.debug() {
+            return Ok(());
+        }
+        let w = self.block_word(bid);
+        let mut bad = 0;
+        if self.load(w + BLOCK_ALLOC_WORD) != U32_ALL_ONES {
+            bad |= TRF_ALLOC;
+        }
+        if self.load(w + BLOCK_TYPE_WORD) != t {
+            bad |= TRF_TYPE;
+        }
+        if self.bit(self.free_bm(), bid) {
+            bad |= TRF_FREE;
+        }
+        if !self.bit(self.allocated_bm(t), bid) {
+            bad |= TRF_ALLOCATED;
+        }
+        self.transition_ok(bid, which, bad)
     }
 
     // ------------------------------------------------------------ reserve (Alg. 6)
@@ -815,7 +948,7 @@ impl<M: Mem> Alloc<M> {
             self.and(w + BLOCK_ITER_WORD, !mask);
         }
         if before == U32_ALL_ONES {
-            self.set(self.active_bm(t), bid)?; // FIRST: the block was full
+            self.to_active(bid, t)?; // FIRST: the block was full
         }
         if before & !mask == self.high_mask(t) {
             // EMPTY: this release freed the last object; we are responsible for the block.
@@ -827,7 +960,9 @@ impl<M: Mem> Alloc<M> {
             if self.invalidate(bid, gen)? {
                 let n = self.per_type(t, TS_KEPT);
                 if n < self.keep() {
+                    self.owned_locked(bid, t, TR_REOPEN)?;
                     self.reopen_block(bid);
+                    self.settled(bid, t, TR_REOPEN)?;
                     // SAFETY: n < keep: inside this thread's kept stack of t (M2).
                     unsafe { private::store(self.kept_word(t, n), bid) };
                     self.set_per_type(t, TS_KEPT, n + 1);
@@ -942,12 +1077,14 @@ impl<M: Mem> Alloc<M> {
     /// Alg. 2 l. 9–12: return block `bid` of type `t`, which this thread has invalidated, to
     /// the free bitmap. Its allocation bitmap stays all ones (free).
     pub fn retire_block(&self, bid: u32, t: u32) -> R<()> {
+        self.owned_locked(bid, t, TR_RETIRE)?;
         let w = self.block_word(bid);
         self.store(w + BLOCK_ITER_WORD, 0);
         self.clear(self.active_bm(t), bid)?;
         self.clear(self.allocated_bm(t), bid)?;
         self.store(w + BLOCK_TYPE_WORD, U32_FREE_TYPE);
-        self.set(self.free_bm(), bid)
+        self.set(self.free_bm(), bid)?;
+        self.settled(bid, t, TR_RETIRE)
     }
 
     /// Lock an empty block against reservations by setting all its bits (Alg. 7); true if
