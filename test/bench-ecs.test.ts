@@ -9,6 +9,7 @@ import test from 'ava';
 import { IMPLS, setupCase } from '../bench/ecs/cases.js';
 import { CaseCheckError, SUITE_NAMES, doubled, measure, type EcsCase } from '../bench/ecs/harness.js';
 import { checkCompiled, smmoRuntime, type SmmoCase } from '../bench/ecs/smmo/common.js';
+import { summarise } from '../bench/ecs/profile.js';
 import { A as CycleA, B as CycleB } from '../bench/ecs/smmo/entity_cycle.js';
 import { A as AddA, B as AddB } from '../bench/ecs/smmo/add_remove.js';
 import { object, u32 } from '../runtime/index.js';
@@ -138,4 +139,42 @@ test('measure() runs doubling cycles, then the estimated count, and counts every
   // The doubling phase runs 1 + 2 + 4 + … ops: 2^k - 1 of them before the final count.
   const doubling = calls - m.count;
   t.is(doubling & (doubling + 1), 0, `doubling ops ${doubling}`);
+});
+
+test('profile summary: self time, inclusive time and categories by the innermost named frame', (t) => {
+  const frame = (id: number, functionName: string, children: number[] = []) => ({
+    id,
+    callFrame: { functionName, url: functionName === 'step' ? 'file:///x/ecs.js' : '', lineNumber: 4 },
+    children,
+  });
+  // (root) → step → doAll → run_A_m → allocate ; doAll → snapshot ; (root) → (garbage collector)
+  const profile = {
+    nodes: [
+      frame(1, '(root)', [2, 7]),
+      frame(2, 'step', [3]),
+      frame(3, 'doAll', [4, 6]),
+      frame(4, 'run_A_m', [5]),
+      frame(5, 'allocate'),
+      frame(6, 'snapshot'),
+      frame(7, '(garbage collector)'),
+    ],
+    samples: [4, 4, 5, 6, 3, 7, 2],
+    timeDeltas: [1000, 1000, 2000, 3000, 500, 1500, 1000],
+  };
+  const s = summarise(profile, ['doAll', 'step']);
+  t.is(s.totalMs, 10);
+  t.deepEqual(s.self[0], ['snapshot', 3]);
+  t.deepEqual(
+    s.self.find(([k]) => k.startsWith('step')),
+    ['step ecs.js:5', 1],
+  );
+  t.is(s.total.get('doAll'), 7.5);
+  t.is(s.total.get('step'), 8.5);
+  t.is(s.categories.get('compiled loop'), 2);
+  t.is(s.categories.get('allocate (create)'), 2);
+  t.is(s.categories.get('snapshot'), 3);
+  t.is(s.categories.get('per-pass dispatch and checks'), 0.5);
+  t.is(s.categories.get('setup and harness'), 1);
+  t.is(s.categories.get('garbage collector'), 1.5);
+  t.is(s.categories.get('other'), 0);
 });
