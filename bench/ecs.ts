@@ -7,7 +7,7 @@
  *   node dist/bench/ecs.js [--runs 3] [--suites packed_5,…] [--impls smmo,smmo-interpreted,piecs,bitecs]
  *        [--ms 500] [--machine "2-core dev VM"] [--out bench-results/ecs.json] [--profile DIR]
  *
- * The suites (noctjs/ecs-benchmark README; counts from its src/bench.js):
+ * The suites (noctjs/ecs-benchmark README; counts from its benchmark script, src/bench):
  *   packed_5      1 000 entities with A … E; five systems, each doubles one component
  *   simple_iter   1 000 entities each of (A,B), (A,B,C), (A,B,C,D), (A,B,C,E); three
  *                 systems swap A↔B, C↔D, C↔E

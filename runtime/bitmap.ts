@@ -83,35 +83,29 @@ export class HierarchicalBitmap {
   // ---------------------------------------------------------------- enumeration (between passes)
 
   /**
-   * Write the positions of all set bits into `out` (from index 0) and return their
-   * count (Alg. 5). Upper levels select which containers to read, so empty regions cost
-   * nothing. Meant for quiescent bitmaps (between do-all passes).
+   * Write the positions of all set bits into `out` from index `at`, in ascending order,
+   * and return their count (Alg. 5). Upper levels select which containers to read, so
+   * empty regions cost nothing: a depth-first walk from the top level, with no memory
+   * allocated (it runs for every class before every pass). Meant for quiescent bitmaps
+   * (between do-all passes).
    */
-  indices(out: Uint32Array | Int32Array): number {
-    // Containers to read at the current level; starts with the top level's only one.
-    let selected: number[] = [0];
-    for (let level = this.top; level > 0; level--) {
-      const next: number[] = [];
-      const base = this.levelBase[level]!;
-      for (const c of selected) {
-        let word = loadWord(this.mem, base + c);
-        while (word !== 0) {
-          const bit = 31 - Math.clz32(word & -word);
-          next.push(c * 32 + bit);
-          word &= word - 1;
-        }
-      }
-      selected = next;
-    }
-    let r = 0;
-    const base0 = this.levelBase[0]!;
-    for (const c of selected) {
-      let word = loadWord(this.mem, base0 + c);
+  indices(out: Uint32Array | Int32Array, at = 0): number {
+    return this.walk(this.top, 0, out, at) - at;
+  }
+
+  /** indices() below container `c` of `level`: writes from out[r], returns the next free index. */
+  private walk(level: number, c: number, out: Uint32Array | Int32Array, r: number): number {
+    let word = loadWord(this.mem, this.levelBase[level]! + c);
+    if (level === 0) {
       while (word !== 0) {
-        const bit = 31 - Math.clz32(word & -word);
-        out[r++] = c * 32 + bit;
+        out[r++] = c * 32 + (31 - Math.clz32(word & -word));
         word &= word - 1;
       }
+      return r;
+    }
+    while (word !== 0) {
+      r = this.walk(level - 1, c * 32 + (31 - Math.clz32(word & -word)), out, r);
+      word &= word - 1;
     }
     return r;
   }

@@ -46,7 +46,7 @@ export class PassRunner {
   /** parallelDo's passes: one per concrete class of `t`, each where the scheduler says. */
   async parallelDo(t: TypeLayout, method: string, args: readonly unknown[]): Promise<void> {
     const ctx = this.main;
-    const lists = ctx.snapshot();
+    const lists = ctx.snapshot(this.reach(t, method));
     const call = { method, args };
     try {
       for (const id of t.concrete) {
@@ -73,7 +73,7 @@ export class PassRunner {
 
   /** doAll: every pass on the calling thread. */
   doAllHere(t: TypeLayout, method: string, args: readonly unknown[]): void {
-    const lists = this.main.snapshot();
+    const lists = this.main.snapshot(this.reach(t, method));
     try {
       for (const id of t.concrete) {
         const from = lists[2 * id]!;
@@ -104,6 +104,43 @@ export class PassRunner {
     } finally {
       this.afterPass();
     }
+  }
+
+  /** reach()'s answers by "typeId:method". */
+  private readonly reaches = new Map<string, readonly number[]>();
+
+  /**
+   * The concrete types a do-all of `method` over `t` must snapshot (thread.ts snapshot's
+   * invariant): the classes it visits and those its method's deviceDo loops iterate —
+   * known when the method compiled with nothing left as JavaScript, for every concrete
+   * class of `t`. Otherwise (interpreted, a hand-written kernel, a JavaScript call that
+   * might enumerate anything) every concrete type. Skipping the others is what makes a
+   * do-all over a few small classes cheap in a heap with many.
+   */
+  private reach(t: TypeLayout, method: string): readonly number[] {
+    const key = `${t.id}:${method}`;
+    let r = this.reaches.get(key);
+    if (r === undefined) {
+      r = this.computeReach(t, method);
+      this.reaches.set(key, r);
+    }
+    return r;
+  }
+
+  private computeReach(t: TypeLayout, method: string): readonly number[] {
+    const ctx = this.main;
+    const all = this.table.concreteIds;
+    if (ctx.compiler === null) return all;
+    const ids = new Set<number>();
+    for (const id of t.concrete) {
+      if (ctx.kernels.backendFor(id, method) !== 'ts') return all;
+      const c = ctx.compiler.compile(id, method, ctx.compileUse);
+      if (!c.compiled || c.notes.length > 0) return all;
+      ids.add(id);
+      for (const j of c.iterates) ids.add(j);
+    }
+    // In the order of concreteIds, as a full snapshot lists them.
+    return all.filter((id) => ids.has(id));
   }
 
   /** After every pass: the calling thread's kept blocks go back (K2); debug tier 2 validates the heap. */

@@ -568,16 +568,21 @@ export class ThreadContext implements SmmoContext, AccessorHost {
   }
 
   /**
-   * Prepare a do-all: write the block lists R of *every* concrete type into the
-   * block-list region (Alg. 5) and set their iteration bitmaps to their allocation
-   * bitmaps. Returns [start, count] per type id.
+   * Prepare a do-all: write the block lists R of the concrete types `types` (default:
+   * every concrete type) into the block-list region (Alg. 5) and set their iteration
+   * bitmaps to their allocation bitmaps. Returns [start, count] per type id (0, 0 for a
+   * type not in `types`).
    *
-   * Invariant kept (the pass-start view), for every concrete type C, not only the
-   * types the pass visits: until the next snapshot, the objects of C visited by the
-   * pass (runBlocks) and by deviceDo(C) inside it (on any thread) are exactly those
-   * that existed when this snapshot ran and have not been deleted since. Why every
-   * type: a method may call deviceDo on any class, and objects created during the pass
-   * carry no mark that would tell them apart later (their iteration bit is simply 0).
+   * Invariant kept (the pass-start view), for every concrete type C in `types`: until
+   * the next snapshot, the objects of C visited by the pass (runBlocks) and by
+   * deviceDo(C) inside it (on any thread) are exactly those that existed when this
+   * snapshot ran and have not been deleted since. So `types` must hold every class the
+   * pass may reach: the classes it visits and every class a deviceDo inside its method
+   * may iterate. Objects created during the pass carry no mark that would tell them
+   * apart later (their iteration bit is simply 0), which is why a type cannot be added
+   * to the view after the pass started; PassRunner (doall.ts) passes every type unless
+   * the compiler proved which classes the method iterates. A type left out keeps
+   * iteration words from an earlier snapshot, still ⊆ allocation by (S2, S3) below.
    * It holds because (S1) after this copy, iteration ⊆ allocation (H5) and equal on the
    * listed blocks; (S2) allocation never sets an iteration bit, and a block opened during
    * the pass (new, or reopened: wasm/src/alloc/core.rs K1) starts with iteration 0, so if it is
@@ -585,8 +590,8 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    * visited; (S3) a release clears the object's iteration bit, and retiring a block
    * zeroes its word.
    *
-   * Cost: O(used blocks) per pass, for every type (game-of-life: its ~88 000 Cell
-   * blocks on every one of 5 passes, though Cells never change). Plain loads and stores,
+   * Cost: O(used blocks) per pass, for every type in `types` (game-of-life: its ~88 000
+   * Cell blocks on every pass whose method may reach Cells). Plain loads and stores,
    * not Atomics: this runs on the calling thread between passes, when no other thread
    * touches allocation or iteration words (workers wait for the next pass, whose
    * start is an atomic handoff that publishes these writes). A word already equal is
@@ -594,7 +599,7 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    * 2-core dev VM under load, tm.pgm heap, 88 000 Cell blocks: 4.1–5.2 ms per snapshot
    * with Atomics, 1.7–2.9 ms now).
    */
-  snapshot(): PassLists {
+  snapshot(types: readonly number[] = this.table.concreteIds): PassLists {
     const heap = this.heap;
     const lists = new Int32Array(2 * this.table.types.length);
     const list = this.blockList;
@@ -602,8 +607,8 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     const blocksWord = this.blocksWord;
     const blockWords = this.blockWords;
     let at = 0;
-    for (const id of this.table.concreteIds) {
-      const n = heap.allocated[id]!.indices(list.subarray(at));
+    for (const id of types) {
+      const n = heap.allocated[id]!.indices(list, at);
       lists[2 * id] = at;
       lists[2 * id + 1] = n;
       const valid = ~heap.highMask[id]!;

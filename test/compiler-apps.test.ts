@@ -7,6 +7,7 @@ import test from 'ava';
 import { createRuntime, type Runtime } from '../index.js';
 import { RESERVED_BYTES } from '../runtime/layout.js';
 import { loadApp } from '../apps/registry.js';
+import { persistentHeapBytes } from './helpers/heap-bytes.js';
 import type { AppParams } from '../apps/app.js';
 
 const CASES: [app: string, params: AppParams, steps: number][] = [
@@ -30,7 +31,7 @@ async function record(app: string, params: AppParams, steps: number, compile: bo
   const parallelDo = rt.parallelDo.bind(rt) as (cls: { name: string }, method: string, ...args: unknown[]) => Promise<void>;
   (rt as unknown as { parallelDo: typeof parallelDo }).parallelDo = async (cls, method, ...args) => {
     await parallelDo(cls, method, ...args);
-    rec.passes.push({ name: `${cls.name}.${method}`, bytes: new Uint8Array(rt.heap.buffer).slice(RESERVED_BYTES) });
+    rec.passes.push({ name: `${cls.name}.${method}`, bytes: persistentHeapBytes(rt) });
   };
   for (let i = 0; i < steps; i++) await a.step(rt, i);
   return rec;

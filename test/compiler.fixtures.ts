@@ -31,6 +31,19 @@ function readsCounter(x: number): number {
   return x + counter;
 }
 
+/**
+ * Runs as JavaScript (it writes module state): a deviceDo the compiler cannot see, so a
+ * do-all whose method calls it must snapshot every class (runtime/doall.ts reach).
+ */
+let sidesSeen = 0;
+function sidesInJs(rt: SmmoContext): number {
+  sidesSeen = 0;
+  rt.deviceDo(Shape, (s) => {
+    sidesSeen += s.sides();
+  });
+  return sidesSeen;
+}
+
 /** Default parameters and a local arrow function. */
 function scaled(x: number, by = SCALE): number {
   const twice = (v: number): number => v * 2;
@@ -159,6 +172,11 @@ export class Point extends object({
     this.tag = label.length;
     this.n = readsCounter(this.n) | 0;
     this.y = scaled(this.y) + scaled(1, 2);
+  }
+
+  /** A deviceDo over Shape inside a call left as JavaScript. */
+  sidesViaJs(): void {
+    this.x = sidesInJs(this.runtime);
   }
 
   /** Errors: a null dereference (TypeError) and an index out of range (RangeError) when asked to. */

@@ -7,6 +7,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { createRuntime, MethodError, type Runtime } from '../index.js';
 import { RESERVED_BYTES } from '../runtime/layout.js';
+import { persistentHeapBytes } from './helpers/heap-bytes.js';
 import { CLASSES, Odd, Point, Shape, Square, Triangle, Visitor, bumpCounter } from './compiler.fixtures.js';
 
 type Pass = [
@@ -51,10 +52,8 @@ async function setup(rt: Runtime): Promise<void> {
   });
 }
 
-/** Heap bytes (without the region below RESERVED_BYTES, which is the WASM module's stack and data). */
-function heapBytes(rt: Runtime): Uint8Array {
-  return new Uint8Array(rt.heap.buffer).slice(RESERVED_BYTES);
-}
+/** Heap bytes without the per-pass snapshot state (helpers/heap-bytes.ts says why). */
+const heapBytes = persistentHeapBytes;
 
 function firstDifference(a: Uint8Array, b: Uint8Array): number {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return i;
@@ -187,6 +186,28 @@ test('JavaScript values stay JavaScript: strings, templates, typed arrays, defau
       s.javascript?.some((j) => j.startsWith('readsCounter() runs as JavaScript') && j.includes("'counter'")),
       JSON.stringify(s),
     );
+  } finally {
+    await rt.close();
+  }
+});
+
+test('a do-all snapshots the classes its method reaches: deviceDo inside a call left as JavaScript sees every live Shape', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'sidesViaJs'],
+      [Shape, 'grow'],
+      [Point, 'sidesViaJs'],
+    ],
+    { expectCompiled: ['Point.sidesViaJs'] },
+  );
+  const rt = await runtimeFor(true);
+  try {
+    await rt.parallelDo(Point, 'sidesViaJs');
+    let sides = 0;
+    rt.deviceDo(Shape, (s) => (sides += s.sides()));
+    t.true(sides > 0, 'the fixture has shapes');
+    rt.deviceDo(Point, (p) => t.is(p.x, sides));
   } finally {
     await rt.close();
   }

@@ -2,7 +2,8 @@
  * wa-tor's WASM kernels (wasm/src/wator.rs, declared in apps/wa-tor/kernels.ts) against the
  * TypeScript methods they implement: Cell.prepare, Cell.decide, Fish.prepare, Shark.prepare.
  *
- *  - pass by pass, the heap (every block, headers and dead lanes included) is byte-identical
+ *  - pass by pass, the heap (every block, headers and dead lanes included; not the
+ *    iteration words, which hold the last snapshot) is byte-identical
  *    after each of the eight do-alls of a step on backend ts and on both builds of the
  *    module (simd128 and scalar): one thread, so the allocator hands out the same handles;
  *  - whole runs: the digest is the same on ts and wasm, on 1 and 2 threads, and the model's
@@ -15,7 +16,9 @@ import test from 'ava';
 import { Agent, Cell, Fish, Shark } from '../apps/wa-tor/model.js';
 import { checkInvariants, CLASSES, digest, init, step } from '../apps/wa-tor/wator.js';
 import { createRuntime, KERNELS, type KernelSpec, type Runtime, type SmmoClass } from '../index.js';
+import { RESERVED_BYTES } from '../runtime/layout.js';
 import type { WasmVariant } from '../runtime/wasm.js';
+import { persistentHeapBytes } from './helpers/heap-bytes.js';
 
 const MODULE = new URL('../apps/wa-tor/index.js', import.meta.url);
 const THREADED = { inlineBlocks: 0, startTimeoutMs: 120_000 };
@@ -52,9 +55,13 @@ const PASSES: readonly [SmmoClass, string][] = [
   [Shark, 'update'],
 ];
 
-/** Bytes of every block (headers and all lanes, dead ones included). */
+/**
+ * Bytes of every block (headers and all lanes, dead ones included), less the iteration
+ * words: those hold the last snapshot, which covers every class for a kernel and only
+ * the classes a compiled method reaches on backend ts (helpers/heap-bytes.ts).
+ */
 function blockBytes(rt: Runtime): Uint8Array {
-  return rt.heap.u8.slice(rt.heap.plan.blocksOffset, rt.heap.plan.heapBytes);
+  return persistentHeapBytes(rt).slice(rt.heap.plan.blocksOffset - RESERVED_BYTES, rt.heap.plan.heapBytes - RESERVED_BYTES);
 }
 
 function firstDiff(a: Uint8Array, b: Uint8Array): number {

@@ -1,5 +1,5 @@
 /**
- * The five suites in bitecs 0.3.34, written from its documented API (README, docs/API.md):
+ * The five suites in bitecs 0.3.34, written from its documented API (README and API documentation):
  * defineComponent({ value: Types.… }) gives a store of typed arrays indexed by entity id;
  * defineQuery([...]) a function that returns the ids of the world's entities that have
  * every listed component; a system is a function of the world, and pipe() chains them.

@@ -21,7 +21,7 @@
  *       It may run further updates itself (a case is not measured after its check).
  */
 
-/** The five suites and their `count` parameter (noctjs/ecs-benchmark src/bench.js). */
+/** The five suites and their `count` parameter (noctjs/ecs-benchmark, its benchmark script src/bench). */
 export const SUITES = {
   packed_5: 1000,
   simple_iter: 1000,

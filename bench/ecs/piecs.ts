@@ -1,5 +1,5 @@
 /**
- * The five suites in piecs 0.4.0, written from its documented API (README, index.d.ts):
+ * The five suites in piecs 0.4.0, written from its documented API (README and type declarations):
  * a World hands out component ids; values live in typed arrays the program keeps itself
  * (piecs: "bring your own component sets"), indexed by entity id; an entity system runs
  * once per archetype that matches its query, with that archetype's entity ids; update()

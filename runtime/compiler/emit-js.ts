@@ -9,6 +9,7 @@
  *     bits = iteration bitmap of b                              (Atomics.load, as the executor)
  *     warp hooks (allocation coalescing, when the method allocates)
  *     lanes: while (bits) { slot = lowest bit; self = b·32 + slot; <method body> }
+ *       (a full block: for (slot = 0; slot < N_T; slot++), the same lanes in the same order)
  *
  * Field of the lane's own object:   F32[b4 + K + slot]           (K: the field's word offset in T)
  * Field of another object h:        F32[BW + (h >>> 5)·BWORDS + K + (h & 31)]
@@ -96,6 +97,12 @@ class Emitter {
     const warpBegin = warps ? `let left = popc(bits); I32[${w.warp}] = 1;` : '';
     const laneMark = warps ? `I32[${w.lanes}] = left--;` : '';
     const warpEnd = warps ? `if (I32[${w.cached}] !== 0) A.warpEnd(); else { I32[${w.warp}] = 0; I32[${w.lanes}] = 0; }` : '';
+    // A block whose every slot is live (the common case in a dense heap) runs as a counted
+    // loop over its slots: the same lanes in the same order (lowest slot first) without
+    // the bit search per lane. The iteration word is read as an int32 (`| 0`) so that V8
+    // keeps the lane arithmetic on small integers.
+    const slots = this.selfT.slots;
+    const full = slots === 32 ? -1 : (1 << slots) - 1;
     return `'use strict';
 const I8 = H.i8, U8 = H.u8, I16 = H.i16, U16 = H.u16, I32 = H.i32, U32 = H.u32, F32 = H.f32, F64 = H.f64;
 const BW = ${h.blocksWord}, BWORDS = ${h.blockWords}, BB = ${h.blocksOffset}, BBYTES = ${h.blockBytes}, LIMIT = ${h.handleLimit};
@@ -114,16 +121,24 @@ return function run_${safeName(this.selfT.name)}_${safeName(this.ir.method)}(ctx
     for (let i = from; i < to; i++) {
       const bid = list[i];
       const bw = BW + bid * BWORDS;
-      let bits = Atomics.load(I32, bw + ${BLOCK_ITER_WORD});
+      let bits = Atomics.load(I32, bw + ${BLOCK_ITER_WORD}) | 0;
       if (bits === 0) continue;
       const b1 = BB + bid * BBYTES, b2 = b1 >>> 1, b4 = b1 >>> 2, b8 = b1 >>> 3, hb = bid * 32;
       ${warpBegin}
-      lanes: while (bits !== 0) {
-        const slot = 31 - Math.clz32(bits & -bits);
-        bits &= bits - 1;
-        self = hb + slot;
-        ${laneMark}
+      if (bits === ${full}) {
+        lanes: for (let slot = 0; slot < ${slots}; slot++) {
+          self = hb + slot;
+          ${laneMark}
 ${body}
+        }
+      } else {
+        lanes: while (bits !== 0) {
+          const slot = 31 - Math.clz32(bits & -bits);
+          bits &= bits - 1;
+          self = hb + slot;
+          ${laneMark}
+${body}
+        }
       }
       ${warpEnd}
     }

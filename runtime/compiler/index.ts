@@ -86,6 +86,8 @@ export type CompileOutcome =
       readonly notes: readonly string[];
       /** Whether the method compiled entirely to portable form (no JavaScript calls or values). */
       readonly portable: boolean;
+      /** Concrete type ids the method's deviceDo loops iterate (the inlined callees' included). */
+      readonly iterates: readonly number[];
       readonly source: string;
     }
   | { readonly compiled: false; readonly reason: string };
@@ -215,7 +217,7 @@ export class MethodCompiler {
       const state = { handle: 0 };
       const factory = new Function('H', 'S', source) as (h: unknown, s: readonly unknown[]) => Runner;
       const run = factory({ ...this.helpers, state }, ir.statics);
-      return { compiled: true, run, state, notes: ir.notes, portable: ir.portable, source };
+      return { compiled: true, run, state, notes: ir.notes, portable: ir.portable, iterates: ir.iterates, source };
     } catch (e) {
       if (e instanceof CompileFallback) return { compiled: false, reason: e.reason };
       // (C3) a fault of the compiler: the method still runs, interpreted; the reason says what happened.

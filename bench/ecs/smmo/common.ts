@@ -3,7 +3,7 @@
  * (one thread, the default heap, as a new user would) and the check that every do-all
  * method ran compiled — or, for the interpreted variant, that none did.
  */
-import { createRuntime, type Runtime, type SmmoClass } from '../../../runtime/index.js';
+import { createRuntime, type Runtime, type SmmoClass } from '../../../index.js';
 import { CaseCheckError, type EcsCase } from '../harness.js';
 
 export interface SmmoCaseOptions {

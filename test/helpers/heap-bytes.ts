@@ -1,0 +1,23 @@
+/**
+ * A runtime's heap bytes for comparing two runs of the same program byte for byte, without
+ * the per-pass scratch state: the block-list region and every block's iteration word.
+ * Those describe the last do-all's snapshot (runtime/thread.ts snapshot), and a compiled
+ * method snapshots only the classes it can reach while an interpreted one snapshots every
+ * class, so they legitimately differ between the two. Everything else — fields, handles,
+ * allocation bitmaps, block headers, the allocator's bitmaps and states — must be equal.
+ * (The region below RESERVED_BYTES, the WASM module's stack and data, is left out too.)
+ */
+import type { Runtime } from '../../index.js';
+import { BLOCK_ITER_WORD, RESERVED_BYTES } from '../../runtime/layout.js';
+
+export function persistentHeapBytes(rt: Runtime): Uint8Array {
+  const heap = rt.heap;
+  const bytes = new Uint8Array(heap.buffer).slice(RESERVED_BYTES);
+  const list = heap.plan.blockListOffset - RESERVED_BYTES;
+  bytes.fill(0, list, list + heap.numBlocks * 4);
+  for (let b = 0; b < heap.numBlocks; b++) {
+    const at = (heap.blocksWord + b * heap.blockWords + BLOCK_ITER_WORD) * 4 - RESERVED_BYTES;
+    bytes.fill(0, at, at + 4);
+  }
+  return bytes;
+}
