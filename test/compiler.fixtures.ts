@@ -174,6 +174,11 @@ export class Point extends object({
     this.y = scaled(this.y) + scaled(1, 2);
   }
 
+  /** get() of a handle given as an argument (the failing ones throw as the unchecked get does). */
+  getAt(h: number): void {
+    this.x = this.runtime.get(Point, h).x;
+  }
+
   /** A deviceDo over Shape inside a call left as JavaScript. */
   sidesViaJs(): void {
     this.x = sidesInJs(this.runtime);

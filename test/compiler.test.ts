@@ -7,6 +7,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { createRuntime, MethodError, type Runtime } from '../index.js';
 import { RESERVED_BYTES } from '../runtime/layout.js';
+import { InvalidHandleError } from '../runtime/errors.js';
 import { persistentHeapBytes } from './helpers/heap-bytes.js';
 import { CLASSES, Odd, Point, Shape, Square, Triangle, Visitor, bumpCounter } from './compiler.fixtures.js';
 
@@ -210,6 +211,36 @@ test('a do-all snapshots the classes its method reaches: deviceDo inside a call 
     rt.deviceDo(Point, (p) => t.is(p.x, sides));
   } finally {
     await rt.close();
+  }
+});
+
+test('get() of a bad handle throws the same InvalidHandleError compiled as interpreted (null, fractional, negative, beyond the heap, a free block)', async (t) => {
+  const a = await runtimeFor(false);
+  const b = await runtimeFor(true);
+  try {
+    let some = 0;
+    b.deviceDo(Point, (p) => (some = p.handle));
+    const free = b.heap.numBlocks * 32 - 32; // the last block: free in these small fixtures
+    const reasons: string[] = [];
+    for (const h of [0, some + 0.5, -32, b.heap.numBlocks * 32, 2 ** 40, free]) {
+      const got = [a, b].map((rt) => {
+        try {
+          rt.doAll(Point, 'getAt', h);
+          return 'no error';
+        } catch (e) {
+          const cause = (e as Error).cause;
+          return cause instanceof InvalidHandleError ? `${cause.reason}: ${cause.message}` : String(e);
+        }
+      });
+      t.is(got[1], got[0], `handle ${h}`);
+      reasons.push(got[1]!.split(':')[0]!);
+    }
+    t.deepEqual(reasons, ['null', 'forged', 'forged', 'forged', 'forged', 'free-block']);
+    await b.parallelDo(Point, 'getAt', some);
+    t.true(b.stats().compiled['Point.getAt']?.compiled === true);
+  } finally {
+    await a.close();
+    await b.close();
   }
 });
 

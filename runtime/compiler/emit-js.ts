@@ -313,7 +313,19 @@ ${body}
         return `(${[...o.pre, o.h].join(', ')})`;
       }
       case 'checkHandle':
-        return this.host.checked ? `$get(ctx, ${this.expr(e.value)}, ${e.cls.id})` : `$get(ctx, ${this.expr(e.value)}, -1)`;
+        if (this.host.checked) return `$get(ctx, ${this.expr(e.value)}, ${e.cls.id})`;
+        {
+          // Unchecked get(): the helper's tests inline (an integer in the heap, in a block
+          // of a concrete class); only a failing handle calls it, to throw its error.
+          const t = this.temp();
+          const viewable = new Array<number>(this.host.typeCount + 1).fill(0);
+          for (const ty of this.host.types) if (!ty.abstract) viewable[ty.id + 1] = 1;
+          const v = this.table('Uint8Array', viewable);
+          return (
+            `((${t} = ${this.expr(e.value)}), (${t} | 0) === ${t} && ${t} > 0 && ${t} < LIMIT && ` +
+            `${v}[I32[BW + (${t} >>> 5) * BWORDS + ${BLOCK_TYPE_WORD}] + 1] === 1 ? ${t} : $get(ctx, ${t}, -1))`
+          );
+        }
       case 'dynMember':
         return `${this.expr(e.obj)}${e.optional ? '?.' : ''}${memberName(e.name, e.optional)}`;
       case 'dynIndex':
@@ -411,7 +423,17 @@ ${body}
   // ---------------------------------------------------------------- statements
 
   private stmts(list: readonly Stmt[], indent: string): string {
-    return list.map((s) => this.stmt(s, indent)).join('\n');
+    const out: string[] = [];
+    for (let k = 0; k < list.length; k++) {
+      const s = list[k]!;
+      // `let x = e` lowers to a reset (x = undefined) and the assignment; the reset is
+      // dead when the assignment follows at once, and writing undefined into a local that
+      // otherwise holds numbers would make V8 keep it tagged (boxed doubles, checks).
+      const next = list[k + 1];
+      if (s.s === 'let' && s.init === null && next?.s === 'expr' && next.e.op === 'setLocal' && next.e.id === s.id) continue;
+      out.push(this.stmt(s, indent));
+    }
+    return out.join('\n');
   }
 
   private stmt(s: Stmt, ind: string): string {
