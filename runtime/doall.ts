@@ -5,8 +5,9 @@
  * The life of a do-all, `await rt.parallelDo(C, 'm', ...args)`:
  *   1. runtime.ts     Runtime.parallelDo: checks (class, method, arguments), one pass at a time;
  *                     backend 'webgpu' first tries the GPU (webgpu/runner.ts).
- *   2. doall.ts       PassRunner.parallelDo: snapshot() writes the block lists and iteration
- *                     bitmaps (thread.ts); then one pass per concrete class of C, placed by
+ *   2. doall.ts       PassRunner.parallelDo: the snapshot (thread.ts) of the classes the method
+ *                     can reach (reach()): block lists, then iteration words (on the workers
+ *                     when large, schedule.ts P7); then one pass per concrete class of C, placed by
  *   3. schedule.ts    PassScheduler.doAll: on the calling thread, or on the executor in claims;
  *   4a. doall.ts      inline: runInline → ThreadContext.runBlocks (thread.ts);
  *   4b. workers/      on the executor: pool.ts wakes the worker threads, every thread (the
@@ -22,12 +23,12 @@
  */
 import { DEBUG_LEVEL } from './debug.js';
 import { HeapCorruptionError, MethodError, PassTimeoutError, SmmoError } from './errors.js';
-import { KIND_DO, KIND_NEW, type PassCall, type PassExecutor } from './executor.js';
+import { KIND_COPY, KIND_DO, KIND_NEW, type PassCall, type PassExecutor } from './executor.js';
 import type { Heap } from './heap.js';
 import type { TypeLayout, TypeTable } from './layout.js';
 import type { PassScheduler } from './schedule.js';
 import type { SmmoObject } from './schema.js';
-import type { ThreadContext } from './thread.js';
+import { listedBlocks, type ThreadContext } from './thread.js';
 import { timed, TimedOut } from './timed.js';
 
 /** A parallelNew init: a method name (with arguments) or a function (calling thread only). */
@@ -46,9 +47,10 @@ export class PassRunner {
   /** parallelDo's passes: one per concrete class of `t`, each where the scheduler says. */
   async parallelDo(t: TypeLayout, method: string, args: readonly unknown[]): Promise<void> {
     const ctx = this.main;
-    const lists = ctx.snapshot(this.reach(t, method));
+    const lists = ctx.snapshotLists(this.reach(t, method));
     const call = { method, args };
     try {
+      await this.copyIteration(lists, `parallelDo(${t.name}, '${method}')`);
       for (const id of t.concrete) {
         const from = lists[2 * id]!;
         const blocks = lists[2 * id + 1]!;
@@ -69,6 +71,21 @@ export class PassRunner {
     } finally {
       this.afterPass();
     }
+  }
+
+  /** The snapshot's copy of iteration words (thread.ts), on the executor when it is large (schedule.ts P7). */
+  private async copyIteration(lists: Int32Array, operation: string): Promise<void> {
+    const blocks = listedBlocks(lists);
+    const chunk = this.executor === null ? null : this.scheduler.snapshotCopy(blocks);
+    if (chunk === null || this.executor === null) {
+      this.main.copyIteration(0, blocks);
+      return;
+    }
+    const call = { method: '', args: [] };
+    await this.executor.run(
+      { kind: KIND_COPY, typeId: 0, from: 0, to: blocks, chunk, call, lists: null, operation: `${operation} (snapshot)` },
+      this.main,
+    );
   }
 
   /** doAll: every pass on the calling thread. */

@@ -18,10 +18,15 @@ import type { WasmOptions } from './wasm-options.js';
 
 // ------------------------------------------------------------------ a pass
 
-/** What a pass does: run a method over blocks (DO), create objects (NEW), end the sessions (CLOSE). */
+/**
+ * What a pass does: run a method over blocks (DO), create objects (NEW), end the sessions
+ * (CLOSE), or set the iteration words of block-list entries from their allocation words
+ * (COPY: the snapshot's second half, thread.ts copyIteration, before a large do-all).
+ */
 export const KIND_DO = 1;
 export const KIND_NEW = 2;
 export const KIND_CLOSE = 3;
+export const KIND_COPY = 4;
 
 /** The method (or parallelNew init method; '' for none) and the arguments of a pass. */
 export interface PassCall {
@@ -34,7 +39,7 @@ export interface PassSpec {
   kind: number;
   /** The pass's concrete type id. */
   typeId: number;
-  /** Index range handed out: block-list indices (DO) or object indices (NEW). */
+  /** Index range handed out: block-list indices (DO, COPY) or object indices (NEW). */
   from: number;
   to: number;
   /** Indices per claim. */

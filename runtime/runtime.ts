@@ -217,6 +217,18 @@ export class Runtime {
     this.scheduler.inlineBlocks = v;
   }
 
+  /**
+   * Blocks listed by a do-all's snapshot from which the workers copy its iteration words
+   * (runtime/schedule.ts P7; default 8192); tests and benchmarks may change it between passes.
+   */
+  get snapshotCopyBlocks(): number {
+    return this.scheduler.copyBlocks;
+  }
+  set snapshotCopyBlocks(v: number) {
+    if (!Number.isInteger(v) || v < 2) throw new UsageError(`snapshotCopyBlocks must be an integer ≥ 2, got ${String(v)}`);
+    this.scheduler.copyBlocks = v;
+  }
+
   /** See RuntimeOptions.inlineMicros. */
   get inlineMicros(): number {
     return this.scheduler.inlineMicros;

@@ -26,6 +26,12 @@
  *        (and more than 32), in claims of ~8 per thread, a multiple of 32 (whole blocks),
  *        32 … 4096 objects; else on the calling thread. With an init *function*: always
  *        the calling thread (a function cannot cross threads; doall.ts).
+ *   (P7) The snapshot before a do-all (thread.ts) lists the blocks on the calling thread
+ *        and copies their allocation words into their iteration words — one header per
+ *        block, mostly cache misses in a large heap, and the serial part that bounds a
+ *        large do-all's speed-up. From `copyBlocks` listed blocks the copy is a pass of its
+ *        own on the executor (KIND_COPY), in about 4 claims per thread; below, or with
+ *        one thread, the calling thread copies.
  */
 
 /**
@@ -47,6 +53,13 @@ export const DEFAULT_INLINE_MICROS = 150;
 /** (P5) Work per claim on the workers, when the method's cost is known (µs). */
 export const CLAIM_MICROS = 500;
 
+/**
+ * (P7) Default of PassScheduler.copyBlocks: blocks listed by a snapshot from which the
+ * copy runs on the workers. A fork-join costs 10–150 µs; the copy about 30–80 ns per block
+ * on one thread (dev VM, device host), so from ~8 000 blocks the workers pay.
+ */
+export const DEFAULT_COPY_BLOCKS = 8192;
+
 /** Where one pass runs: on the calling thread, or on the executor in claims of `chunk`. */
 export type Placement = { readonly inline: true } | { readonly inline: false; readonly chunk: number };
 
@@ -65,7 +78,15 @@ export class PassScheduler {
     public inlineBlocks: number,
     /** RuntimeOptions.inlineMicros. */
     public inlineMicros: number,
+    /** (P7) Listed blocks from which a snapshot's copy runs on the executor. */
+    public copyBlocks: number = DEFAULT_COPY_BLOCKS,
   ) {}
+
+  /** (P7) The claim size of a snapshot copy of `blocks` listed blocks on the executor, or null: the calling thread copies. */
+  snapshotCopy(blocks: number): number | null {
+    if (this.threads === 1 || blocks < this.copyBlocks || blocks < 2) return null;
+    return Math.ceil(blocks / (this.threads * 4));
+  }
 
   /** Where a pass of method `key` ("typeId:method") over `blocks` blocks runs (P1–P3, P5). */
   doAll(key: string, blocks: number): Placement {

@@ -600,26 +600,42 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    * with Atomics, 1.7–2.9 ms now).
    */
   snapshot(types: readonly number[] = this.table.concreteIds): PassLists {
+    const lists = this.snapshotLists(types);
+    this.copyIteration(0, listedBlocks(lists));
+    return lists;
+  }
+
+  /** The snapshot's first half: the block lists of `types`, iteration words untouched. */
+  snapshotLists(types: readonly number[] = this.table.concreteIds): PassLists {
     const heap = this.heap;
     const lists = new Int32Array(2 * this.table.types.length);
-    const list = this.blockList;
-    const i32 = this.i32;
-    const blocksWord = this.blocksWord;
-    const blockWords = this.blockWords;
     let at = 0;
     for (const id of types) {
-      const n = heap.allocated[id]!.indices(list, at);
+      const n = heap.allocated[id]!.indices(this.blockList, at);
       lists[2 * id] = at;
       lists[2 * id + 1] = n;
-      const valid = ~heap.highMask[id]!;
-      for (let i = at, end = at + n; i < end; i++) {
-        const w = blocksWord + list[i]! * blockWords;
-        const live = i32[w + BLOCK_ALLOC_WORD]! & valid;
-        if (i32[w + BLOCK_ITER_WORD] !== live) i32[w + BLOCK_ITER_WORD] = live;
-      }
       at += n;
     }
     return lists;
+  }
+
+  /**
+   * The snapshot's second half for block-list entries [from, to): each listed block's
+   * iteration word := its allocation word without the bits of slots its type does not
+   * have. Any thread may run a part of it (a KIND_COPY pass, schedule.ts P7): nothing
+   * else runs meanwhile, and the end of that pass publishes the words to the next.
+   */
+  copyIteration(from: number, to: number): void {
+    const list = this.blockList;
+    const i32 = this.i32;
+    const highMask = this.heap.highMask;
+    const blocksWord = this.blocksWord;
+    const blockWords = this.blockWords;
+    for (let i = from; i < to; i++) {
+      const w = blocksWord + list[i]! * blockWords;
+      const live = i32[w + BLOCK_ALLOC_WORD]! & ~highMask[i32[w + BLOCK_TYPE_WORD]!]!;
+      if (i32[w + BLOCK_ITER_WORD] !== live) i32[w + BLOCK_ITER_WORD] = live;
+    }
   }
 
   // ---------------------------------------------------------------- helpers
@@ -682,6 +698,13 @@ function makeZeroer(t: TypeLayout, heap: Heap): (o: number, s: number) => void {
     heap.i32,
     heap.f64,
   );
+}
+
+/** Blocks listed in a snapshot's lists (the sum of its counts). */
+export function listedBlocks(lists: PassLists): number {
+  let n = 0;
+  for (let i = 1; i < lists.length; i += 2) n += lists[i]!;
+  return n;
 }
 
 export { Heap };

@@ -1,9 +1,9 @@
 /**
- * The scheduling policy of passes (runtime/schedule.ts P1–P6), rule by rule, without
+ * The scheduling policy of passes (runtime/schedule.ts P1–P7), rule by rule, without
  * threads or clocks: the measured times are given.
  */
 import test from 'ava';
-import { CLAIM_MICROS, DEFAULT_INLINE_BLOCKS, DEFAULT_INLINE_MICROS, PassScheduler } from '../runtime/schedule.js';
+import { CLAIM_MICROS, DEFAULT_COPY_BLOCKS, DEFAULT_INLINE_BLOCKS, DEFAULT_INLINE_MICROS, PassScheduler } from '../runtime/schedule.js';
 
 const K = '3:update';
 
@@ -64,4 +64,16 @@ test('P6: parallelNew on the workers from inlineBlocks × 32 objects, in whole b
   const z = new PassScheduler(4, 0, 150);
   t.is(z.parallelNew(32), null, 'a single block stays inline');
   t.is(z.parallelNew(33), 32);
+});
+
+test('P7: the snapshot copy runs on the workers from copyBlocks listed blocks, in about 4 claims per thread', (t) => {
+  t.is(new PassScheduler(1, DEFAULT_INLINE_BLOCKS, DEFAULT_INLINE_MICROS).snapshotCopy(1_000_000), null, 'one thread: inline');
+  const s = new PassScheduler(16, DEFAULT_INLINE_BLOCKS, DEFAULT_INLINE_MICROS);
+  t.is(s.copyBlocks, DEFAULT_COPY_BLOCKS);
+  t.is(s.snapshotCopy(DEFAULT_COPY_BLOCKS - 1), null);
+  t.is(s.snapshotCopy(DEFAULT_COPY_BLOCKS), DEFAULT_COPY_BLOCKS / 64);
+  t.is(s.snapshotCopy(32_769), 513, 'rounded up: every block is claimed');
+  s.copyBlocks = 2;
+  t.is(s.snapshotCopy(1), null, 'nothing to share');
+  t.is(s.snapshotCopy(2), 1);
 });

@@ -130,8 +130,9 @@ test.serial('concurrent create/delete on 3 threads keeps every invariant after e
 
 // ------------------------------------------------------------------ wa-tor-like visits
 
-async function churnRun(t: { log(...a: unknown[]): void }, threads: number, rounds: number): Promise<number[]> {
+async function churnRun(t: { log(...a: unknown[]): void }, threads: number, rounds: number, copyBlocks?: number): Promise<number[]> {
   const rt = await runtime([Agent, Tomb], threads, '16MB');
+  if (copyBlocks !== undefined) rt.snapshotCopyBlocks = copyBlocks;
   const populations: number[] = [];
   try {
     await rt.parallelNew(Agent, 640, 'setup', SEED);
@@ -188,6 +189,13 @@ test.serial('a pass that creates and deletes (wa-tor-like) visits every object l
   const one = await churnRun(t, 1, 10);
   t.deepEqual(many, one);
   t.true(many[many.length - 1]! > 640, 'the population should have grown (the test would be weak otherwise)');
+});
+
+test.serial('the same, with every snapshot copied by the workers (schedule.ts P7)', async (t) => {
+  t.log(`seed ${SEED} (replay: SMMO_SEED=${SEED})`);
+  const many = await churnRun(t, 3, 10, 2);
+  const one = await churnRun(t, 1, 10);
+  t.deepEqual(many, one);
 });
 
 // ------------------------------------------------------------------ snapshot and arguments

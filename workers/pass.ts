@@ -6,6 +6,9 @@
  *  - KIND_DO: indices are positions in the block list R (written by snapshot(), Alg. 5);
  *    each block runs as one virtual warp (ThreadContext.runBlocks) over the lanes set in
  *    its iteration bitmap, so the pass sees exactly the objects live when it started.
+ *  - KIND_COPY: indices are positions in the block list; each claim sets the iteration
+ *    words of its blocks (ThreadContext.copyIteration: the snapshot's copy, schedule.ts
+ *    P7). Not counted as work in the per-thread statistics.
  *  - KIND_NEW: indices are object indices 0 … n-1 of a parallelNew; each claim reserves
  *    its objects with one coalesced allocation per block (Allocator.allocateMany, §4.2),
  *    zeroes them and calls the init method with the object's index.
@@ -16,7 +19,7 @@
  */
 import type { ThreadContext } from '../runtime/thread.js';
 import { newObjects } from '../runtime/doall.js';
-import { KIND_DO, KIND_NEW, type PassCall } from '../runtime/executor.js';
+import { KIND_COPY, KIND_DO, KIND_NEW, type PassCall } from '../runtime/executor.js';
 import {
   C_CURSOR,
   C_STOP,
@@ -67,6 +70,13 @@ export function runShare(
       recordError(ctl, plan, caught);
     } finally {
       ctx.pass = null;
+    }
+  } else if (kind === KIND_COPY) {
+    for (;;) {
+      if (Atomics.load(ctl, C_STOP) !== 0) break;
+      const i = Atomics.add(ctl, C_CURSOR, chunk);
+      if (i >= to) break;
+      ctx.copyIteration(i, Math.min(i + chunk, to));
     }
   } else if (kind === KIND_NEW) {
     const t = ctx.table.types[typeId]!;
