@@ -25,12 +25,14 @@ export const LOCK_POLL_MS = 5000;
 /**
  * The packages to install. `have` says what the machine has: rustc with the wasm32 std
  * (`wasmStd`), a rust-lld that runs (`lld`), SwiftShader (`swiftShader`), the Vulkan loader
- * (`vulkanLoader`); `env` is process.env (SMMO_RUSTC: a rustc of the user's own, nothing
- * to install; SMMO_SETUP_NO_GPU: skip the WebGPU packages).
+ * (`vulkanLoader`), Debian's rustfmt (`rustfmt`: `npm run lint` checks the Rust sources'
+ * format with it, scripts/lint-rust.mjs); `env` is process.env (SMMO_RUSTC: a rustc of the
+ * user's own, nothing to install; SMMO_SETUP_NO_GPU: skip the WebGPU packages).
  */
 export function neededPackages(have, env = {}) {
   const needed = [];
   if (!env.SMMO_RUSTC && (!have.wasmStd || !have.lld)) needed.push(...RUST_PACKAGES);
+  if (have.rustfmt === false) needed.push('rustfmt');
   if (!env.SMMO_SETUP_NO_GPU && !have.swiftShader) needed.push('chromium');
   if (!env.SMMO_SETUP_NO_GPU && !have.vulkanLoader) needed.push('libvulkan1');
   return needed;

@@ -60,7 +60,13 @@ const swiftShader = () => existsSync('/usr/lib/chromium/vk_swiftshader_icd.json'
 const vulkanLoader = () =>
   ['/usr/lib/x86_64-linux-gnu/libvulkan.so.1', '/usr/lib/aarch64-linux-gnu/libvulkan.so.1'].some((f) => existsSync(f));
 
-const have = { wasmStd: wasmStd(), lld: lldRuns(), swiftShader: swiftShader(), vulkanLoader: vulkanLoader() };
+const have = {
+  wasmStd: wasmStd(),
+  lld: lldRuns(),
+  swiftShader: swiftShader(),
+  vulkanLoader: vulkanLoader(),
+  rustfmt: existsSync('/usr/bin/rustfmt'),
+};
 const needed = neededPackages(have, process.env);
 if (needed.length > 0) {
   if (needed.includes('lld-14') && have.wasmStd) log('rustc is installed but /usr/bin/rust-lld (lld-14) does not run: installing lld-14');

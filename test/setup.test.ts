@@ -14,7 +14,7 @@ import { join } from 'node:path';
 interface SetupLib {
   RUST_PACKAGES: string[];
   neededPackages(
-    have: { wasmStd: boolean; lld: boolean; swiftShader: boolean; vulkanLoader: boolean },
+    have: { wasmStd: boolean; lld: boolean; swiftShader: boolean; vulkanLoader: boolean; rustfmt?: boolean },
     env?: Record<string, string | undefined>,
   ): string[];
   heldLock(stderr: string): { lock: string; holder: string } | null;
@@ -37,6 +37,9 @@ test('the Rust packages name lld-14, and a rustc whose rust-lld does not run nee
   t.deepEqual(lib.neededPackages({ ...all, wasmStd: false, lld: false }, { SMMO_RUSTC: '/opt/rustc' }), []);
   t.deepEqual(lib.neededPackages({ ...all, swiftShader: false, vulkanLoader: false }), ['chromium', 'libvulkan1']);
   t.deepEqual(lib.neededPackages({ ...all, swiftShader: false }, { SMMO_SETUP_NO_GPU: '1' }), []);
+  // npm run lint checks the Rust format with Debian's rustfmt (scripts/lint-rust.mjs)
+  t.deepEqual(lib.neededPackages({ ...all, rustfmt: false }), ['rustfmt']);
+  t.deepEqual(lib.neededPackages({ ...all, rustfmt: true }), []);
   // setup.mjs decides with these functions
   const setup = readFileSync(new URL('../../scripts/setup.mjs', import.meta.url), 'utf8');
   t.regex(setup, /neededPackages\(have, process\.env\)/);
