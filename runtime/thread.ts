@@ -418,9 +418,12 @@ export class ThreadContext implements SmmoContext, AccessorHost {
         word = BLOCK_ITER_WORD;
         mask = -1;
       } else {
-        list = new Uint32Array(heap.numBlocks);
+        // Outside a pass: the blocks allocated now, in a list sized to them (not to the heap).
+        // A bitmap that grew between count() and indices() (a pass still in flight on the
+        // workers) cannot make the walk run past the list: entries beyond it are dropped.
+        list = new Uint32Array(heap.allocated[id]!.count());
         from = 0;
-        to = heap.allocated[id]!.indices(list);
+        to = Math.min(heap.allocated[id]!.indices(list), list.length);
         word = BLOCK_ALLOC_WORD;
         mask = ~heap.highMask[id]!;
       }
