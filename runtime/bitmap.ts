@@ -95,7 +95,8 @@ export class HierarchicalBitmap {
 
   /** indices() below container `c` of `level`: writes from out[r], returns the next free index. */
   private walk(level: number, c: number, out: Uint32Array | Int32Array, r: number): number {
-    let word = loadWord(this.mem, this.levelBase[level]! + c);
+    // Plain reads: a quiescent bitmap (no pass running) has no concurrent writer.
+    let word = this.mem[this.levelBase[level]! + c]!;
     if (level === 0) {
       while (word !== 0) {
         out[r++] = c * 32 + (31 - Math.clz32(word & -word));

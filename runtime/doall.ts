@@ -28,7 +28,7 @@ import type { Heap } from './heap.js';
 import type { TypeLayout, TypeTable } from './layout.js';
 import type { PassScheduler } from './schedule.js';
 import type { SmmoObject } from './schema.js';
-import { listedBlocks, type ThreadContext } from './thread.js';
+import { listedBlocks, type PassLists, type ThreadContext } from './thread.js';
 import { timed, TimedOut } from './timed.js';
 
 /** A parallelNew init: a method name (with arguments) or a function (calling thread only). */
@@ -42,12 +42,14 @@ export class PassRunner {
     readonly scheduler: PassScheduler,
     private readonly executor: PassExecutor | null,
     private readonly passTimeout: number | undefined,
-  ) {}
+  ) {
+    this.lists = new Int32Array(2 * table.types.length);
+  }
 
   /** parallelDo's passes: one per concrete class of `t`, each where the scheduler says. */
   async parallelDo(t: TypeLayout, method: string, args: readonly unknown[]): Promise<void> {
     const ctx = this.main;
-    const lists = ctx.snapshotLists(this.reach(t, method));
+    const lists = ctx.snapshotLists(this.reach(t, method), this.lists);
     const call = { method, args };
     try {
       await this.copyIteration(lists, `parallelDo(${t.name}, '${method}')`);
@@ -90,7 +92,8 @@ export class PassRunner {
 
   /** doAll: every pass on the calling thread. */
   doAllHere(t: TypeLayout, method: string, args: readonly unknown[]): void {
-    const lists = this.main.snapshot(this.reach(t, method));
+    const lists = this.main.snapshotLists(this.reach(t, method), this.lists);
+    this.main.copyIteration(0, listedBlocks(lists));
     try {
       for (const id of t.concrete) {
         const from = lists[2 * id]!;
@@ -112,19 +115,25 @@ export class PassRunner {
       }
       const method = typeof init === 'function' ? '(init function)' : init.method;
       const out = new Uint32Array(Math.min(n, 4096));
-      this.timedPass(operation, () => {
-        for (let done = 0; done < n; done += out.length) {
-          const failed = newObjects(ctx, t.id, init, out, Math.min(out.length, n - done), done);
-          if (failed !== null) throw this.methodError(t.id, method, failed.handle, failed.error);
-        }
-      });
+      this.timedPass(
+        () => operation,
+        () => {
+          for (let done = 0; done < n; done += out.length) {
+            const failed = newObjects(ctx, t.id, init, out, Math.min(out.length, n - done), done);
+            if (failed !== null) throw this.methodError(t.id, method, failed.handle, failed.error);
+          }
+        },
+      );
     } finally {
       this.afterPass();
     }
   }
 
-  /** reach()'s answers by "typeId:method". */
-  private readonly reaches = new Map<string, readonly number[]>();
+  /** The block lists of the running do-all (one do-all at a time: Runtime.enter). */
+  private readonly lists: PassLists;
+
+  /** reach()'s answers by type id, then method. */
+  private readonly reaches: Map<string, readonly number[]>[] = [];
 
   /**
    * The concrete types a do-all of `method` over `t` must snapshot (thread.ts snapshot's
@@ -135,11 +144,11 @@ export class PassRunner {
    * do-all over a few small classes cheap in a heap with many.
    */
   private reach(t: TypeLayout, method: string): readonly number[] {
-    const key = `${t.id}:${method}`;
-    let r = this.reaches.get(key);
+    const perType = this.reaches[t.id] ?? (this.reaches[t.id] = new Map());
+    let r = perType.get(method);
     if (r === undefined) {
       r = this.computeReach(t, method);
-      this.reaches.set(key, r);
+      perType.set(method, r);
     }
     return r;
   }
@@ -179,7 +188,12 @@ export class PassRunner {
     ctx.pass = pass;
     const t0 = this.executor === null ? 0 : performance.now();
     try {
-      this.timedPass(`parallelDo(${this.table.types[id]!.name}, '${method}')`, () => ctx.runBlocks(id, method, args, from, to));
+      if (this.passTimeout === undefined) ctx.runBlocks(id, method, args, from, to);
+      else
+        this.timedPass(
+          () => `parallelDo(${this.table.types[id]!.name}, '${method}')`,
+          () => ctx.runBlocks(id, method, args, from, to),
+        );
       if (this.executor !== null) this.scheduler.ranInline(`${id}:${method}`, to - from, (performance.now() - t0) * 1000);
     } catch (e) {
       if (e instanceof PassTimeoutError) throw e;
@@ -194,9 +208,9 @@ export class PassRunner {
    * call). An interrupted pass ran none of its own cleanup (T2): the pass marker and kept
    * blocks are reset here, the heap is validated, and a PassTimeoutError says so.
    */
-  private timedPass<T>(operation: string, fn: () => T): T {
+  private timedPass<T>(operation: () => string, fn: () => T): T {
     try {
-      return timed(fn, this.passTimeout);
+      return this.passTimeout === undefined ? fn() : timed(fn, this.passTimeout);
     } catch (e) {
       if (!(e instanceof TimedOut)) throw e;
       const ctx = this.main;
@@ -213,7 +227,7 @@ export class PassRunner {
         if (!(v instanceof HeapCorruptionError)) throw v;
         check = v;
       }
-      throw new PassTimeoutError(operation, this.passTimeout!, [0], check);
+      throw new PassTimeoutError(operation(), this.passTimeout!, [0], check);
     }
   }
 }

@@ -608,10 +608,17 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     return lists;
   }
 
-  /** The snapshot's first half: the block lists of `types`, iteration words untouched. */
-  snapshotLists(types: readonly number[] = this.table.concreteIds): PassLists {
+  /**
+   * The snapshot's first half: the block lists of `types`, iteration words untouched.
+   * Written into `lists` (2 words per type id; a caller that runs one pass at a time may
+   * pass the same array every time) or a new array.
+   */
+  snapshotLists(
+    types: readonly number[] = this.table.concreteIds,
+    lists: PassLists = new Int32Array(2 * this.table.types.length),
+  ): PassLists {
     const heap = this.heap;
-    const lists = new Int32Array(2 * this.table.types.length);
+    lists.fill(0);
     let at = 0;
     for (const id of types) {
       const n = heap.allocated[id]!.indices(this.blockList, at);
