@@ -65,7 +65,7 @@ const have = {
   lld: lldRuns(),
   swiftShader: swiftShader(),
   vulkanLoader: vulkanLoader(),
-  rustfmt: existsSync('/usr/bin/rustfmt'),
+  rustfmt: spawnSync('/usr/bin/rustfmt', ['--version'], { stdio: 'ignore' }).status === 0,
 };
 const needed = neededPackages(have, process.env);
 if (needed.length > 0) {
