@@ -8,13 +8,14 @@
  */
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, unlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Body } from '../apps/nbody/body.js';
 import { CLASSES as NBODY } from '../apps/nbody/nbody.js';
 import { Cell, CLASSES as WATOR, Fish, Shark } from '../apps/wa-tor/model.js';
+import { appNames } from '../apps/registry.js';
 import { compare, compareStates, formatCompare, type CompareReport } from '../cli/compare.js';
 import { CliUsageError, EXIT_FAILURE, EXIT_OK } from '../cli/errors.js';
 import { createRuntime, type Runtime } from '../runtime/index.js';
@@ -271,6 +272,16 @@ test('NaN equals NaN; NaN or an infinity against another value differs beyond ev
     t.regex(formatCompare(rep), /\nBody\s+posX\s+7 \/ 7\s+handle\s+Infinity\s+3\n/);
   }
   t.true((await compareStates(a, a, { abs: 0, rel: 0 })).ok, 'NaN, infinities and -0 against themselves');
+  // NaN against a number, in either order, is an infinite difference.
+  const x = await state('nbody', bodies(2, NaN, 1));
+  const y = await state('nbody', bodies(NaN, 2, 1.5));
+  for (const [p, q] of [
+    [x, y],
+    [y, x],
+  ] as const) {
+    const rep = await compareStates(p, q, { abs: 1, rel: 1 });
+    t.deepEqual(rep.classes['Body']!.fields['posX'], { kind: 'f32', maxAbs: Infinity, beyond: 2 });
+  }
 });
 
 test('the report: largest difference per field, objects beyond per field, iteration counts', async (t) => {
@@ -314,4 +325,133 @@ test('bad --tol and --rel values, a wrong number of states, --help', async (t) =
   const help = await run('--help');
   t.is(help.code, EXIT_OK);
   t.regex(help.out, /^Usage: smmo compare A B \[--tol X\] \[--rel R\] \[--json\]/);
+});
+
+test('the human report, line by line: header, rule, a row per field, classes without fields, references, the verdict', (t) => {
+  const rep: CompareReport = {
+    ok: false,
+    app: 'wa-tor',
+    tolerance: { abs: 0.5, rel: 0 },
+    a: { dir: 'cpu', iterations: 3 },
+    b: { dir: 'gpu', iterations: 4 },
+    classes: {
+      Cell: { objects: [2, 2], matchedBy: 'rank', fields: {} },
+      Fish: { objects: [3, 2], matchedBy: 'none', fields: {} },
+      Shark: {
+        objects: [1, 1],
+        matchedBy: 'handle',
+        fields: {
+          energy: { kind: 'u32', maxAbs: 0, beyond: 0 },
+          position: { kind: 'ref', maxAbs: 0, beyond: 1 },
+          eggTimer: { kind: 'u32', maxAbs: 12345.678, beyond: 1 },
+        },
+      },
+    },
+  };
+  t.is(
+    formatCompare(rep),
+    [
+      'app wa-tor: A = cpu (3 iterations), B = gpu (4 iterations)',
+      'note: the states were taken after different iteration counts',
+      '',
+      'class  field     objects A / B  matched by  max |Δ|   beyond tolerance',
+      '-----  --------  -------------  ----------  --------  --------------------',
+      'Cell   -         2 / 2          rank        -         0',
+      'Fish   (all)     3 / 2          -           -         object counts differ',
+      'Shark  energy    1 / 1          handle      0         0',
+      'Shark  position  1 / 1          handle      (ref)     1',
+      'Shark  eggTimer  1 / 1          handle      1.235e+4  1',
+      '',
+      'DIFFERENT: beyond tolerance (abs 0.5, rel 0)',
+    ].join('\n'),
+  );
+  const ok: CompareReport = {
+    ...rep,
+    ok: true,
+    tolerance: { abs: 0, rel: 1e-4 },
+    b: { dir: 'gpu', iterations: 3 },
+    classes: { Body: { objects: [1, 1], matchedBy: 'handle', fields: { posX: { kind: 'f32', maxAbs: 0, beyond: 0 } } } },
+  };
+  t.is(
+    formatCompare(ok),
+    [
+      'app wa-tor: A = cpu (3 iterations), B = gpu (3 iterations)',
+      '',
+      'class  field  objects A / B  matched by  max |Δ|  beyond tolerance',
+      '-----  -----  -------------  ----------  -------  ----------------',
+      'Body   posX   1 / 1          handle      0        0',
+      '',
+      'OK: every field within tolerance (abs 0, rel 0.0001)',
+    ].join('\n'),
+  );
+});
+
+test('states of two apps, or of an app this smmo does not have: exit 2 (CliUsageError)', async (t) => {
+  const body = await state('nbody', bodies(1));
+  const sea = await state('wa-tor', fish(1));
+  await t.throwsAsync(run(body, sea), {
+    instanceOf: CliUsageError,
+    message: `smmo compare: ${body} is a state of app nbody, ${sea} of app wa-tor`,
+  });
+  // A state written under an app name this smmo does not know.
+  const rt = await createRuntime({ classes: NBODY, heap: MIN_HEAP_BYTES });
+  const alien = join(work, `s${dirs++}`);
+  try {
+    rt.create(Body);
+    writeState(rt, alien, { app: 'no-such-app', iterations: 0, seed: 1, params: {}, appState: {} });
+  } finally {
+    await rt.close();
+  }
+  await t.throwsAsync(run(alien, alien), {
+    instanceOf: CliUsageError,
+    message: `smmo compare: ${alien} is a state of app 'no-such-app', which this smmo does not have (${appNames().join(', ')})`,
+  });
+  // A class file that cannot be read: the state's error, as a usage error.
+  const unreadable = await state('nbody', bodies(1));
+  unlinkSync(join(unreadable, 'Body.arrow'));
+  mkdirSync(join(unreadable, 'Body.arrow'));
+  await t.throwsAsync(run(body, unreadable), {
+    instanceOf: CliUsageError,
+    message: /^smmo compare: state .*Body\.arrow \(class Body\): cannot be read/,
+  });
+});
+
+test('handles equal at some ranks only: matched by rank, so references follow the rank', async (t) => {
+  // A: cells at slots 0, 1, 2. B: four cells made, the second deleted: slots 0, 2, 3 (the
+  // first handle equal, the others not). Fish i stands on cell i on both sides.
+  const build =
+    (gap: boolean) =>
+    (rt: Runtime): void => {
+      const cells = Array.from({ length: gap ? 4 : 3 }, () => rt.create(Cell));
+      if (gap) rt.destroy(cells.splice(1, 1)[0]!);
+      for (const c of cells) rt.create(Fish, { position: c });
+    };
+  const a = await state('wa-tor', build(false));
+  const b = await state('wa-tor', build(true));
+  const { code, rep } = await report(a, b);
+  t.is(rep.classes['Cell']!.matchedBy, 'rank');
+  t.is(rep.classes['Fish']!.matchedBy, 'handle');
+  t.is(rep.classes['Fish']!.fields['position']!.beyond, 0);
+  t.is(code, EXIT_OK);
+});
+
+test('a reference to an abstract class is matched in whichever subclass holds the target', async (t) => {
+  // Cell.agent is a ref(Agent): its targets are Fish and Shark objects.
+  const build =
+    (swap: boolean) =>
+    (rt: Runtime): void => {
+      const f = rt.create(Fish);
+      const s1 = rt.create(Shark);
+      const s2 = rt.create(Shark);
+      rt.create(Cell, { agent: f });
+      rt.create(Cell, { agent: swap ? s2 : s1 });
+      rt.create(Cell, { agent: swap ? s1 : s2 });
+    };
+  const a = await state('wa-tor', build(false));
+  let r = await report(a, await state('wa-tor', build(false)));
+  t.is(r.code, EXIT_OK);
+  t.deepEqual(r.rep.classes['Cell']!.fields['agent'], { kind: 'ref', maxAbs: 0, beyond: 0 });
+  r = await report(a, await state('wa-tor', build(true)));
+  t.is(r.code, EXIT_FAILURE);
+  t.deepEqual(r.rep.classes['Cell']!.fields['agent'], { kind: 'ref', maxAbs: 0, beyond: 2 });
 });
