@@ -123,6 +123,19 @@ test('a reference into a class whose counts differ cannot be matched: it is a di
   t.is(code, EXIT_FAILURE);
   t.is(rep.classes['Cell']!.matchedBy, 'handle');
   t.deepEqual(rep.classes['Cell']!.fields['agent'], { kind: 'ref', maxAbs: 0, beyond: 1 });
+  // A reference to a Shark is still matched when the Fish counts differ (Cell.agent is a
+  // ref(Agent): the target is looked up in each subclass).
+  const sharks =
+    (n: number) =>
+    (rt: Runtime): void => {
+      for (let i = 0; i < n; i++) rt.create(Fish);
+      rt.create(Cell, { agent: rt.create(Shark) });
+    };
+  const r = await report(await state('wa-tor', sharks(2)), await state('wa-tor', sharks(1)));
+  t.is(r.code, EXIT_FAILURE);
+  t.is(r.rep.classes['Fish']!.matchedBy, 'none');
+  t.is(r.rep.classes['Shark']!.matchedBy, 'handle');
+  t.deepEqual(r.rep.classes['Cell']!.fields['agent'], { kind: 'ref', maxAbs: 0, beyond: 0 });
 });
 
 test('a class missing on one side: exit 2 (CliUsageError) naming the file and the class', async (t) => {
