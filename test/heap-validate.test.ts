@@ -10,9 +10,23 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { bitmapWords, HierarchicalBitmap } from '../runtime/bitmap.js';
-import { FREE_TYPE, type Heap } from '../runtime/heap.js';
-import { createRuntime, f64, HeapCorruptionError, object, SmmoError, u32, type Runtime } from '../runtime/index.js';
-import { ALL_ONES, MIN_HEAP_BYTES } from '../runtime/layout.js';
+import { FREE_TYPE, Heap } from '../runtime/heap.js';
+import { createRuntime, f64, HeapCorruptionError, object, SmmoError, u32, UsageError, type Runtime } from '../runtime/index.js';
+import {
+  ALL_ONES,
+  H_BLOCK_BYTES,
+  H_BLOCK_LIST_OFFSET,
+  H_BLOCKS_OFFSET,
+  H_HEAP_BYTES,
+  H_MAGIC,
+  H_NUM_BLOCKS,
+  H_NUM_TYPES,
+  H_VERSION,
+  HEADER_OFFSET,
+  MAGIC,
+  MIN_HEAP_BYTES,
+  planTypes,
+} from '../runtime/layout.js';
 import {
   bitAt,
   bitmapProblems,
@@ -352,4 +366,71 @@ test('a heap with more than 100 problems reports the first 100 (in block order)'
     t.regex(e.message, /^heap invariant violated \(100 problems\):\n/);
     t.regex(e.message, /\n {2}… and 80 more$/);
   });
+});
+
+// ------------------------------------------------------------------ a worker's view (Heap.attach)
+
+test("Heap.attach: a second view of the same memory sees the same blocks; another layout's or a blank memory is refused", async (t) => {
+  await withHeap(t, (f) => {
+    const view = Heap.attach(f.heap.memory, f.heap.table, f.heap.plan.heapBytes);
+    t.is(view.numBlocks, f.heap.numBlocks);
+    t.is(view.blockType(f.part), f.idA);
+    t.is(view.liveInBlock(f.part), 3);
+    t.is(view.liveInBlock(f.partB), 2);
+    t.is(view.liveInBlock(f.free[0]!), 0);
+    t.is(view.blockType(f.free[0]!), FREE_TYPE);
+    view.validate();
+    writeHeader(view, f.free[0]!, 'iter', 1); // a write through one view is seen by the other
+    t.deepEqual(problemsOf(f), [`block ${f.free[0]}: free but iteration bitmap is 0x00000001`]);
+    writeHeader(view, f.free[0]!, 'iter', 0);
+    // Other classes: another block size.
+    const other = planTypes([B]);
+    t.throws(() => Heap.attach(f.heap.memory, other, f.heap.plan.heapBytes), {
+      instanceOf: UsageError,
+      message: 'attach: the heap was laid out for other classes (block size or count differ)',
+    });
+    // Same classes, a larger heap: another block count.
+    t.throws(() => Heap.attach(f.heap.memory, f.heap.table, f.heap.plan.heapBytes + 65536), {
+      instanceOf: UsageError,
+      message: /^attach: the heap was laid out for other classes/,
+    });
+  });
+  const blank = new WebAssembly.Memory({ initial: MIN_HEAP_BYTES / 65536, maximum: MIN_HEAP_BYTES / 65536, shared: true });
+  const table = planTypes([Base, A, B]);
+  t.throws(() => Heap.attach(blank, table, MIN_HEAP_BYTES), {
+    instanceOf: UsageError,
+    message: 'attach: memory is not an smmo heap of this layout version',
+  });
+  const heap = Heap.create(table, MIN_HEAP_BYTES);
+  const version = (HEADER_OFFSET >> 2) + H_VERSION;
+  heap.i32[version]! += 1;
+  t.throws(() => Heap.attach(heap.memory, table, MIN_HEAP_BYTES), { message: /not an smmo heap of this layout version/ });
+  heap.i32[version]! -= 1;
+  t.is(Heap.attach(heap.memory, table, MIN_HEAP_BYTES).numBlocks, heap.numBlocks);
+});
+
+test('Heap.create: a new heap is all free except block 0, with its header written', (t) => {
+  const table = planTypes([Base, A, B]);
+  const heap = Heap.create(table, MIN_HEAP_BYTES);
+  heap.validate();
+  t.is(heap.free.count(), heap.numBlocks - 1);
+  t.false(heap.free.get(0));
+  const h = HEADER_OFFSET >> 2;
+  t.is(heap.i32[h + H_MAGIC], MAGIC);
+  t.is(heap.i32[h + H_NUM_BLOCKS], heap.numBlocks);
+  t.is(heap.i32[h + H_BLOCK_BYTES], heap.plan.blockBytes);
+  t.is(heap.i32[h + H_NUM_TYPES], 3);
+  t.is(heap.u32[h + H_HEAP_BYTES], MIN_HEAP_BYTES);
+  t.is(heap.u32[h + H_BLOCKS_OFFSET], heap.plan.blocksOffset);
+  t.is(heap.u32[h + H_BLOCK_LIST_OFFSET], heap.plan.blockListOffset);
+  for (const b of [0, 1, heap.numBlocks - 1]) {
+    t.is(readHeader(heap, b, 'alloc'), ALL_ONES, `block ${b}`);
+    t.is(readHeader(heap, b, 'iter'), 0);
+    t.is(readHeader(heap, b, 'type'), FREE_TYPE);
+    t.is(readHeader(heap, b, 'gen'), 0);
+  }
+  for (const bm of [...heap.allocated, ...heap.active]) if (bm !== null) t.is(bm.count(), 0, bm.name);
+  t.is(heap.allocated[table.byClass(Base)!.id], null, 'no bitmaps for an abstract class');
+  t.deepEqual(Array.from(heap.slots), [0, 32, 8]);
+  t.deepEqual(Array.from(heap.highMask), [table.types[0]!.highMask, 0, ~0xff]);
 });
