@@ -11,7 +11,9 @@
  * they point to matching objects (both null, or the target matched as above).
  *
  * A number pair (a, b) is within tolerance when |a − b| ≤ tol or |a − b| ≤ rel·max(|a|, |b|);
- * two NaNs are equal, NaN against a number is not. bool columns compare as 0/1.
+ * two NaNs are equal, and NaN or an infinity against any other value is beyond every
+ * tolerance (the relative rule alone would accept ∞ against any number). bool columns
+ * compare as 0/1.
  *
  * Exit status: 0 every field within tolerance; 1 a difference beyond it (a value, a
  * reference, or an object count); 2 a bad command line or a missing, malformed or
@@ -59,7 +61,8 @@ and the number of objects beyond the tolerance.
 Objects are matched by handle when both states hold the same handles, else by rank
 (i-th smallest handle of A with the i-th of B); references are equal when they point to
 matching objects. Values a, b are within tolerance when |a - b| <= X or
-|a - b| <= R * max(|a|, |b|); two NaNs are equal.
+|a - b| <= R * max(|a|, |b|); two NaNs are equal, NaN or an infinity against any other
+value is beyond every tolerance.
 
 Flags:
   --tol X    absolute tolerance (default: 0, exact)
@@ -186,7 +189,9 @@ export function compareLoaded(a: LoadedState, b: LoadedState, tol: { abs: number
           const d = Math.abs(x - y);
           const dd = d !== d ? Infinity : d; // NaN against a number
           if (dd > f.maxAbs) f.maxAbs = dd;
-          if (!(dd <= tol.abs || dd <= tol.rel * Math.max(Math.abs(x), Math.abs(y)))) f.beyond++;
+          // An infinite difference (NaN or an infinity against another value) is beyond
+          // every tolerance: the relative rule alone would accept ∞ ≤ rel · ∞.
+          if (dd === Infinity || !(dd <= tol.abs || dd <= tol.rel * Math.max(Math.abs(x), Math.abs(y)))) f.beyond++;
         }
       }
       if (f.beyond > 0) ok = false;

@@ -411,7 +411,13 @@ export function readState(dir: string, classes: readonly SmmoClass[], app?: stri
 }
 
 function readArrowFile(file: string, cls: string): Table {
-  const bytes = readFileSync(file);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (e) {
+    // A directory named <Class>.arrow, a file without read permission …: a malformed state.
+    throw new StateFileError(file, cls, null, `cannot be read (${(e as Error).message}); a state holds one Arrow IPC file per class`);
+  }
   // The IPC file format starts and ends with "ARROW1": a truncated file loses its end.
   const head = bytes.subarray(0, 6).toString('latin1');
   const tail = bytes.subarray(Math.max(0, bytes.length - 6)).toString('latin1');

@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import { describeChild, runNode, type ChildResult } from './helpers/child.js';
-import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -334,6 +334,12 @@ test('truncated, foreign and missing files → StateFileError naming the class',
   refused(t, dir, 'Planet', null, /no concrete class Planet/);
   unlinkSync(join(dir, 'Planet.arrow'));
   refused(t, dir, 'Rec', null, /written by app 'test', not 'nbody'/, 'nbody');
+  // A class file that cannot be read (here a directory) is a malformed state, not a crash.
+  unlinkSync(rec);
+  mkdirSync(rec);
+  refused(t, dir, 'Rec', null, /Rec\.arrow \(class Rec\): cannot be read \(EISDIR/);
+  rmSync(rec, { recursive: true });
+  writeFileSync(rec, good);
   t.throws(() => readState(join(dir, 'nothing'), KINDS), { instanceOf: StateFileError, message: /does not exist/ });
   t.throws(() => readState(rec, KINDS), { instanceOf: StateFileError, message: /not a directory/ });
 });
