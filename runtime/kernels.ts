@@ -48,14 +48,28 @@
  *             blocks and their iteration bitmaps.
  */
 import { UsageError } from './errors.js';
-import type { TypeLayout } from './layout.js';
+import type { Heap } from './heap.js';
+import type { TypeLayout, TypeTable } from './layout.js';
 import { SmmoObject, type ScalarKind, type SmmoClass } from './schema.js';
-import type { ThreadContext } from './thread.js';
 import { checkBackend, ownKernels, type Backend, type KernelSpec } from './kernel-spec.js';
 import type { WasmInstance } from './wasm.js';
 
 export { BACKENDS, checkBackend, KERNELS, ownKernels } from './kernel-spec.js';
 export type { Backend, KernelDeclaration, KernelParam, KernelSpec } from './kernel-spec.js';
+
+/**
+ * What kernels need of a thread (ThreadContext implements it; a narrow interface so that
+ * thread.ts may import this module without an import cycle): its heap view, the classes,
+ * the running pass's block lists, and where to record which backend ran what (K3).
+ */
+export interface KernelHost {
+  readonly heap: Heap;
+  readonly table: TypeTable;
+  /** The running do-all pass: [first index, count] per type id in the block list; null outside a pass. */
+  readonly pass: { readonly lists: Int32Array } | null;
+  readonly backendUse: Map<string, Backend>;
+  kernels: KernelDispatch;
+}
 
 // ------------------------------------------------------------------ bound kernels
 
@@ -72,7 +86,7 @@ class BoundKernel {
   private readonly tables: { at: number; width: number; sources: number[][] }[] = [];
 
   constructor(
-    private readonly ctx: ThreadContext,
+    private readonly ctx: KernelHost,
     private readonly wasm: WasmInstance,
     private readonly fn: (...a: number[]) => number,
     readonly label: string,
@@ -165,7 +179,7 @@ class BoundKernel {
 }
 
 /** The concrete class named `name` among the runtime's classes (kernel parameters `field` with `class`, `typeId`). */
-function concreteNamed(ctx: ThreadContext, name: string, label: string): TypeLayout {
+function concreteNamed(ctx: KernelHost, name: string, label: string): TypeLayout {
   const u = ctx.table.types.find((x) => x.name === name);
   if (!u) throw new UsageError(`${label}: its kernel reads class ${name}, which is not registered with this runtime`);
   if (u.abstract)
@@ -195,7 +209,7 @@ export class KernelDispatch {
   private readonly cache: Map<string, BoundKernel | null>[] = [];
 
   constructor(
-    private readonly ctx: ThreadContext,
+    private readonly ctx: KernelHost,
     readonly backend: Backend = 'ts',
     private readonly wasm: WasmInstance | null = null,
   ) {}
@@ -261,7 +275,7 @@ function findSpec(t: TypeLayout, method: string): KernelSpec | null {
  * its own). For 'wasm' the kernels run in the thread's instance of the module, the one its
  * heap view made for the allocator core (Heap.wasm: one instance and thread slot per thread).
  */
-export function configureBackend(ctx: ThreadContext, backend: unknown): Backend {
+export function configureBackend(ctx: KernelHost, backend: unknown): Backend {
   const b = checkBackend(backend);
   if (b === 'ts' || b === 'webgpu') {
     // 'webgpu': the passes that stay on the CPU (no WGSL kernel) run the TypeScript methods.

@@ -24,11 +24,11 @@
  */
 import type { KernelSpec } from '../../runtime/index.js';
 import { gravityKernels } from '../nbody/kernels.js';
-import { DAMPENING, G, THRESHOLD_SQ } from './body.js';
 
-export function collisionKernels(): readonly KernelSpec[] {
+/** The kernels of collision's Body with its constants (body.ts: G, DAMPENING, THRESHOLD_SQ). */
+export function collisionKernels(g: number, dampening: number, thresholdSq: number): readonly KernelSpec[] {
   return [
-    ...gravityKernels(G, DAMPENING),
+    ...gravityKernels(g, dampening),
     {
       method: 'prepareMerge',
       export: 'collision_prepare_merge',
@@ -38,7 +38,7 @@ export function collisionKernels(): readonly KernelSpec[] {
         { kind: 'field', name: 'mass', type: 'f32' },
         { kind: 'field', name: 'mergeTarget', type: 'ref' }, // written: the chosen handle
         { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
-        { kind: 'value', value: THRESHOLD_SQ }, // an f64 parameter: the method's exact bound
+        { kind: 'value', value: thresholdSq }, // an f64 parameter: the method's exact bound
       ],
     },
     {

@@ -1,7 +1,8 @@
 /**
  * The WASM kernels of Body's methods (wasm/src/nbody.rs), declared by `Body[KERNELS]`
- * (runtime/kernels.ts explains the spec and the dispatch). A function, not an array, so
- * that this module may import the constants of body.ts without an evaluation-order cycle.
+ * (runtime/kernels.ts explains the spec and the dispatch). The constants come as
+ * arguments (body.ts passes G and DAMPENING), so this module imports nothing of body.ts:
+ * no import cycle.
  *
  * Agreement with the TypeScript methods (test/wasm-kernels.test.ts checks both):
  *  - update: bit-identical. The kernel computes in f64 and rounds at each field store, as
@@ -15,14 +16,9 @@
  *    a wide margin.
  */
 import type { KernelSpec } from '../../runtime/index.js';
-import { DAMPENING, G } from './body.js';
 
 /** Relative tolerance of computeForce, against the sum of the magnitudes of its terms. */
 export const FORCE_TOLERANCE = 1e-5;
-
-export function bodyKernels(): readonly KernelSpec[] {
-  return gravityKernels(G, DAMPENING);
-}
 
 /**
  * The specs of computeForce and update for any class with nbody's fields (posX, posY,
