@@ -33,7 +33,7 @@ export type { InvalidHandleReason } from './errors.js';
 export { HierarchicalBitmap, bitmapWords } from './bitmap.js';
 export { layoutConstants, LAYOUT_VERSION } from './layout.js';
 export { KERNELS } from './kernel-spec.js';
-export type { Backend, KernelDeclaration, KernelParam, KernelSpec } from './kernel-spec.js';
+export type { Backend, KernelDeclaration, KernelParam, KernelSpec, WgslArgKind, WgslKernel } from './kernel-spec.js';
 export type { WasmOptions, WasmVariant } from './wasm-options.js';
 export type { GpuAdapterSummary, GpuOptions, GpuRunnerStats, WebGpuOptions } from './webgpu/options.js';
 export { retryLimits } from './shared.js';

@@ -2,18 +2,19 @@
  * Kernels: other implementations of class methods, chosen per runtime by its backend
  * ('ts', 'wasm' or 'webgpu': three implementations of one method).
  *
- * A class declares its kernels as a static, next to the methods they implement:
+ * A class declares its kernels as a static, next to the methods they implement, one
+ * declaration (KernelSpec, runtime/kernel-spec.ts) per method carrying every backend:
  *
  *   export class Body extends object({ ... }) {
- *     static readonly [KERNELS] = bodyKernels;     // () => KernelSpec[] (or the array itself)
+ *     static readonly [KERNELS] = gravityKernels(G, DAMPENING); // KernelSpec[] (or () => KernelSpec[])
  *     computeForce(): void { ... }                 // the TypeScript method stays the reference
  *   }
  *
- * A KernelSpec is plain data — method name, wasm export name, and how the kernel's
- * parameters are made — so any thread that has the class (the main thread, and every worker,
- * which imports the application's modules) re-creates the same dispatch from the class
- * alone; nothing is registered by side effect. A function form is accepted so that the spec
- * module may import constants from the class module without an import cycle at evaluation.
+ * A KernelSpec is plain data — method name, wasm export name, how the kernel's parameters
+ * are made, and the WGSL kernel if any — so any thread that has the class (the main thread,
+ * and every worker, which imports the application's modules) re-creates the same dispatch
+ * from the class alone; nothing is registered by side effect. kernelFor() (kernel-spec.ts)
+ * is the one lookup of a declaration, for this dispatch and for the GPU runner alike.
  *
  * Which implementation runs (per concrete type T and method M, decided once per thread):
  *  (K1) backend 'ts': the TypeScript method, always.
@@ -50,12 +51,12 @@
 import { UsageError } from './errors.js';
 import type { Heap } from './heap.js';
 import type { TypeLayout, TypeTable } from './layout.js';
-import { SmmoObject, type ScalarKind, type SmmoClass } from './schema.js';
-import { checkBackend, ownKernels, type Backend, type KernelSpec } from './kernel-spec.js';
+import type { ScalarKind } from './schema.js';
+import { checkBackend, kernelFor, type Backend, type KernelSpec } from './kernel-spec.js';
 import type { WasmInstance } from './wasm.js';
 
-export { BACKENDS, checkBackend, KERNELS, ownKernels } from './kernel-spec.js';
-export type { Backend, KernelDeclaration, KernelParam, KernelSpec } from './kernel-spec.js';
+export { BACKENDS, checkBackend, declaredMethods, kernelFor, KERNELS, ownKernels } from './kernel-spec.js';
+export type { Backend, KernelDeclaration, KernelParam, KernelSpec, WgslKernel } from './kernel-spec.js';
 
 /**
  * What kernels need of a thread (ThreadContext implements it; a narrow interface so that
@@ -241,13 +242,13 @@ export class KernelDispatch {
 
   /** Which backend runs `method` on concrete type `typeId` (K1, K2). */
   backendFor(typeId: number, method: string): Backend {
-    return this.backend === 'ts' || findSpec(this.ctx.table.types[typeId]!, method) === null ? 'ts' : 'wasm';
+    return this.backend === 'ts' || kernelFor(this.ctx.table.types[typeId]!, method) === null ? 'ts' : 'wasm';
   }
 
   private resolve(typeId: number, method: string): BoundKernel | null {
     if (this.wasm === null) return null;
     const t = this.ctx.table.types[typeId]!;
-    const spec = findSpec(t, method);
+    const spec = kernelFor(t, method);
     if (spec === null) return null;
     const label = `${t.name}.${method}`;
     const fn = this.wasm.fn(spec.export);
@@ -257,17 +258,6 @@ export class KernelDispatch {
       );
     return new BoundKernel(this.ctx, this.wasm, fn, label, t, spec);
   }
-}
-
-/** The kernel spec for `method` on concrete type `t` (K2), or null. */
-function findSpec(t: TypeLayout, method: string): KernelSpec | null {
-  const impl = (t.cls.prototype as unknown as Record<string, unknown>)[method];
-  for (let c: SmmoClass | null = t.cls; c !== null && (c as unknown) !== SmmoObject; c = Object.getPrototypeOf(c) as SmmoClass | null) {
-    const spec = ownKernels(c).find((s) => s.method === method);
-    if (spec === undefined) continue;
-    return (c.prototype as unknown as Record<string, unknown>)[method] === impl ? spec : null;
-  }
-  return null;
 }
 
 /**

@@ -15,13 +15,40 @@
  *    more in the worst case (in practice √n), so 1e-5 holds up to thousands of bodies with
  *    a wide margin.
  */
-import type { KernelSpec } from '../../runtime/index.js';
+import type { KernelSpec, WgslKernel } from '../../runtime/index.js';
 
 /** Relative tolerance of computeForce, against the sum of the magnitudes of its terms. */
 export const FORCE_TOLERANCE = 1e-5;
 
 /**
- * The specs of computeForce and update for any class with nbody's fields (posX, posY,
+ * Backend 'webgpu' of computeForce: runtime/webgpu/wgsl/nbody_compute_force.wgsl. Flops per
+ * pair as written there: 2 sub, 2 mul + 1 add (dist²), 1 rsqrt, 1 add (+ DAMPENING), 1 mul
+ * (·mass), 1 div, 4 mul (f·dx·inv, f·dy·inv), 2 add (accumulate) = 15, counting rsqrt and
+ * div as 1 each.
+ */
+export const COMPUTE_FORCE_WGSL: WgslKernel = {
+  file: 'nbody_compute_force.wgsl',
+  fields: { posX: 'f32', posY: 'f32', mass: 'f32', forceX: 'f32', forceY: 'f32' },
+  args: [],
+  values: ['G_CONST', 'DAMPENING'],
+  tunables: { WG: 128, SPLIT: 0 }, // SPLIT 0: automatic (runtime/webgpu/runner.ts AUTO_SPLIT_GROUPS); 1: the sequential order exactly
+  dispatch: 'split-reduce',
+  visitsOwnClass: true,
+  flops: { perPair: 15 },
+};
+
+/** Backend 'webgpu' of update: runtime/webgpu/wgsl/nbody_update.wgsl. */
+export const UPDATE_WGSL: WgslKernel = {
+  file: 'nbody_update.wgsl',
+  fields: { posX: 'f32', posY: 'f32', velX: 'f32', velY: 'f32', forceX: 'f32', forceY: 'f32', mass: 'f32' },
+  args: ['f32'],
+  tunables: { WG: 128 },
+  dispatch: 'per-object',
+  flops: { perObject: 10 }, // (F·dt)/m + v: 3, ×2; p + v·dt: 2, ×2
+};
+
+/**
+ * The kernels of computeForce and update (WASM and WGSL) for any class with nbody's fields (posX, posY,
  * velX, velY, forceX, forceY, mass: f32) and its `deviceDo(Body, …)` force loop, with the
  * given gravitational constant and dampening: nbody's Body and collision's.
  */
@@ -41,6 +68,7 @@ export function gravityKernels(g: number, dampening: number): KernelSpec[] {
         { kind: 'value', value: g },
         { kind: 'value', value: dampening },
       ],
+      wgsl: COMPUTE_FORCE_WGSL,
     },
     {
       method: 'update',
@@ -55,6 +83,7 @@ export function gravityKernels(g: number, dampening: number): KernelSpec[] {
         { kind: 'field', name: 'mass', type: 'f32' },
         { kind: 'arg', index: 0 }, // dt
       ],
+      wgsl: UPDATE_WGSL,
     },
   ];
 }
