@@ -22,12 +22,31 @@ import { SmmoObject, type ScalarKind, type SmmoClass } from './schema.js';
 /** The key of a class's kernel declaration. */
 export const KERNELS: unique symbol = Symbol.for('smmo.kernels');
 
-/** `type`: the field kind the kernel reads (checked against the class; a mismatch is a UsageError). */
+/** The type of a number parameter in the kernel's table (Rust f32, f64, u32, i32). */
+export type KernelNumberType = 'f32' | 'f64' | 'u32' | 'i32';
+
+/**
+ * How the host makes one parameter of a WASM kernel (kernels.ts, "Kernel call ABI"; its
+ * place and type in the table: kernel-params.ts). `type` of a field: the field kind the
+ * kernel reads (checked against the class; a mismatch is a KernelParamsError). A field
+ * parameter reads the field of its own name unless `name` says otherwise.
+ */
 export type KernelParam =
-  | { readonly kind: 'field'; readonly name: string; readonly type: ScalarKind; readonly element?: number; readonly class?: string }
+  | {
+      readonly kind: 'field';
+      readonly type: ScalarKind;
+      /** The field (default: the parameter's name). */
+      readonly name?: string;
+      /** One element of an inline array field. */
+      readonly element?: number;
+      /** Elements 0 … elements − 1 of an inline array field: an array of offsets in the table. */
+      readonly elements?: number;
+      /** A concrete class whose offset of the field to pass instead of the running type's. */
+      readonly class?: string;
+    }
   | { readonly kind: 'typeId'; readonly class: string }
-  | { readonly kind: 'arg'; readonly index: number }
-  | { readonly kind: 'value'; readonly value: number }
+  | { readonly kind: 'arg'; readonly index: number; readonly type: KernelNumberType }
+  | { readonly kind: 'value'; readonly value: number; readonly type: KernelNumberType }
   | { readonly kind: 'deviceDo'; readonly class: string; readonly fields: readonly string[]; readonly type: ScalarKind };
 
 export type WgslArgKind = 'f32' | 'u32' | 'i32';
@@ -45,8 +64,8 @@ export interface WgslKernel {
   readonly fields: Readonly<Record<string, ScalarKind>>;
   /** Kinds of the method's arguments, packed from byte 16 of the Params uniform (4 bytes each). */
   readonly args: readonly WgslArgKind[];
-  /** Override names bound, in order, to the declaration's `value` params. */
-  readonly values?: readonly string[];
+  /** Override name → name of the declaration's `value` param it is bound to. */
+  readonly values?: Readonly<Record<string, string>>;
   /** Override constants and their defaults (WG must be a multiple of 32 for 'split-reduce'). */
   readonly tunables: Readonly<Record<string, number>>;
   /**
@@ -69,8 +88,11 @@ export interface KernelSpec {
   readonly method: string;
   /** Backend 'wasm': name of the function exported by the wasm module. */
   readonly export: string;
-  /** Backend 'wasm': how the host makes the kernel's parameters (kernels.ts, "Kernel call ABI"). */
-  readonly params: readonly KernelParam[];
+  /**
+   * Backend 'wasm': the kernel's parameter table, name → how the host makes it, in table
+   * order; wasm/src/params.rs is generated from it (kernel-params.ts P1–P3).
+   */
+  readonly params: Readonly<Record<string, KernelParam>>;
   /** Backend 'webgpu': the WGSL kernel, if the method has one. */
   readonly wgsl?: WgslKernel;
 }

@@ -150,15 +150,14 @@ gtest(title('consecutive GPU passes keep the heap on the GPU; the host copy is r
 
 // A class with the nbody fields whose update declares nbody's kernels (WASM and WGSL), whose
 // spin declares a WASM kernel but no WGSL one, and whose nudge has no kernel at all.
-const moverFields: KernelParam[] = ['posX', 'posY', 'velX', 'velY', 'forceX', 'forceY', 'mass'].map((name): KernelParam => ({
-  kind: 'field',
-  name,
-  type: 'f32',
-}));
+const moverParams: Record<string, KernelParam> = {
+  ...Object.fromEntries(['posX', 'posY', 'velX', 'velY', 'forceX', 'forceY', 'mass'].map((name) => [name, { kind: 'field', type: 'f32' }])),
+  dt: { kind: 'arg', index: 0, type: 'f64' },
+};
 class Mover extends object({ posX: f32, posY: f32, velX: f32, velY: f32, forceX: f32, forceY: f32, mass: f32 }) {
   static readonly [KERNELS]: readonly KernelSpec[] = [
-    { method: 'update', export: 'nbody_update', params: [...moverFields, { kind: 'arg', index: 0 }], wgsl: UPDATE_WGSL },
-    { method: 'spin', export: 'no_such_kernel', params: [] },
+    { method: 'update', export: 'nbody_update', params: moverParams, wgsl: UPDATE_WGSL },
+    { method: 'spin', export: 'no_such_kernel', params: {} },
   ];
   nudge(dx: number): void {
     this.posX += dx;
@@ -226,9 +225,7 @@ gtest(title('a method without a WGSL kernel falls back to TypeScript after a dow
 });
 
 class Mover64 extends object({ posX: f64, posY: f32, velX: f32, velY: f32, forceX: f32, forceY: f32, mass: f32 }) {
-  static readonly [KERNELS]: readonly KernelSpec[] = [
-    { method: 'update', export: 'nbody_update', params: [...moverFields, { kind: 'arg', index: 0 }], wgsl: UPDATE_WGSL },
-  ];
+  static readonly [KERNELS]: readonly KernelSpec[] = [{ method: 'update', export: 'nbody_update', params: moverParams, wgsl: UPDATE_WGSL }];
   update(): void {}
 }
 

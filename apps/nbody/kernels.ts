@@ -30,7 +30,7 @@ export const COMPUTE_FORCE_WGSL: WgslKernel = {
   file: 'nbody_compute_force.wgsl',
   fields: { posX: 'f32', posY: 'f32', mass: 'f32', forceX: 'f32', forceY: 'f32' },
   args: [],
-  values: ['G_CONST', 'DAMPENING'],
+  values: { G_CONST: 'g', DAMPENING: 'dampening' },
   tunables: { WG: 128, SPLIT: 0 }, // SPLIT 0: automatic (runtime/webgpu/runner.ts AUTO_SPLIT_GROUPS); 1: the sequential order exactly
   dispatch: 'split-reduce',
   visitsOwnClass: true,
@@ -53,36 +53,37 @@ export const UPDATE_WGSL: WgslKernel = {
  * given gravitational constant and dampening: nbody's Body and collision's.
  */
 export function gravityKernels(g: number, dampening: number): KernelSpec[] {
+  const f32 = { kind: 'field', type: 'f32' } as const; // the field of the parameter's name
   return [
     {
       method: 'computeForce',
       export: 'nbody_compute_force',
-      params: [
-        { kind: 'field', name: 'posX', type: 'f32' },
-        { kind: 'field', name: 'posY', type: 'f32' },
-        { kind: 'field', name: 'forceX', type: 'f32' },
-        { kind: 'field', name: 'forceY', type: 'f32' },
-        { kind: 'field', name: 'mass', type: 'f32' },
+      params: {
+        posX: f32,
+        posY: f32,
+        forceX: f32,
+        forceY: f32,
+        mass: f32,
         // the method's deviceDo(Body, …): every Body of the pass, subclasses included
-        { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
-        { kind: 'value', value: g },
-        { kind: 'value', value: dampening },
-      ],
+        sources: { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
+        g: { kind: 'value', value: g, type: 'f32' },
+        dampening: { kind: 'value', value: dampening, type: 'f32' },
+      },
       wgsl: COMPUTE_FORCE_WGSL,
     },
     {
       method: 'update',
       export: 'nbody_update',
-      params: [
-        { kind: 'field', name: 'posX', type: 'f32' },
-        { kind: 'field', name: 'posY', type: 'f32' },
-        { kind: 'field', name: 'velX', type: 'f32' },
-        { kind: 'field', name: 'velY', type: 'f32' },
-        { kind: 'field', name: 'forceX', type: 'f32' },
-        { kind: 'field', name: 'forceY', type: 'f32' },
-        { kind: 'field', name: 'mass', type: 'f32' },
-        { kind: 'arg', index: 0 }, // dt
-      ],
+      params: {
+        posX: f32,
+        posY: f32,
+        velX: f32,
+        velY: f32,
+        forceX: f32,
+        forceY: f32,
+        mass: f32,
+        dt: { kind: 'arg', index: 0, type: 'f64' },
+      },
       wgsl: UPDATE_WGSL,
     },
   ];

@@ -8,8 +8,8 @@
  * runtime/kernels.ts): the spec of M declared by the nearest class on T's prototype chain,
  * unless T overrides M below it. Then its `wgsl`, checked against T: every field it names
  * (bound by name to `override F_<field>`, the byte offset of the field's SOA array in T's
- * blocks) must exist with the declared kind. The spec's `value` params bind, in order, to
- * the kernel's `values` overrides (so an app's constants reach the GPU), its `arg` params
+ * blocks) must exist with the declared kind. The kernel's `values` bind overrides to the
+ * declaration's `value` params by name (so an app's constants reach the GPU), its `arg` params
  * to the Params uniform (after list_start, list_count and two pad words, 4 bytes each,
  * kinds `args`). Anything that does not fit runs in TypeScript (the runner counts a
  * fallback and says why).
@@ -32,15 +32,16 @@ export function kernelMismatch(k: WgslKernel, t: TypeLayout, spec: KernelSpec): 
     if (f.kind !== kind || f.length !== 0)
       return `${t.name}.${name} is ${f.length ? `an array of ${f.kind}` : f.kind}, the kernel needs ${kind}`;
   }
-  const values = spec.params.filter((p) => p.kind === 'value');
-  if (values.length !== (k.values?.length ?? 0))
-    return `the spec passes ${values.length} constant(s), the WGSL kernel takes ${k.values?.length ?? 0}`;
-  const args = spec.params.filter((p) => p.kind === 'arg');
+  const params = Object.values(spec.params);
+  for (const [override, name] of Object.entries(k.values ?? {}))
+    if (spec.params[name]?.kind !== 'value')
+      return `the WGSL kernel binds ${override} to ${name}, which is not a value param of the declaration`;
+  const args = params.filter((p) => p.kind === 'arg');
   if (args.length !== k.args.length || args.some((p, i) => p.kind === 'arg' && p.index !== i)) {
     return `the spec passes arguments [${args.map((p) => (p.kind === 'arg' ? p.index : -1)).join(', ')}], the WGSL kernel takes ${k.args.length} in order`;
   }
   if (k.visitsOwnClass) {
-    const dd = spec.params.filter((p) => p.kind === 'deviceDo');
+    const dd = params.filter((p) => p.kind === 'deviceDo');
     if (dd.length !== 1 || (dd[0]!.kind === 'deviceDo' && dd[0]!.class !== t.name))
       return `the WGSL kernel visits ${t.name} objects only, the spec's deviceDo differs`;
     if (t.concrete.length !== 1) return `${t.name} has subclasses; the WGSL kernel visits ${t.name} objects only`;
@@ -48,13 +49,12 @@ export function kernelMismatch(k: WgslKernel, t: TypeLayout, spec: KernelSpec): 
   return null;
 }
 
-/** The spec's `value` params bound to the kernel's override names. */
+/** The declaration's `value` params bound to the kernel's override names. */
 export function kernelValues(k: WgslKernel, spec: KernelSpec): Record<string, number> {
   const out: Record<string, number> = {};
-  const values = spec.params.filter((p) => p.kind === 'value');
-  (k.values ?? []).forEach((name, i) => {
-    const p = values[i];
-    if (p?.kind === 'value') out[name] = p.value;
-  });
+  for (const [override, name] of Object.entries(k.values ?? {})) {
+    const p = spec.params[name];
+    if (p?.kind === 'value') out[override] = p.value;
+  }
   return out;
 }
