@@ -30,10 +30,10 @@ import { arch, cpus, platform } from 'node:os';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import app from '../apps/nbody/index.js';
+import { COMPUTE_FORCE_WGSL, UPDATE_WGSL } from '../apps/nbody/kernels.js';
 import { createRuntime } from '../index.js';
 import { checkOneStep, crossCheck, formatCrossCheck, type CrossCheckReport } from '../cli/check.js';
 import { GpuContext, knownFp32Peak } from '../runtime/webgpu/device.js';
-import { findWgslKernel } from '../runtime/webgpu/wgsl-kernels.js';
 
 const ORIGINAL_SECONDS = 22.6; // original CUDA DynaSOAr, 20 000 × 3 000, H100 (issue 5)
 
@@ -93,8 +93,8 @@ try {
   const stats = runner.stats;
   if (stats.fallbackPasses > 0) throw new Error(`some passes ran in TypeScript: ${JSON.stringify(stats.fallbacks)}`);
 
-  const perPair = findWgslKernel('nbody_compute_force')!.flops!.perPair!;
-  const perBody = findWgslKernel('nbody_update')!.flops!.perObject!;
+  const perPair = COMPUTE_FORCE_WGSL.flops!.perPair!;
+  const perBody = UPDATE_WGSL.flops!.perObject!;
   const flops = (N * (N - 1) * perPair + N * perBody) * K;
   const gflops = flops / seconds / 1e9;
   console.log(

@@ -58,6 +58,21 @@ export class SchemaError extends SmmoError {}
 export class UsageError extends SmmoError {}
 
 /**
+ * A kernel declaration's parameters do not fit: a parameter missing, extra, swapped,
+ * misnamed or of the wrong type, against the class (a field's kind) or against the table
+ * the WebAssembly module was built with (runtime/kernel-params.ts P3). Raised when the
+ * kernel is bound, before it runs. `kernel` names it ('Class.method' or the declaration).
+ */
+export class KernelParamsError extends UsageError {
+  constructor(
+    readonly kernel: string,
+    detail: string,
+  ) {
+    super(`${kernel}: ${detail}`);
+  }
+}
+
+/**
  * A bounded retry loop ran out: a lock-free operation could not complete within its
  * budget. Under correct use this means another thread died in the middle of an
  * operation, or the heap's invariants were broken by forged writes.

@@ -22,6 +22,7 @@ export {
   HeapCorruptionError,
   HeapExhaustedError,
   InvalidHandleError,
+  KernelParamsError,
   MethodError,
   PassTimeoutError,
   SchemaError,
@@ -33,7 +34,7 @@ export type { InvalidHandleReason } from './errors.js';
 export { HierarchicalBitmap, bitmapWords } from './bitmap.js';
 export { layoutConstants, LAYOUT_VERSION } from './layout.js';
 export { KERNELS } from './kernel-spec.js';
-export type { Backend, KernelDeclaration, KernelParam, KernelSpec } from './kernel-spec.js';
+export type { Backend, KernelDeclaration, KernelNumberType, KernelParam, KernelSpec, WgslArgKind, WgslKernel } from './kernel-spec.js';
 export type { WasmOptions, WasmVariant } from './wasm-options.js';
 export type { GpuAdapterSummary, GpuOptions, GpuRunnerStats, WebGpuOptions } from './webgpu/options.js';
 export { retryLimits } from './shared.js';

@@ -1,29 +1,100 @@
 /**
- * How a class declares its kernels, and the backends: plain data and the checks on it.
- * Split from kernels.ts (which binds kernels to a thread's WebAssembly instance) so that
- * the public declarations (runtime/index.ts) name no WebAssembly type: a strict consumer
- * (`skipLibCheck: false`, no DOM lib) type-checks them. kernels.ts documents the ABI.
+ * How a class declares its kernels, the one lookup of a declaration, and the backends:
+ * plain data and the checks on it. Split from kernels.ts (which binds kernels to a
+ * thread's WebAssembly instance) so that the public declarations (runtime/index.ts) name
+ * no WebAssembly or WebGPU type: a strict consumer (`skipLibCheck: false`, no DOM lib)
+ * type-checks them. kernels.ts documents the WASM ABI, runtime/webgpu/wgsl-kernels.ts the
+ * WGSL one.
+ *
+ * One declaration per method (KernelSpec), in the class's static [KERNELS], carries every
+ * backend of that method:
+ *   'ts'      the TypeScript method `method` of the class itself (the reference);
+ *   'wasm'    the function `export` of the WebAssembly module, with its parameters `params`;
+ *   'webgpu'  the WGSL kernel `wgsl` (optional: without it the method runs in TypeScript).
+ * Nothing is registered anywhere: every thread finds the declaration from the class alone,
+ * through kernelFor() — the one lookup that the WASM dispatch (kernels.ts) and the GPU
+ * runner (runtime/webgpu/runner.ts) both use.
  */
 import { UsageError } from './errors.js';
-import type { ScalarKind, SmmoClass } from './schema.js';
+import type { TypeLayout } from './layout.js';
+import { SmmoObject, type ScalarKind, type SmmoClass } from './schema.js';
 
 /** The key of a class's kernel declaration. */
 export const KERNELS: unique symbol = Symbol.for('smmo.kernels');
 
-/** `type`: the field kind the kernel reads (checked against the class; a mismatch is a UsageError). */
+/** The type of a number parameter in the kernel's table (Rust f32, f64, u32, i32). */
+export type KernelNumberType = 'f32' | 'f64' | 'u32' | 'i32';
+
+/**
+ * How the host makes one parameter of a WASM kernel (kernels.ts, "Kernel call ABI"; its
+ * place and type in the table: kernel-params.ts). `type` of a field: the field kind the
+ * kernel reads (checked against the class; a mismatch is a KernelParamsError). A field
+ * parameter reads the field of its own name unless `name` says otherwise.
+ */
 export type KernelParam =
-  | { readonly kind: 'field'; readonly name: string; readonly type: ScalarKind; readonly element?: number; readonly class?: string }
+  | {
+      readonly kind: 'field';
+      readonly type: ScalarKind;
+      /** The field (default: the parameter's name). */
+      readonly name?: string;
+      /** One element of an inline array field. */
+      readonly element?: number;
+      /** Elements 0 … elements − 1 of an inline array field: an array of offsets in the table. */
+      readonly elements?: number;
+      /** A concrete class whose offset of the field to pass instead of the running type's. */
+      readonly class?: string;
+    }
   | { readonly kind: 'typeId'; readonly class: string }
-  | { readonly kind: 'arg'; readonly index: number }
-  | { readonly kind: 'value'; readonly value: number }
+  | { readonly kind: 'arg'; readonly index: number; readonly type: KernelNumberType }
+  | { readonly kind: 'value'; readonly value: number; readonly type: KernelNumberType }
   | { readonly kind: 'deviceDo'; readonly class: string; readonly fields: readonly string[]; readonly type: ScalarKind };
 
+export type WgslArgKind = 'f32' | 'u32' | 'i32';
+
+/**
+ * The WGSL kernel of a method (backend 'webgpu'; runtime/webgpu/wgsl-kernels.ts checks it
+ * against the class and the declaration's params, runtime/webgpu/runner.ts runs it).
+ */
+export interface WgslKernel {
+  /** File in runtime/webgpu/wgsl/ (appended to the generated prelude). */
+  readonly file: string;
+  /** Extra library files appended after it (e.g. alloc.wgsl). */
+  readonly libraries?: readonly string[];
+  /** Field name → kind, bound to `override F_<name>` (byte offset of the field in a block). */
+  readonly fields: Readonly<Record<string, ScalarKind>>;
+  /** Kinds of the method's arguments, packed from byte 16 of the Params uniform (4 bytes each). */
+  readonly args: readonly WgslArgKind[];
+  /** Override name → name of the declaration's `value` param it is bound to. */
+  readonly values?: Readonly<Record<string, string>>;
+  /** Override constants and their defaults (WG must be a multiple of 32 for 'split-reduce'). */
+  readonly tunables: Readonly<Record<string, number>>;
+  /**
+   * 'per-object': one invocation per (list position, slot), entry point `main`.
+   * 'split-reduce': `main` dispatched with z = SPLIT parts writing partial sums to
+   * binding 2, then `reduce` when SPLIT > 1 (nbody computeForce).
+   */
+  readonly dispatch: 'per-object' | 'split-reduce';
+  /** The method reads every object of its own class (deviceDo): the class must have no subclasses. */
+  readonly visitsOwnClass?: boolean;
+  /** The kernel allocates or frees objects: the host's block lists are stale after it. */
+  readonly allocates?: boolean;
+  /** Floating-point operations per object pair or object, for benchmark reports (documented in the .wgsl). */
+  readonly flops?: { perPair?: number; perObject?: number };
+}
+
+/** One method's kernels: every backend of it (the module comment). */
 export interface KernelSpec {
-  /** The method this kernel implements. */
+  /** The method these kernels implement (the class's TypeScript method of that name is backend 'ts'). */
   readonly method: string;
-  /** Name of the function exported by the wasm module. */
+  /** Backend 'wasm': name of the function exported by the wasm module. */
   readonly export: string;
-  readonly params: readonly KernelParam[];
+  /**
+   * Backend 'wasm': the kernel's parameter table, name → how the host makes it, in table
+   * order; wasm/src/params.rs is generated from it (kernel-params.ts P1–P3).
+   */
+  readonly params: Readonly<Record<string, KernelParam>>;
+  /** Backend 'webgpu': the WGSL kernel, if the method has one. */
+  readonly wgsl?: WgslKernel;
 }
 
 export type KernelDeclaration = readonly KernelSpec[] | (() => readonly KernelSpec[]);
@@ -50,4 +121,35 @@ export function ownKernels(cls: SmmoClass): readonly KernelSpec[] {
   const specs = typeof decl === 'function' ? decl() : decl;
   if (!Array.isArray(specs)) throw new UsageError(`${cls.name}[KERNELS] must be an array of kernel specs or a function returning one`);
   return specs as readonly KernelSpec[];
+}
+
+/**
+ * The declaration that implements `method` for concrete type `t`, or null (kernels.ts K2):
+ * the spec of `method` declared by the nearest class C on t's prototype chain (t itself
+ * first), provided t does not override the method below C; otherwise null (the TypeScript
+ * method runs). The one lookup of every backend.
+ */
+export function kernelFor(t: TypeLayout, method: string): KernelSpec | null {
+  const impl = (t.cls.prototype as unknown as Record<string, unknown>)[method];
+  for (const c of classChain(t.cls)) {
+    const spec = ownKernels(c).find((s) => s.method === method);
+    if (spec === undefined) continue;
+    return (c.prototype as unknown as Record<string, unknown>)[method] === impl ? spec : null;
+  }
+  return null;
+}
+
+/** The methods that some class on t's prototype chain declares kernels for (kernelFor may still say null: an override). */
+export function declaredMethods(t: TypeLayout): string[] {
+  const methods = new Set<string>();
+  for (const c of classChain(t.cls)) for (const spec of ownKernels(c)) methods.add(spec.method);
+  return [...methods];
+}
+
+/** `cls` and its superclasses up to (not including) SmmoObject. */
+function classChain(cls: SmmoClass): SmmoClass[] {
+  const out: SmmoClass[] = [];
+  for (let c: SmmoClass | null = cls; c !== null && (c as unknown) !== SmmoObject; c = Object.getPrototypeOf(c) as SmmoClass | null)
+    out.push(c);
+  return out;
 }

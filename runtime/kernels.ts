@@ -2,18 +2,19 @@
  * Kernels: other implementations of class methods, chosen per runtime by its backend
  * ('ts', 'wasm' or 'webgpu': three implementations of one method).
  *
- * A class declares its kernels as a static, next to the methods they implement:
+ * A class declares its kernels as a static, next to the methods they implement, one
+ * declaration (KernelSpec, runtime/kernel-spec.ts) per method carrying every backend:
  *
  *   export class Body extends object({ ... }) {
- *     static readonly [KERNELS] = bodyKernels;     // () => KernelSpec[] (or the array itself)
+ *     static readonly [KERNELS] = gravityKernels(G, DAMPENING); // KernelSpec[] (or () => KernelSpec[])
  *     computeForce(): void { ... }                 // the TypeScript method stays the reference
  *   }
  *
- * A KernelSpec is plain data — method name, wasm export name, and how the kernel's
- * parameters are made — so any thread that has the class (the main thread, and every worker,
- * which imports the application's modules) re-creates the same dispatch from the class
- * alone; nothing is registered by side effect. A function form is accepted so that the spec
- * module may import constants from the class module without an import cycle at evaluation.
+ * A KernelSpec is plain data — method name, wasm export name, how the kernel's parameters
+ * are made, and the WGSL kernel if any — so any thread that has the class (the main thread,
+ * and every worker, which imports the application's modules) re-creates the same dispatch
+ * from the class alone; nothing is registered by side effect. kernelFor() (kernel-spec.ts)
+ * is the one lookup of a declaration, for this dispatch and for the GPU runner alike.
  *
  * Which implementation runs (per concrete type T and method M, decided once per thread):
  *  (K1) backend 'ts': the TypeScript method, always.
@@ -26,53 +27,74 @@
  *       the CLI's --json show what ran where.
  *
  * Kernel call ABI (wasm/src/lib.rs, "kernel contract"): the exported function receives
- *   (block-list byte offset, from, to, blocks byte offset, block bytes, ...params)
+ *   (block-list byte offset, from, to, blocks byte offset, block bytes, parameter table address)
  * and runs the method on the blocks at positions [from, to) of the pass's block list, each
  * block's lanes masked by its iteration bitmap (the same blocks and bits runBlocks uses).
- * Then one or two numbers per KernelParam, in order:
- *   field     byte offset of the field's SOA array (element `element` of an inline array)
- *             within a block of T, from T's TypeLayout (layout.ts, the single source); the
- *             field must be of kind `type`. With `class`: the field's offset in the blocks of
- *             that concrete class instead of T's (a kernel that follows a reference, e.g. an
- *             agent reading the cell it stands on; a concrete class, since an inherited
- *             field's offset differs per concrete type);
+ * The parameter table (kernel-params.ts: its layout, the generated Rust struct, and the
+ * check by name and type when the kernel is bound) holds one entry per declared param:
+ *   field     byte offset of the field's SOA array (element `element` of an inline array;
+ *             with `elements: n`, the offsets of elements 0…n−1) within a block of T, from
+ *             T's TypeLayout (layout.ts, the single source); the field (`name`, default the
+ *             param's name) must be of kind `type`. With `class`: the field's offset in the
+ *             blocks of that concrete class instead of T's (a kernel that follows a
+ *             reference, e.g. an agent reading the cell it stands on; a concrete class,
+ *             since an inherited field's offset differs per concrete type);
  *   typeId    the type id of concrete class `class`, as block headers hold it
  *             (BLOCK_TYPE_WORD): with it a kernel tells the concrete type of a referenced
  *             object, as `instanceof` does for a class without subclasses;
- *   arg       argument `index` of the parallelDo call (a number);
- *   value     a constant;
- *   deviceDo  two numbers (pointer, count) to a table written into the thread's scratch area,
- *             one entry per concrete type S of `class`: [first index, count] of S's blocks in
- *             the pass's block list, then the byte offsets of `fields` in S's blocks.
- *             Inside a pass that is exactly what ThreadContext.deviceDo visits: the listed
- *             blocks and their iteration bitmaps.
+ *   arg       argument `index` of the parallelDo call (a number), stored as `type`;
+ *   value     a constant, stored as `type`;
+ *   deviceDo  (pointer, count) of a table written into the thread's scratch area after the
+ *             parameter table, one entry per concrete type S of `class`: [first index,
+ *             count] of S's blocks in the pass's block list, then the byte offsets of
+ *             `fields` in S's blocks. Inside a pass that is exactly what
+ *             ThreadContext.deviceDo visits: the listed blocks and their iteration bitmaps.
  */
-import { UsageError } from './errors.js';
-import type { TypeLayout } from './layout.js';
-import { SmmoObject, type ScalarKind, type SmmoClass } from './schema.js';
-import type { ThreadContext } from './thread.js';
-import { checkBackend, ownKernels, type Backend, type KernelSpec } from './kernel-spec.js';
+import { KernelParamsError, UsageError } from './errors.js';
+import type { Heap } from './heap.js';
+import { checkDescriptor, paramTable, type ParamTable } from './kernel-params.js';
+import type { TypeLayout, TypeTable } from './layout.js';
+import type { ScalarKind } from './schema.js';
+import { checkBackend, kernelFor, type Backend, type KernelSpec } from './kernel-spec.js';
 import type { WasmInstance } from './wasm.js';
 
-export { BACKENDS, checkBackend, KERNELS, ownKernels } from './kernel-spec.js';
-export type { Backend, KernelDeclaration, KernelParam, KernelSpec } from './kernel-spec.js';
+export { BACKENDS, checkBackend, declaredMethods, kernelFor, KERNELS, ownKernels } from './kernel-spec.js';
+export type { Backend, KernelDeclaration, KernelNumberType, KernelParam, KernelSpec, WgslKernel } from './kernel-spec.js';
+
+/**
+ * What kernels need of a thread (ThreadContext implements it; a narrow interface so that
+ * thread.ts may import this module without an import cycle): its heap view, the classes,
+ * the running pass's block lists, and where to record which backend ran what (K3).
+ */
+export interface KernelHost {
+  readonly heap: Heap;
+  readonly table: TypeTable;
+  /** The running do-all pass: [first index, count] per type id in the block list; null outside a pass. */
+  readonly pass: { readonly lists: Int32Array } | null;
+  readonly backendUse: Map<string, Backend>;
+  kernels: KernelDispatch;
+}
 
 // ------------------------------------------------------------------ bound kernels
 
 /** Blocks per kernel call (see BoundKernel.run); a call costs about 0.1 µs, a block far more. */
 const CALL_BLOCKS = 8;
 
-/** A kernel bound to one concrete type on one thread: its function and its argument vector. */
+/** A kernel bound to one concrete type on one thread: its function and its parameter table. */
 class BoundKernel {
-  /** Argument vector; positions 1, 2 (from, to), args and nothing else change per call. */
-  private readonly argv: number[];
-  /** [position in argv, parallelDo argument index]. */
-  private readonly argSlots: [number, number][] = [];
-  /** deviceDo tables: position in argv of the pointer, then per source [type id, ...field offsets]. */
+  /** The table's fixed words: [byte offset in the table, ABI number type, value]. */
+  private readonly fixed: [number, string, number][] = [];
+  /** [byte offset in the table, ABI number type, parallelDo argument index]. */
+  private readonly argSlots: [number, string, number][] = [];
+  /** deviceDo tables: byte offset of (pointer, count) in the table, then per source [type id, ...field offsets]. */
   private readonly tables: { at: number; width: number; sources: number[][] }[] = [];
+  private readonly table: ParamTable;
+  private readonly list: number;
+  private readonly blocks: number;
+  private readonly blockBytes: number;
 
   constructor(
-    private readonly ctx: ThreadContext,
+    private readonly ctx: KernelHost,
     private readonly wasm: WasmInstance,
     private readonly fn: (...a: number[]) => number,
     readonly label: string,
@@ -80,78 +102,92 @@ class BoundKernel {
     spec: KernelSpec,
   ) {
     const heap = ctx.heap;
-    this.argv = [heap.plan.blockListOffset, 0, 0, heap.plan.blocksOffset, heap.plan.blockBytes];
-    for (const p of spec.params) {
+    this.list = heap.plan.blockListOffset;
+    this.blocks = heap.plan.blocksOffset;
+    this.blockBytes = heap.plan.blockBytes;
+    this.table = paramTable(spec, label);
+    // The module's table of this export, by name and type (kernel-params.ts P3).
+    const describe = wasm.fn(`smmo_params_${spec.export}`);
+    if (describe === undefined)
+      throw new KernelParamsError(
+        label,
+        `the wasm module ${wasm.file} does not describe the parameters of ${spec.export} (no export smmo_params_${spec.export}); ` +
+          'rebuild it with `node scripts/build-wasm.mjs` (wasm/src/params.rs must declare the kernel)',
+      );
+    checkDescriptor(label, spec.export, readCString(heap.u8, describe()), this.table);
+    for (const e of this.table.entries) {
+      const p = e.param;
       switch (p.kind) {
-        case 'field':
-          this.argv.push(
-            fieldOffset(p.class === undefined ? t : concreteNamed(ctx, p.class, label), p.name, p.type, p.element ?? 0, label),
-          );
+        case 'field': {
+          const owner = p.class === undefined ? t : concreteNamed(ctx, p.class, label);
+          const elements = p.elements === undefined ? [p.element ?? 0] : [...Array(p.elements).keys()];
+          elements.forEach((k, i) => this.fixed.push([e.offset + 4 * i, 'u32', fieldOffset(owner, p.name ?? e.name, p.type, k, label)]));
           break;
+        }
         case 'typeId':
-          this.argv.push(concreteNamed(ctx, p.class, label).id);
+          this.fixed.push([e.offset, 'u32', concreteNamed(ctx, p.class, label).id]);
           break;
         case 'arg':
-          this.argSlots.push([this.argv.length, p.index]);
-          this.argv.push(0);
+          this.argSlots.push([e.offset, p.type, p.index]);
           break;
         case 'value':
-          this.argv.push(p.value);
+          this.fixed.push([e.offset, p.type, p.value]);
           break;
         case 'deviceDo': {
           const src = ctx.table.types.find((u) => u.name === p.class);
           if (!src) throw new UsageError(`${label}: its kernel iterates over class ${p.class}, which is not registered with this runtime`);
           const sources = src.concrete.map((id) => [id, ...p.fields.map((f) => fieldOffset(ctx.table.types[id]!, f, p.type, 0, label))]);
-          this.tables.push({ at: this.argv.length, width: 2 + p.fields.length, sources });
-          this.argv.push(0, 0);
+          this.tables.push({ at: e.offset, width: 2 + p.fields.length, sources });
           break;
         }
-        default:
-          throw new UsageError(`${label}: unknown kernel parameter ${JSON.stringify(p)}`);
       }
     }
-    if (fn.length !== this.argv.length) {
-      throw new UsageError(
-        `${label}: wasm export ${spec.export} takes ${fn.length} parameters but its kernel spec makes ${this.argv.length}; ` +
-          'the spec and wasm/src disagree (rebuild with `node scripts/build-wasm.mjs` after changing either)',
+    if (fn.length !== 6) {
+      throw new KernelParamsError(
+        label,
+        `wasm export ${spec.export} takes ${fn.length} parameters, not the 6 of the kernel ABI (list, from, to, blocks, block bytes, table); ` +
+          'rebuild with `node scripts/build-wasm.mjs`',
       );
     }
   }
 
   run(from: number, to: number, args: readonly unknown[]): void {
-    const v = this.argv;
-    v[1] = from;
-    v[2] = to;
-    for (const [at, index] of this.argSlots) {
-      const x = args[index];
-      if (typeof x !== 'number')
-        throw new UsageError(`${this.label}: argument ${index} must be a number for the wasm kernel, got ${typeof x}`);
-      v[at] = x;
-    }
-    if (this.tables.length > 0) this.writeTables();
+    const at = this.writeTable(args);
     // In chunks: V8 runs a wasm function first as baseline (Liftoff) code and swaps in
     // optimised code only for later calls (it has no on-stack replacement for wasm), so one
     // call per pass would run a whole first pass at baseline speed, about half as fast.
     for (let a = from; a < to; a += CALL_BLOCKS) {
-      v[1] = a;
-      v[2] = Math.min(a + CALL_BLOCKS, to);
-      this.fn(...v);
+      this.fn(this.list, a, Math.min(a + CALL_BLOCKS, to), this.blocks, this.blockBytes, at);
     }
   }
 
-  /** Write the deviceDo source tables of the running pass into this thread's scratch area. */
-  private writeTables(): void {
+  /**
+   * Write the parameter table, then the deviceDo source tables of the running pass, into
+   * this thread's scratch area (rewritten per run: other kernels of the thread use it too);
+   * returns the table's address.
+   */
+  private writeTable(args: readonly unknown[]): number {
+    const heap = this.ctx.heap;
+    const base = this.wasm.scratch;
+    const end = base + this.wasm.scratchBytes;
+    for (const [off, type, v] of this.fixed) store(heap, base + off, type, v);
+    for (const [off, type, index] of this.argSlots) {
+      const x = args[index];
+      if (typeof x !== 'number')
+        throw new UsageError(`${this.label}: argument ${index} must be a number for the wasm kernel, got ${typeof x}`);
+      store(heap, base + off, type, x);
+    }
+    if (this.tables.length === 0) return base;
     const pass = this.ctx.pass;
     if (pass === null) throw new UsageError(`${this.label}: its kernel uses deviceDo and can only run inside a do-all pass`);
-    const u32 = this.ctx.heap.u32;
-    let at = this.wasm.scratch;
-    const end = at + this.wasm.scratchBytes;
+    const u32 = heap.u32;
+    let at = base + this.table.bytes;
     for (const table of this.tables) {
       const bytes = 4 * table.width * table.sources.length;
       if (at + bytes > end)
         throw new UsageError(`${this.label}: deviceDo over ${table.sources.length} classes does not fit the kernel scratch area`);
-      this.argv[table.at] = at;
-      this.argv[table.at + 1] = table.sources.length;
+      u32[(base + table.at) >>> 2] = at;
+      u32[(base + table.at + 4) >>> 2] = table.sources.length;
       let w = at >>> 2;
       for (const s of table.sources) {
         const id = s[0]!;
@@ -161,11 +197,27 @@ class BoundKernel {
       }
       at += bytes;
     }
+    return base;
   }
 }
 
+/** Store number `v` as ABI type `type` at byte `at` (aligned to its size: kernel-params.ts P2). */
+function store(heap: Heap, at: number, type: string, v: number): void {
+  if (type === 'f64') heap.f64[at >>> 3] = v;
+  else if (type === 'f32') heap.f32[at >>> 2] = v;
+  else if (type === 'i32') heap.i32[at >>> 2] = v;
+  else heap.u32[at >>> 2] = v;
+}
+
+/** The NUL-terminated string at byte `at` (at most 4 KiB: a descriptor). */
+function readCString(u8: Uint8Array, at: number): string {
+  let end = at;
+  while (end < u8.length && end - at < 4096 && u8[end] !== 0) end++;
+  return String.fromCharCode(...u8.subarray(at, end));
+}
+
 /** The concrete class named `name` among the runtime's classes (kernel parameters `field` with `class`, `typeId`). */
-function concreteNamed(ctx: ThreadContext, name: string, label: string): TypeLayout {
+function concreteNamed(ctx: KernelHost, name: string, label: string): TypeLayout {
   const u = ctx.table.types.find((x) => x.name === name);
   if (!u) throw new UsageError(`${label}: its kernel reads class ${name}, which is not registered with this runtime`);
   if (u.abstract)
@@ -177,10 +229,10 @@ function concreteNamed(ctx: ThreadContext, name: string, label: string): TypeLay
 
 function fieldOffset(t: TypeLayout, name: string, type: ScalarKind, element: number, label: string): number {
   const f = t.fields.find((x) => x.name === name);
-  if (!f) throw new UsageError(`${label}: its kernel reads field '${name}', which ${t.name} does not have`);
-  if (f.kind !== type) throw new UsageError(`${label}: its kernel reads ${t.name}.${name} as ${type}, but the field is ${f.kind}`);
+  if (!f) throw new KernelParamsError(label, `its kernel reads field '${name}', which ${t.name} does not have`);
+  if (f.kind !== type) throw new KernelParamsError(label, `its kernel reads ${t.name}.${name} as ${type}, but the field is ${f.kind}`);
   const off = f.offsets[element];
-  if (off === undefined) throw new UsageError(`${label}: field ${t.name}.${name} has no element ${element}`);
+  if (off === undefined) throw new KernelParamsError(label, `field ${t.name}.${name} has no element ${element}`);
   return off;
 }
 
@@ -195,7 +247,7 @@ export class KernelDispatch {
   private readonly cache: Map<string, BoundKernel | null>[] = [];
 
   constructor(
-    private readonly ctx: ThreadContext,
+    private readonly ctx: KernelHost,
     readonly backend: Backend = 'ts',
     private readonly wasm: WasmInstance | null = null,
   ) {}
@@ -227,13 +279,13 @@ export class KernelDispatch {
 
   /** Which backend runs `method` on concrete type `typeId` (K1, K2). */
   backendFor(typeId: number, method: string): Backend {
-    return this.backend === 'ts' || findSpec(this.ctx.table.types[typeId]!, method) === null ? 'ts' : 'wasm';
+    return this.backend === 'ts' || kernelFor(this.ctx.table.types[typeId]!, method) === null ? 'ts' : 'wasm';
   }
 
   private resolve(typeId: number, method: string): BoundKernel | null {
     if (this.wasm === null) return null;
     const t = this.ctx.table.types[typeId]!;
-    const spec = findSpec(t, method);
+    const spec = kernelFor(t, method);
     if (spec === null) return null;
     const label = `${t.name}.${method}`;
     const fn = this.wasm.fn(spec.export);
@@ -245,23 +297,12 @@ export class KernelDispatch {
   }
 }
 
-/** The kernel spec for `method` on concrete type `t` (K2), or null. */
-function findSpec(t: TypeLayout, method: string): KernelSpec | null {
-  const impl = (t.cls.prototype as unknown as Record<string, unknown>)[method];
-  for (let c: SmmoClass | null = t.cls; c !== null && (c as unknown) !== SmmoObject; c = Object.getPrototypeOf(c) as SmmoClass | null) {
-    const spec = ownKernels(c).find((s) => s.method === method);
-    if (spec === undefined) continue;
-    return (c.prototype as unknown as Record<string, unknown>)[method] === impl ? spec : null;
-  }
-  return null;
-}
-
 /**
  * Give `ctx` the dispatch for `backend` (the Runtime calls this for its thread, a worker for
  * its own). For 'wasm' the kernels run in the thread's instance of the module, the one its
  * heap view made for the allocator core (Heap.wasm: one instance and thread slot per thread).
  */
-export function configureBackend(ctx: ThreadContext, backend: unknown): Backend {
+export function configureBackend(ctx: KernelHost, backend: unknown): Backend {
   const b = checkBackend(backend);
   if (b === 'ts' || b === 'webgpu') {
     // 'webgpu': the passes that stay on the CPU (no WGSL kernel) run the TypeScript methods.

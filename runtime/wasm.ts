@@ -35,7 +35,7 @@ import { UsageError } from './errors.js';
 import { layoutConstants, RESERVED_BYTES } from './layout.js';
 
 /** Version of the module's ABI (wasm/src/lib.rs ABI_VERSION). */
-export const WASM_ABI_VERSION = 2;
+export const WASM_ABI_VERSION = 3;
 /**
  * Bytes of shadow stack per thread slot; kernels do not recurse and use a few hundred
  * bytes. 8 KiB (not 16) so that at least MAX_THREADS + 1 slots (runtime.ts) fit below

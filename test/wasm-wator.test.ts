@@ -136,12 +136,20 @@ test('the same digest on ts and wasm, 1 and 2 threads (64 × 48, 15 steps)', asy
 // A Cell subclass whose prepare kernel names a class it cannot use.
 class AbstractRefCell extends Cell {
   static override readonly [KERNELS] = (): readonly KernelSpec[] => [
-    { method: 'prepare', export: 'wator_cell_prepare', params: [{ kind: 'field', name: 'position', type: 'ref', class: 'Agent' }] },
+    {
+      method: 'prepare',
+      export: 'wator_cell_prepare',
+      params: { requests: { kind: 'field', name: 'position', type: 'ref', elements: 5, class: 'Agent' } },
+    },
   ];
 }
 class UnknownTypeCell extends Cell {
   static override readonly [KERNELS] = (): readonly KernelSpec[] => [
-    { method: 'prepare', export: 'wator_cell_prepare', params: [{ kind: 'typeId', class: 'Whale' }] },
+    {
+      method: 'prepare',
+      export: 'wator_cell_prepare',
+      params: { requests: { kind: 'field', name: 'neighborRequest', type: 'bool', elements: 5, class: 'Whale' } },
+    },
   ];
 }
 

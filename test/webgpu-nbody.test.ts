@@ -16,6 +16,7 @@ import app from '../apps/nbody/index.js';
 import collision from '../apps/collision/index.js';
 import { Body, DT } from '../apps/nbody/body.js';
 import { init } from '../apps/nbody/nbody.js';
+import { UPDATE_WGSL } from '../apps/nbody/kernels.js';
 import { createRuntime, f32, f64, KERNELS, object, UsageError, type KernelParam, type KernelSpec, type Runtime } from '../index.js';
 import { compareHeaps, crossCheck, DEFAULT_TOLERANCE, formatCrossCheck, gpuRuntimeView } from '../cli/check.js';
 import { GpuContext, webgpuPackageAvailable } from '../runtime/webgpu/device.js';
@@ -147,17 +148,16 @@ gtest(title('consecutive GPU passes keep the heap on the GPU; the host copy is r
   }
 });
 
-// A class with the nbody fields that opts in to the nbody_update contract, declares a
-// contract no WGSL kernel implements for spin, and has a method without any kernel (nudge).
-const moverFields: KernelParam[] = ['posX', 'posY', 'velX', 'velY', 'forceX', 'forceY', 'mass'].map((name): KernelParam => ({
-  kind: 'field',
-  name,
-  type: 'f32',
-}));
+// A class with the nbody fields whose update declares nbody's kernels (WASM and WGSL), whose
+// spin declares a WASM kernel but no WGSL one, and whose nudge has no kernel at all.
+const moverParams: Record<string, KernelParam> = {
+  ...Object.fromEntries(['posX', 'posY', 'velX', 'velY', 'forceX', 'forceY', 'mass'].map((name) => [name, { kind: 'field', type: 'f32' }])),
+  dt: { kind: 'arg', index: 0, type: 'f64' },
+};
 class Mover extends object({ posX: f32, posY: f32, velX: f32, velY: f32, forceX: f32, forceY: f32, mass: f32 }) {
   static readonly [KERNELS]: readonly KernelSpec[] = [
-    { method: 'update', export: 'nbody_update', params: [...moverFields, { kind: 'arg', index: 0 }] },
-    { method: 'spin', export: 'no_such_contract', params: [] },
+    { method: 'update', export: 'nbody_update', params: moverParams, wgsl: UPDATE_WGSL },
+    { method: 'spin', export: 'no_such_kernel', params: {} },
   ];
   nudge(dx: number): void {
     this.posX += dx;
@@ -211,7 +211,7 @@ gtest(title('a method without a WGSL kernel falls back to TypeScript after a dow
     t.is(s.fallbackPasses, 2);
     t.deepEqual(s.fallbacks, {
       'Mover.nudge': { passes: 1, reason: 'Mover declares no kernel for nudge (static [KERNELS])' },
-      'Mover.spin': { passes: 1, reason: 'no WGSL kernel for contract no_such_contract' },
+      'Mover.spin': { passes: 1, reason: 'the kernel declaration of Mover.spin has no WGSL kernel' },
     });
     t.is(s.uploads, 3, 'uploaded again after each TypeScript pass');
     t.is(s.downloads, 3, 'downloaded before each TypeScript pass and at the end');
@@ -225,9 +225,7 @@ gtest(title('a method without a WGSL kernel falls back to TypeScript after a dow
 });
 
 class Mover64 extends object({ posX: f64, posY: f32, velX: f32, velY: f32, forceX: f32, forceY: f32, mass: f32 }) {
-  static readonly [KERNELS]: readonly KernelSpec[] = [
-    { method: 'update', export: 'nbody_update', params: [...moverFields, { kind: 'arg', index: 0 }] },
-  ];
+  static readonly [KERNELS]: readonly KernelSpec[] = [{ method: 'update', export: 'nbody_update', params: moverParams, wgsl: UPDATE_WGSL }];
   update(): void {}
 }
 

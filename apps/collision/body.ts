@@ -54,7 +54,7 @@ export class Body extends object({
   successfulMerge: bool, // this body merged into its mergeTarget and is deleted
 }) {
   /** WASM implementations of computeForce, update, prepareMerge and resolveMerge (backend 'wasm'; apps/collision/kernels.ts). */
-  static readonly [KERNELS] = collisionKernels;
+  static readonly [KERNELS] = collisionKernels(G, DAMPENING, THRESHOLD_SQ);
 
   /** Zero the force, then add the pull of every other body (deviceDo over Body), as nbody. */
   computeForce(): void {

@@ -24,34 +24,34 @@
  */
 import type { KernelSpec } from '../../runtime/index.js';
 import { gravityKernels } from '../nbody/kernels.js';
-import { DAMPENING, G, THRESHOLD_SQ } from './body.js';
 
-export function collisionKernels(): readonly KernelSpec[] {
+/** The kernels of collision's Body with its constants (body.ts: G, DAMPENING, THRESHOLD_SQ). */
+export function collisionKernels(g: number, dampening: number, thresholdSq: number): readonly KernelSpec[] {
   return [
-    ...gravityKernels(G, DAMPENING),
+    ...gravityKernels(g, dampening),
     {
       method: 'prepareMerge',
       export: 'collision_prepare_merge',
-      params: [
-        { kind: 'field', name: 'posX', type: 'f32' },
-        { kind: 'field', name: 'posY', type: 'f32' },
-        { kind: 'field', name: 'mass', type: 'f32' },
-        { kind: 'field', name: 'mergeTarget', type: 'ref' }, // written: the chosen handle
-        { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
-        { kind: 'value', value: THRESHOLD_SQ }, // an f64 parameter: the method's exact bound
-      ],
+      params: {
+        posX: { kind: 'field', type: 'f32' },
+        posY: { kind: 'field', type: 'f32' },
+        mass: { kind: 'field', type: 'f32' },
+        mergeTarget: { kind: 'field', type: 'ref' }, // written: the chosen handle
+        sources: { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
+        thresholdSq: { kind: 'value', value: thresholdSq, type: 'f64' }, // the method's exact bound
+      },
     },
     {
       method: 'resolveMerge',
       export: 'collision_resolve_merge',
-      params: [
-        { kind: 'field', name: 'posX', type: 'f32' },
-        { kind: 'field', name: 'posY', type: 'f32' },
-        { kind: 'field', name: 'mergeTarget', type: 'ref' },
-        { kind: 'field', name: 'successfulMerge', type: 'bool' }, // written
-        { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
-        { kind: 'deviceDo', class: 'Body', fields: ['mergeTarget'], type: 'ref' },
-      ],
+      params: {
+        posX: { kind: 'field', type: 'f32' },
+        posY: { kind: 'field', type: 'f32' },
+        mergeTarget: { kind: 'field', type: 'ref' },
+        successfulMerge: { kind: 'field', type: 'bool' }, // written
+        bodies: { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
+        targets: { kind: 'deviceDo', class: 'Body', fields: ['mergeTarget'], type: 'ref' },
+      },
     },
   ];
 }

@@ -3,7 +3,7 @@
  * The class and constants follow the original DynaSOAr example (commit a4f956c).
  */
 import { f32, KERNELS, object, type SmmoClass, type SmmoObject } from '../../runtime/index.js';
-import { bodyKernels } from './kernels.js';
+import { gravityKernels } from './kernels.js';
 
 export const DT = 0.02;
 export const G = 6.673e-11;
@@ -80,7 +80,7 @@ export class Body extends object({
   mass: f32,
 }) {
   /** WASM implementations of computeForce and update (backend 'wasm'; apps/nbody/kernels.ts). */
-  static readonly [KERNELS] = bodyKernels;
+  static readonly [KERNELS] = gravityKernels(G, DAMPENING);
 
   /** Zero the force, then add the pull of every other body (deviceDo over Body). */
   computeForce(): void {

@@ -1,7 +1,8 @@
 /**
  * The WASM kernels of Body's methods (wasm/src/nbody.rs), declared by `Body[KERNELS]`
- * (runtime/kernels.ts explains the spec and the dispatch). A function, not an array, so
- * that this module may import the constants of body.ts without an evaluation-order cycle.
+ * (runtime/kernels.ts explains the spec and the dispatch). The constants come as
+ * arguments (body.ts passes G and DAMPENING), so this module imports nothing of body.ts:
+ * no import cycle.
  *
  * Agreement with the TypeScript methods (test/wasm-kernels.test.ts checks both):
  *  - update: bit-identical. The kernel computes in f64 and rounds at each field store, as
@@ -14,51 +15,76 @@
  *    more in the worst case (in practice √n), so 1e-5 holds up to thousands of bodies with
  *    a wide margin.
  */
-import type { KernelSpec } from '../../runtime/index.js';
-import { DAMPENING, G } from './body.js';
+import type { KernelSpec, WgslKernel } from '../../runtime/index.js';
 
 /** Relative tolerance of computeForce, against the sum of the magnitudes of its terms. */
 export const FORCE_TOLERANCE = 1e-5;
 
-export function bodyKernels(): readonly KernelSpec[] {
-  return gravityKernels(G, DAMPENING);
-}
+/**
+ * Backend 'webgpu' of computeForce: runtime/webgpu/wgsl/nbody_compute_force.wgsl. Flops per
+ * pair as written there: 2 sub, 2 mul + 1 add (dist²), 1 rsqrt, 1 add (+ DAMPENING), 1 mul
+ * (·mass), 1 div, 4 mul (f·dx·inv, f·dy·inv), 2 add (accumulate) = 15, counting rsqrt and
+ * div as 1 each.
+ */
+export const COMPUTE_FORCE_WGSL: WgslKernel = {
+  file: 'nbody_compute_force.wgsl',
+  fields: { posX: 'f32', posY: 'f32', mass: 'f32', forceX: 'f32', forceY: 'f32' },
+  args: [],
+  values: { G_CONST: 'g', DAMPENING: 'dampening' },
+  tunables: { WG: 128, SPLIT: 0 }, // SPLIT 0: automatic (runtime/webgpu/runner.ts AUTO_SPLIT_GROUPS); 1: the sequential order exactly
+  dispatch: 'split-reduce',
+  visitsOwnClass: true,
+  flops: { perPair: 15 },
+};
+
+/** Backend 'webgpu' of update: runtime/webgpu/wgsl/nbody_update.wgsl. */
+export const UPDATE_WGSL: WgslKernel = {
+  file: 'nbody_update.wgsl',
+  fields: { posX: 'f32', posY: 'f32', velX: 'f32', velY: 'f32', forceX: 'f32', forceY: 'f32', mass: 'f32' },
+  args: ['f32'],
+  tunables: { WG: 128 },
+  dispatch: 'per-object',
+  flops: { perObject: 10 }, // (F·dt)/m + v: 3, ×2; p + v·dt: 2, ×2
+};
 
 /**
- * The specs of computeForce and update for any class with nbody's fields (posX, posY,
+ * The kernels of computeForce and update (WASM and WGSL) for any class with nbody's fields (posX, posY,
  * velX, velY, forceX, forceY, mass: f32) and its `deviceDo(Body, …)` force loop, with the
  * given gravitational constant and dampening: nbody's Body and collision's.
  */
 export function gravityKernels(g: number, dampening: number): KernelSpec[] {
+  const f32 = { kind: 'field', type: 'f32' } as const; // the field of the parameter's name
   return [
     {
       method: 'computeForce',
       export: 'nbody_compute_force',
-      params: [
-        { kind: 'field', name: 'posX', type: 'f32' },
-        { kind: 'field', name: 'posY', type: 'f32' },
-        { kind: 'field', name: 'forceX', type: 'f32' },
-        { kind: 'field', name: 'forceY', type: 'f32' },
-        { kind: 'field', name: 'mass', type: 'f32' },
+      params: {
+        posX: f32,
+        posY: f32,
+        forceX: f32,
+        forceY: f32,
+        mass: f32,
         // the method's deviceDo(Body, …): every Body of the pass, subclasses included
-        { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
-        { kind: 'value', value: g },
-        { kind: 'value', value: dampening },
-      ],
+        sources: { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
+        g: { kind: 'value', value: g, type: 'f32' },
+        dampening: { kind: 'value', value: dampening, type: 'f32' },
+      },
+      wgsl: COMPUTE_FORCE_WGSL,
     },
     {
       method: 'update',
       export: 'nbody_update',
-      params: [
-        { kind: 'field', name: 'posX', type: 'f32' },
-        { kind: 'field', name: 'posY', type: 'f32' },
-        { kind: 'field', name: 'velX', type: 'f32' },
-        { kind: 'field', name: 'velY', type: 'f32' },
-        { kind: 'field', name: 'forceX', type: 'f32' },
-        { kind: 'field', name: 'forceY', type: 'f32' },
-        { kind: 'field', name: 'mass', type: 'f32' },
-        { kind: 'arg', index: 0 }, // dt
-      ],
+      params: {
+        posX: f32,
+        posY: f32,
+        velX: f32,
+        velY: f32,
+        forceX: f32,
+        forceY: f32,
+        mass: f32,
+        dt: { kind: 'arg', index: 0, type: 'f64' },
+      },
+      wgsl: UPDATE_WGSL,
     },
   ];
 }

@@ -15,47 +15,60 @@
  */
 import type { KernelParam, KernelSpec } from '../../runtime/index.js';
 
-const stream: readonly KernelParam[] = [0, 1, 2, 3].map((element) => ({ kind: 'field', name: 'randomState', type: 'u32', element }));
-const requests = (cls?: string): KernelParam[] =>
-  [0, 1, 2, 3, 4].map((element) => ({ kind: 'field', name: 'neighborRequest', type: 'bool', element, ...(cls ? { class: cls } : {}) }));
-const neighbors = (cls?: string): KernelParam[] =>
-  [0, 1, 2, 3].map((element) => ({ kind: 'field', name: 'neighbors', type: 'ref', element, ...(cls ? { class: cls } : {}) }));
+/** The parameters of the field of the parameter's name. */
+const u32 = { kind: 'field', type: 'u32' } as const;
+const ref = { kind: 'field', type: 'ref' } as const;
+/** randomState[0..4]: the object's random stream. */
+const randomState: KernelParam = { kind: 'field', type: 'u32', elements: 4 };
+const neighbors = (cls?: string): KernelParam => ({
+  kind: 'field',
+  name: 'neighbors',
+  type: 'ref',
+  elements: 4,
+  ...(cls ? { class: cls } : {}),
+});
+const requests = (cls?: string): KernelParam => ({
+  kind: 'field',
+  name: 'neighborRequest',
+  type: 'bool',
+  elements: 5,
+  ...(cls ? { class: cls } : {}),
+});
 /** What an agent's kernel reads of the cells: neighbours, agent, request flags (wator.rs CellFields). */
-const cellFields: readonly KernelParam[] = [
-  ...neighbors('Cell'),
-  { kind: 'field', name: 'agent', type: 'ref', class: 'Cell' },
-  ...requests('Cell'),
-];
+const cellFields = {
+  cellNeighbors: neighbors('Cell'),
+  cellAgent: { kind: 'field', name: 'agent', type: 'ref', class: 'Cell' },
+  cellRequests: requests('Cell'),
+} as const satisfies Record<string, KernelParam>;
 
 export function cellKernels(): readonly KernelSpec[] {
   return [
-    { method: 'prepare', export: 'wator_cell_prepare', params: requests() },
+    { method: 'prepare', export: 'wator_cell_prepare', params: { requests: requests() } },
     {
       method: 'decide',
       export: 'wator_cell_decide',
-      params: [
-        ...stream,
-        ...neighbors(),
-        { kind: 'field', name: 'agent', type: 'ref' },
-        ...requests(),
+      params: {
+        randomState,
+        neighbors: neighbors(),
+        agent: ref,
+        requests: requests(),
         // the granted agent's newPosition: its offset per concrete agent type (Fish, else Shark)
-        { kind: 'typeId', class: 'Fish' },
-        { kind: 'field', name: 'newPosition', type: 'ref', class: 'Fish' },
-        { kind: 'field', name: 'newPosition', type: 'ref', class: 'Shark' },
-      ],
+        fishType: { kind: 'typeId', class: 'Fish' },
+        fishNewPosition: { kind: 'field', name: 'newPosition', type: 'ref', class: 'Fish' },
+        sharkNewPosition: { kind: 'field', name: 'newPosition', type: 'ref', class: 'Shark' },
+      },
     },
   ];
 }
 
-const agentFields: readonly KernelParam[] = [
-  ...stream,
-  { kind: 'field', name: 'position', type: 'ref' },
-  { kind: 'field', name: 'newPosition', type: 'ref' },
-  { kind: 'field', name: 'eggTimer', type: 'u32' },
-];
-
 export function fishKernels(): readonly KernelSpec[] {
-  return [{ method: 'prepare', export: 'wator_fish_prepare', params: [...agentFields, ...cellFields] }];
+  return [
+    {
+      method: 'prepare',
+      export: 'wator_fish_prepare',
+      params: { randomState, position: ref, newPosition: ref, eggTimer: u32, ...cellFields },
+    },
+  ];
 }
 
 export function sharkKernels(): readonly KernelSpec[] {
@@ -63,13 +76,16 @@ export function sharkKernels(): readonly KernelSpec[] {
     {
       method: 'prepare',
       export: 'wator_shark_prepare',
-      params: [
-        ...agentFields,
-        { kind: 'field', name: 'energy', type: 'u32' },
+      params: {
+        randomState,
+        position: ref,
+        newPosition: ref,
+        eggTimer: u32,
+        energy: u32,
         ...cellFields,
         // `instanceof Fish` of a neighbour's agent: Fish has no subclasses
-        { kind: 'typeId', class: 'Fish' },
-      ],
+        fishType: { kind: 'typeId', class: 'Fish' },
+      },
     },
   ];
 }

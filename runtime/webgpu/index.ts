@@ -7,6 +7,5 @@ export { GpuError, GpuHeapError, GpuUnavailableError, HOW_TO_GET_AN_ADAPTER, STA
 export { GpuHeap } from './gpu-heap.js';
 export { GpuRunner } from './runner.js';
 export type { GpuRunnerOptions, GpuRunnerStats } from './runner.js';
-export { findWgslKernel, registerWgslKernel, wgslKernels } from './wgsl-kernels.js';
 export type { WgslKernel } from './wgsl-kernels.js';
 export { GPU_BASE_BYTES, loadWgsl, preludeValues, wgslDir, wgslPrelude } from './wgsl.js';

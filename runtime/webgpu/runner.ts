@@ -44,14 +44,14 @@ export interface GpuHost {
   readonly main: Pick<ThreadContext, 'occupancy' | 'snapshot'>;
   doAllOnCallingThread(cls: SmmoClass, method: string, args: readonly unknown[]): void;
 }
-import { SmmoObject, type SmmoClass } from '../schema.js';
+import type { SmmoClass } from '../schema.js';
 import type { TypeLayout } from '../layout.js';
 import { BufferUsage, GpuContext } from './device.js';
 import type { GpuRunnerStats, WebGpuOptions } from './options.js';
 import { GpuError } from './errors.js';
 import { GpuHeap } from './gpu-heap.js';
-import { ownKernels, type KernelSpec } from '../kernels.js';
-import { declaredSpec, findWgslKernel, kernelKey, kernelMismatch, kernelValues, type WgslKernel } from './wgsl-kernels.js';
+import { declaredMethods, kernelFor, type KernelSpec, type WgslKernel } from '../kernel-spec.js';
+import { kernelKey, kernelMismatch, kernelValues } from './wgsl-kernels.js';
 import { loadWgsl, overridesOf, wgslPrelude } from './wgsl.js';
 
 const MAX_IN_FLIGHT = 3;
@@ -164,14 +164,14 @@ export class GpuRunner {
           : `${t.name} has subclasses (the GPU runs one concrete class per pass)`,
       };
     }
-    const spec = declaredSpec(t, method);
+    const spec = kernelFor(t, method);
     if (spec === null) return { reason: `${t.name} declares no kernel for ${method} (static [KERNELS])` };
-    const kernel = findWgslKernel(spec.export);
-    if (!kernel) return { reason: `no WGSL kernel for contract ${spec.export}` };
+    const kernel = spec.wgsl;
+    if (!kernel) return { reason: `the kernel declaration of ${t.name}.${method} has no WGSL kernel` };
     const why = kernelMismatch(kernel, t, spec);
     return why === null
       ? { kernel, type: t, spec, label: kernelKey(t.name, method) }
-      : { reason: `WGSL kernel ${spec.export} does not fit: ${why}` };
+      : { reason: `WGSL kernel ${kernel.file} does not fit: ${why}` };
   }
 
   hasKernel(cls: SmmoClass, method: string): boolean {
@@ -227,11 +227,7 @@ export class GpuRunner {
     const done: string[] = [];
     for (const id of this.rt.table.concreteIds) {
       const t = this.rt.table.types[id]!;
-      const methods = new Set<string>();
-      for (let c: SmmoClass | null = t.cls; c !== null && (c as unknown) !== SmmoObject; c = Object.getPrototypeOf(c) as SmmoClass | null) {
-        for (const spec of ownKernels(c)) methods.add(spec.method);
-      }
-      for (const m of methods) if (await this.prepare(t.cls, m)) done.push(kernelKey(t.name, m));
+      for (const m of declaredMethods(t)) if (await this.prepare(t.cls, m)) done.push(kernelKey(t.name, m));
     }
     return done;
   }

@@ -24,6 +24,7 @@
 //! fields no method writes during the same pass (positions, masses; mergeTarget in resolve).
 use crate::blocks::{for_each_lane, sources, Pass, Source};
 use crate::layout::{BLOCK_TYPE_WORD, SLOT_BITS};
+use crate::params::{CollisionPrepareMerge, CollisionResolveMerge, Table};
 
 /// The number of four-lane groups that hold the set bits of `bits` (lanes at or beyond a
 /// type's slot count are never set, so the groups read stay inside the padded SOA arrays).
@@ -172,20 +173,19 @@ fn dist2(x: f32, y: f32, ox: f32, oy: f32) -> f64 {
 /// # Safety
 /// The kernel contract of the crate root; `merge_target` is a ref field of the running type.
 #[no_mangle]
-pub unsafe extern "C" fn collision_prepare_merge(
-    list: u32,
-    from: u32,
-    to: u32,
-    blocks: u32,
-    block_bytes: u32,
-    pos_x: u32,
-    pos_y: u32,
-    mass: u32,
-    merge_target: u32,
-    sources_ptr: u32,
-    n_sources: u32,
-    threshold_sq: f64,
-) {
+pub unsafe extern "C" fn collision_prepare_merge(list: u32, from: u32, to: u32, blocks: u32, block_bytes: u32, params: u32) {
+    // SAFETY: kernel contract: `params` is the table the host wrote for this kernel.
+    let CollisionPrepareMerge {
+        pos_x,
+        pos_y,
+        mass,
+        merge_target,
+        sources: Table {
+            ptr: sources_ptr,
+            count: n_sources,
+        },
+        threshold_sq,
+    } = unsafe { CollisionPrepareMerge::read(params) };
     // SAFETY: kernel contract.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
     // SAFETY: the host wrote n_sources entries of 2 + 3 words at sources_ptr.
@@ -262,21 +262,16 @@ pub unsafe extern "C" fn collision_prepare_merge(
 /// The kernel contract of the crate root; `merge_target` is a ref field of Body and
 /// `successful_merge` a bool field of the running type.
 #[no_mangle]
-pub unsafe extern "C" fn collision_resolve_merge(
-    list: u32,
-    from: u32,
-    to: u32,
-    blocks: u32,
-    block_bytes: u32,
-    pos_x: u32,
-    pos_y: u32,
-    merge_target: u32,
-    successful_merge: u32,
-    f_ptr: u32,
-    n_f: u32,
-    t_ptr: u32,
-    n_t: u32,
-) {
+pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, blocks: u32, block_bytes: u32, params: u32) {
+    // SAFETY: kernel contract: `params` is the table the host wrote for this kernel.
+    let CollisionResolveMerge {
+        pos_x,
+        pos_y,
+        merge_target,
+        successful_merge,
+        bodies: Table { ptr: f_ptr, count: n_f },
+        targets: Table { ptr: t_ptr, count: n_t },
+    } = unsafe { CollisionResolveMerge::read(params) };
     // SAFETY: kernel contract.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
     // SAFETY: the host wrote these tables (n_f entries of 5 words, n_t of 3 words).

@@ -15,7 +15,10 @@
 //!   stack, and passes argument tables in the slot's scratch area;
 //! * the heap (header, bitmaps, block list, blocks) starts at RESERVED_BYTES.
 //!
-//! Kernel contract (every `*_off`/offset argument of an exported kernel):
+//! Kernel contract: an exported kernel takes (list, from, to, blocks, block_bytes, params);
+//! `params` is the address of its parameter table, a `#[repr(C)]` struct of params.rs,
+//! generated from the kernel's declaration (runtime/kernel-params.ts P1–P3: one description,
+//! checked by name and type by the host before the first call). For every offset in it:
 //! * byte offsets into the memory, 4-byte aligned, of ranges inside it; field offsets are the
 //!   byte offsets of SOA arrays within a block of the type being run (16-byte aligned,
 //!   padded to a multiple of 4 lanes);
@@ -49,10 +52,12 @@ mod lanes;
 #[allow(dead_code)]
 mod layout;
 pub mod nbody;
+#[allow(dead_code)]
+mod params;
 pub mod wator;
 
 /// Bumped whenever an export changes its signature or meaning (checked by runtime/wasm.ts).
-pub const ABI_VERSION: u32 = 2;
+pub const ABI_VERSION: u32 = 3;
 
 #[no_mangle]
 pub extern "C" fn smmo_abi_version() -> u32 {

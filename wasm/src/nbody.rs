@@ -12,6 +12,7 @@
 //! may be initialising a new object in a free slot of the same block during the pass.)
 use crate::blocks::{for_each_group, for_each_lane, sources, Block, Pass};
 use crate::lanes::{Mask, D4, F4};
+use crate::params::{NbodyComputeForce, NbodyUpdate, Table};
 
 /// Store the lanes of `v` selected by `nibble` at `p .. p+4`.
 ///
@@ -54,21 +55,18 @@ unsafe fn store_lanes(p: *mut f32, v: F4, nibble: u32) {
 /// # Safety
 /// The kernel contract of the crate root; the offsets are f32 fields of the concrete type.
 #[no_mangle]
-pub unsafe extern "C" fn nbody_update(
-    list: u32,
-    from: u32,
-    to: u32,
-    blocks: u32,
-    block_bytes: u32,
-    pos_x: u32,
-    pos_y: u32,
-    vel_x: u32,
-    vel_y: u32,
-    force_x: u32,
-    force_y: u32,
-    mass: u32,
-    dt: f64,
-) {
+pub unsafe extern "C" fn nbody_update(list: u32, from: u32, to: u32, blocks: u32, block_bytes: u32, params: u32) {
+    // SAFETY: kernel contract: `params` is the table the host wrote for this kernel.
+    let NbodyUpdate {
+        pos_x,
+        pos_y,
+        vel_x,
+        vel_y,
+        force_x,
+        force_y,
+        mass,
+        dt,
+    } = unsafe { NbodyUpdate::read(params) };
     // SAFETY: kernel contract.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
     let dtv = D4::splat(dt);
@@ -122,22 +120,21 @@ pub unsafe extern "C" fn nbody_update(
 /// # Safety
 /// The kernel contract of the crate root.
 #[no_mangle]
-pub unsafe extern "C" fn nbody_compute_force(
-    list: u32,
-    from: u32,
-    to: u32,
-    blocks: u32,
-    block_bytes: u32,
-    pos_x: u32,
-    pos_y: u32,
-    force_x: u32,
-    force_y: u32,
-    mass: u32,
-    sources_ptr: u32,
-    n_sources: u32,
-    g: f32,
-    dampening: f32,
-) {
+pub unsafe extern "C" fn nbody_compute_force(list: u32, from: u32, to: u32, blocks: u32, block_bytes: u32, params: u32) {
+    // SAFETY: kernel contract: `params` is the table the host wrote for this kernel.
+    let NbodyComputeForce {
+        pos_x,
+        pos_y,
+        force_x,
+        force_y,
+        mass,
+        sources: Table {
+            ptr: sources_ptr,
+            count: n_sources,
+        },
+        g,
+        dampening,
+    } = unsafe { NbodyComputeForce::read(params) };
     // SAFETY: kernel contract.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
     // SAFETY: the host wrote n_sources entries of 2 + 3 words at sources_ptr.

@@ -23,6 +23,7 @@
 //! nobody writes in the same pass (`Cell.neighbors`, `Cell.agent`).
 use crate::blocks::{for_each_group, for_each_lane, Pass};
 use crate::layout::{BLOCK_TYPE_WORD, SLOT_BITS};
+use crate::params::{WatorCellDecide, WatorCellPrepare, WatorFishPrepare, WatorSharkPrepare};
 
 /// Where objects are: byte address of a field element from a handle.
 #[derive(Clone, Copy)]
@@ -128,18 +129,11 @@ fn lane_bytes(nibble: u32) -> u32 {
 /// # Safety
 /// The kernel contract of the crate root; `r0 .. r4` are `Cell.neighborRequest[0..5]` (bool).
 #[no_mangle]
-pub unsafe extern "C" fn wator_cell_prepare(
-    list: u32,
-    from: u32,
-    to: u32,
-    blocks: u32,
-    block_bytes: u32,
-    r0: u32,
-    r1: u32,
-    r2: u32,
-    r3: u32,
-    r4: u32,
-) {
+pub unsafe extern "C" fn wator_cell_prepare(list: u32, from: u32, to: u32, blocks: u32, block_bytes: u32, params: u32) {
+    // SAFETY: kernel contract: `params` is the table the host wrote for this kernel.
+    let WatorCellPrepare {
+        requests: [r0, r1, r2, r3, r4],
+    } = unsafe { WatorCellPrepare::read(params) };
     // SAFETY: kernel contract.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
     let heap = Heap {
@@ -184,30 +178,17 @@ pub unsafe extern "C" fn wator_cell_prepare(
 /// # Safety
 /// The kernel contract of the crate root; the offsets are those of the spec.
 #[no_mangle]
-pub unsafe extern "C" fn wator_cell_decide(
-    list: u32,
-    from: u32,
-    to: u32,
-    blocks: u32,
-    block_bytes: u32,
-    rs0: u32,
-    rs1: u32,
-    rs2: u32,
-    rs3: u32,
-    nb0: u32,
-    nb1: u32,
-    nb2: u32,
-    nb3: u32,
-    agent: u32,
-    r0: u32,
-    r1: u32,
-    r2: u32,
-    r3: u32,
-    r4: u32,
-    fish_type: u32,
-    fish_new_position: u32,
-    shark_new_position: u32,
-) {
+pub unsafe extern "C" fn wator_cell_decide(list: u32, from: u32, to: u32, blocks: u32, block_bytes: u32, params: u32) {
+    // SAFETY: kernel contract: `params` is the table the host wrote for this kernel.
+    let WatorCellDecide {
+        random_state: [rs0, rs1, rs2, rs3],
+        neighbors: [nb0, nb1, nb2, nb3],
+        agent,
+        requests: [r0, r1, r2, r3, r4],
+        fish_type,
+        fish_new_position,
+        shark_new_position,
+    } = unsafe { WatorCellDecide::read(params) };
     // SAFETY: kernel contract.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
     let heap = Heap {
@@ -340,30 +321,17 @@ unsafe fn request_move(
 /// # Safety
 /// The kernel contract of the crate root; the offsets are those of the spec.
 #[no_mangle]
-pub unsafe extern "C" fn wator_fish_prepare(
-    list: u32,
-    from: u32,
-    to: u32,
-    blocks: u32,
-    block_bytes: u32,
-    rs0: u32,
-    rs1: u32,
-    rs2: u32,
-    rs3: u32,
-    position: u32,
-    new_position: u32,
-    egg_timer: u32,
-    c_nb0: u32,
-    c_nb1: u32,
-    c_nb2: u32,
-    c_nb3: u32,
-    c_agent: u32,
-    c_r0: u32,
-    c_r1: u32,
-    c_r2: u32,
-    c_r3: u32,
-    c_r4: u32,
-) {
+pub unsafe extern "C" fn wator_fish_prepare(list: u32, from: u32, to: u32, blocks: u32, block_bytes: u32, params: u32) {
+    // SAFETY: kernel contract: `params` is the table the host wrote for this kernel.
+    let WatorFishPrepare {
+        random_state: [rs0, rs1, rs2, rs3],
+        position,
+        new_position,
+        egg_timer,
+        cell_neighbors: [c_nb0, c_nb1, c_nb2, c_nb3],
+        cell_agent: c_agent,
+        cell_requests: [c_r0, c_r1, c_r2, c_r3, c_r4],
+    } = unsafe { WatorFishPrepare::read(params) };
     // SAFETY: kernel contract.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
     let heap = Heap {
@@ -402,32 +370,19 @@ pub unsafe extern "C" fn wator_fish_prepare(
 /// # Safety
 /// The kernel contract of the crate root; the offsets are those of the spec.
 #[no_mangle]
-pub unsafe extern "C" fn wator_shark_prepare(
-    list: u32,
-    from: u32,
-    to: u32,
-    blocks: u32,
-    block_bytes: u32,
-    rs0: u32,
-    rs1: u32,
-    rs2: u32,
-    rs3: u32,
-    position: u32,
-    new_position: u32,
-    egg_timer: u32,
-    energy: u32,
-    c_nb0: u32,
-    c_nb1: u32,
-    c_nb2: u32,
-    c_nb3: u32,
-    c_agent: u32,
-    c_r0: u32,
-    c_r1: u32,
-    c_r2: u32,
-    c_r3: u32,
-    c_r4: u32,
-    fish_type: u32,
-) {
+pub unsafe extern "C" fn wator_shark_prepare(list: u32, from: u32, to: u32, blocks: u32, block_bytes: u32, params: u32) {
+    // SAFETY: kernel contract: `params` is the table the host wrote for this kernel.
+    let WatorSharkPrepare {
+        random_state: [rs0, rs1, rs2, rs3],
+        position,
+        new_position,
+        egg_timer,
+        energy,
+        cell_neighbors: [c_nb0, c_nb1, c_nb2, c_nb3],
+        cell_agent: c_agent,
+        cell_requests: [c_r0, c_r1, c_r2, c_r3, c_r4],
+        fish_type,
+    } = unsafe { WatorSharkPrepare::read(params) };
     // SAFETY: kernel contract.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
     let heap = Heap {
