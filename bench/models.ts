@@ -2,8 +2,8 @@
  * User-style models against plain JavaScript: the models of bench/models/ (walkers,
  * epidemic, particles; each written against the public API as a new user would) with
  * compiled and with interpreted methods, on 1 … N threads, beside the same rules written
- * as plain single-threaded typed-array JavaScript (<model>-plain.ts). Every run prints
- * the digest; within a model they must agree.
+ * as plain single-threaded typed-array JavaScript (walkers-plain.ts, epidemic-plain.ts,
+ * particles-plain.ts). Every run prints the digest; within a model they must agree.
  *
  *   node dist/bench/models.js [--model walkers|epidemic|particles|all] [--size 1024]
  *        [--steps 10] [--threads 1,2,4,8,16] [--runs 3] [--out bench-results/models.json]
