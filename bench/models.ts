@@ -1,11 +1,13 @@
 /**
- * User-style models against plain JavaScript: the walkers model (bench/models/walkers.ts,
- * written against the public API as a new user would) with compiled and with interpreted
- * methods, on 1 … N threads, beside the same rules written as plain single-threaded
- * typed-array JavaScript (walkers-plain.ts). Every run prints the digest; they must agree.
+ * User-style models against plain JavaScript: the models of bench/models/ (walkers,
+ * epidemic, particles; each written against the public API as a new user would) with
+ * compiled and with interpreted methods, on 1 … N threads, beside the same rules written
+ * as plain single-threaded typed-array JavaScript (walkers-plain.ts, epidemic-plain.ts,
+ * particles-plain.ts). Every run prints the digest; within a model they must agree.
  *
- *   node dist/bench/models.js [--size 1024] [--steps 10] [--threads 1,2,4,8,16]
- *        [--runs 3] [--out bench-results/models.json] [--machine "name"]
+ *   node dist/bench/models.js [--model walkers|epidemic|particles|all] [--size 1024]
+ *        [--steps 10] [--threads 1,2,4,8,16] [--runs 3] [--out bench-results/models.json]
+ *        [--machine "name"]
  *
  * Each configuration runs in a fresh child process (a class registered with several
  * runtimes in one process makes V8's property accesses polymorphic), `--runs` times, in
@@ -20,9 +22,62 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createRuntime } from '../index.js';
-import { CLASSES, MODULE_URL, Walker, digest, init, step } from './models/walkers.js';
+import { createRuntime, type Runtime, type SmmoClass } from '../index.js';
+import * as Walkers from './models/walkers.js';
 import { PlainWalkers } from './models/walkers-plain.js';
+import * as Epidemic from './models/epidemic.js';
+import { PlainEpidemic } from './models/epidemic-plain.js';
+import * as Particles from './models/particles.js';
+import { PlainParticles } from './models/particles-plain.js';
+
+/** One model: its smmo side (the world is whatever init returns) and its plain side. */
+interface Model {
+  readonly classes: readonly SmmoClass[];
+  readonly moduleUrl: string;
+  /** What the grid's squares are called, and the class whose objects are counted. */
+  readonly grid: string;
+  readonly counted: SmmoClass;
+  init(rt: Runtime, width: number, height: number): Promise<unknown>;
+  step(rt: Runtime, world: unknown): Promise<void>;
+  digest(rt: Runtime, world: unknown): number;
+  plain(width: number, height: number): { step(): void; digest(): number; population(): number };
+}
+
+const MODELS: Record<string, Model> = {
+  walkers: {
+    classes: Walkers.CLASSES,
+    moduleUrl: Walkers.MODULE_URL,
+    grid: 'tiles',
+    counted: Walkers.Walker,
+    init: Walkers.init,
+    step: (rt) => Walkers.step(rt),
+    digest: (rt, w) => Walkers.digest(rt, w as number[]),
+    plain: (w, h) => {
+      const p = new PlainWalkers(w, h);
+      return { step: () => p.step(), digest: () => p.digest(), population: () => p.walkers() };
+    },
+  },
+  epidemic: {
+    classes: Epidemic.CLASSES,
+    moduleUrl: Epidemic.MODULE_URL,
+    grid: 'cells',
+    counted: Epidemic.Person,
+    init: Epidemic.init,
+    step: (rt, w) => Epidemic.step(rt, w as Epidemic.World),
+    digest: (rt, w) => Epidemic.digest(rt, w as Epidemic.World),
+    plain: (w, h) => new PlainEpidemic(w, h),
+  },
+  particles: {
+    classes: Particles.CLASSES,
+    moduleUrl: Particles.MODULE_URL,
+    grid: 'cells',
+    counted: Particles.Particle,
+    init: Particles.init,
+    step: (rt, w) => Particles.step(rt, w as Particles.World),
+    digest: (rt, w) => Particles.digest(rt, w as Particles.World),
+    plain: (w, h) => new PlainParticles(w, h),
+  },
+};
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -37,40 +92,47 @@ const THREADS = arg('threads', '1,2,4,8,16')
   .map(Number)
   .filter((n) => Number.isInteger(n) && n >= 1 && (process.argv.includes('--child') || n <= availableParallelism()));
 const OUT = arg('out', 'bench-results/models.json');
+const MODEL = arg('model', 'all');
+if (MODEL !== 'all' && !(MODEL in MODELS)) {
+  console.error(`--model ${MODEL}: expected ${Object.keys(MODELS).join(', ')} or all`);
+  process.exit(2);
+}
+const CHOSEN = MODEL === 'all' ? Object.keys(MODELS) : [MODEL];
 
 interface Sample {
   msPerStep: number;
   digest: number;
-  walkers: number;
+  /** Objects of the counted class at the end (walkers, persons, particles). */
+  population: number;
 }
 
-async function child(kind: string, threads: number): Promise<Sample> {
+async function child(m: Model, kind: string, threads: number): Promise<Sample> {
   if (kind === 'plain') {
-    const p = new PlainWalkers(SIZE, SIZE);
+    const p = m.plain(SIZE, SIZE);
     p.step();
     const t0 = performance.now();
     for (let i = 1; i < STEPS; i++) p.step();
-    return { msPerStep: (performance.now() - t0) / (STEPS - 1), digest: p.digest(), walkers: p.walkers() };
+    return { msPerStep: (performance.now() - t0) / (STEPS - 1), digest: p.digest(), population: p.population() };
   }
   const rt = await createRuntime({
-    classes: CLASSES,
+    classes: m.classes,
     heap: Math.max(64 << 20, SIZE * SIZE * 160),
     compile: kind === 'compiled',
     threads,
-    modules: [MODULE_URL],
+    modules: [m.moduleUrl],
   });
   try {
-    const tiles = await init(rt, SIZE, SIZE);
-    await step(rt); // compiles the methods (compiled runs) and warms up
+    const world = await m.init(rt, SIZE, SIZE);
+    await m.step(rt, world); // compiles the methods (compiled runs) and warms up
     const t0 = performance.now();
-    for (let i = 1; i < STEPS; i++) await step(rt);
+    for (let i = 1; i < STEPS; i++) await m.step(rt, world);
     const ms = (performance.now() - t0) / (STEPS - 1);
     if (kind === 'compiled') {
       const c = rt.stats().compiled;
       const fell = Object.entries(c).filter(([, s]) => !s.compiled);
       if (fell.length > 0) throw new Error(`not compiled: ${fell.map(([k, s]) => `${k} (${s.reason})`).join('; ')}`);
     }
-    return { msPerStep: ms, digest: digest(rt, tiles), walkers: rt.count(Walker) };
+    return { msPerStep: ms, digest: m.digest(rt, world), population: rt.count(m.counted) };
   } finally {
     await rt.close();
   }
@@ -78,12 +140,19 @@ async function child(kind: string, threads: number): Promise<Sample> {
 
 const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function main(): Promise<void> {
-  if (process.argv.includes('--child')) {
-    const s = await child(arg('child', 'plain'), Number(arg('threads', '1')));
-    process.stdout.write(JSON.stringify(s) + '\n');
-    return;
-  }
+interface Row {
+  kind: string;
+  threads: number;
+  msPerStep: number;
+  min: number;
+  max: number;
+  vsPlain: number;
+  digest: number;
+  population: number;
+}
+
+/** Run one model's configurations `RUNS` times in turn; print its table; returns its rows. */
+function bench(name: string, machine: { name: string; cpu: string; cores: number }): { rows: Row[]; digestsEqual: boolean } {
   const configs: { kind: string; threads: number }[] = [
     { kind: 'plain', threads: 1 },
     { kind: 'interpreted', threads: 1 },
@@ -96,21 +165,21 @@ async function main(): Promise<void> {
       const key = `${c.kind}:${c.threads}`;
       const res = spawnSync(
         process.execPath,
-        [self, '--child', c.kind, '--threads', String(c.threads), '--size', String(SIZE), '--steps', String(STEPS)],
+        [self, '--child', c.kind, '--model', name, '--threads', String(c.threads), '--size', String(SIZE), '--steps', String(STEPS)],
         {
           encoding: 'utf8',
           maxBuffer: 1 << 20,
         },
       );
-      if (res.status !== 0) throw new Error(`${key} failed (exit ${res.status ?? res.signal}):\n${res.stderr}`);
+      if (res.status !== 0) throw new Error(`${name} ${key} failed (exit ${res.status ?? res.signal}):\n${res.stderr}`);
       const s = JSON.parse(res.stdout.trim().split('\n').pop()!) as Sample;
       (samples.get(key) ?? samples.set(key, []).get(key)!).push(s);
-      process.stderr.write(`run ${r + 1}/${RUNS} ${key.padEnd(14)} ${s.msPerStep.toFixed(2)} ms/step digest ${s.digest}\n`);
+      process.stderr.write(`${name} run ${r + 1}/${RUNS} ${key.padEnd(14)} ${s.msPerStep.toFixed(2)} ms/step digest ${s.digest}\n`);
     }
   }
   const plain = median(samples.get('plain:1')!.map((s) => s.msPerStep));
   const digests = new Set([...samples.values()].flat().map((s) => s.digest));
-  const rows = configs.map((c) => {
+  const rows = configs.map((c): Row => {
     const list = samples.get(`${c.kind}:${c.threads}`)!;
     const ms = median(list.map((s) => s.msPerStep));
     return {
@@ -121,13 +190,11 @@ async function main(): Promise<void> {
       max: Math.max(...list.map((s) => s.msPerStep)),
       vsPlain: ms / plain,
       digest: list[0]!.digest,
-      walkers: list[0]!.walkers,
+      population: list[0]!.population,
     };
   });
-  const c = cpus();
-  const machine = { name: arg('machine', ''), cpu: c[0]?.model ?? '?', cores: c.length, node: process.version, load: loadavg() };
   console.log(
-    `walkers model, ${SIZE}×${SIZE} tiles, ${STEPS - 1} timed steps, median of ${RUNS} runs; ${machine.cpu}, ${machine.cores} cores${machine.name ? ` (${machine.name})` : ''}`,
+    `${name} model, ${SIZE}×${SIZE} ${MODELS[name]!.grid}, ${STEPS - 1} timed steps, median of ${RUNS} runs; ${machine.cpu}, ${machine.cores} cores${machine.name ? ` (${machine.name})` : ''}`,
   );
   console.log('kind          threads   ms/step (min–max)        × plain JS, 1 thread');
   for (const r of rows) {
@@ -135,14 +202,29 @@ async function main(): Promise<void> {
       `${r.kind.padEnd(13)} ${String(r.threads).padStart(7)}   ${r.msPerStep.toFixed(2).padStart(8)} (${r.min.toFixed(2)}–${r.max.toFixed(2)})   ${r.vsPlain.toFixed(2)}`,
     );
   }
-  console.log(digests.size === 1 ? `digests: all equal (${[...digests][0]})` : `DIGESTS DIFFER: ${[...digests].join(', ')}`);
-  mkdirSync(dirname(OUT), { recursive: true });
-  writeFileSync(
-    OUT,
-    JSON.stringify({ model: 'walkers', size: SIZE, steps: STEPS, runs: RUNS, machine, rows, digestsEqual: digests.size === 1 }, null, 2) +
-      '\n',
+  console.log(
+    digests.size === 1
+      ? `digests: all equal (${[...digests][0]}); ${MODELS[name]!.counted.name} objects at the end: ${rows[0]!.population}`
+      : `DIGESTS DIFFER: ${[...digests].join(', ')}`,
   );
-  if (digests.size !== 1) process.exitCode = 1;
+  console.log('');
+  return { rows, digestsEqual: digests.size === 1 };
+}
+
+async function main(): Promise<void> {
+  if (process.argv.includes('--child')) {
+    const s = await child(MODELS[MODEL]!, arg('child', 'plain'), Number(arg('threads', '1')));
+    process.stdout.write(JSON.stringify(s) + '\n');
+    return;
+  }
+  const c = cpus();
+  const machine = { name: arg('machine', ''), cpu: c[0]?.model ?? '?', cores: c.length, node: process.version, load: loadavg() };
+  const models = CHOSEN.map((name) => ({ model: name, ...bench(name, machine) }));
+  machine.load = loadavg();
+  console.log(`load average after the runs: ${machine.load.map((l) => l.toFixed(2)).join(' ')}`);
+  mkdirSync(dirname(OUT), { recursive: true });
+  writeFileSync(OUT, JSON.stringify({ size: SIZE, steps: STEPS, runs: RUNS, machine, models }, null, 2) + '\n');
+  if (models.some((m) => !m.digestsEqual)) process.exitCode = 1;
 }
 
 await main();
