@@ -205,21 +205,15 @@ export class PassRunner {
 
   /**
    * Run calling-thread work of one pass under passTimeout (timed.ts; no timeout: a plain
-   * call). An interrupted pass ran none of its own cleanup (T2): the pass marker and kept
-   * blocks are reset here, the heap is validated, and a PassTimeoutError says so.
+   * call). An interrupted pass ran none of its own cleanup (T2): the pass marker, the open
+   * warp and the kept blocks are reset here (ThreadContext.abandonPass), the heap is validated, and a PassTimeoutError says so.
    */
   private timedPass<T>(operation: () => string, fn: () => T): T {
     try {
       return this.passTimeout === undefined ? fn() : timed(fn, this.passTimeout);
     } catch (e) {
       if (!(e instanceof TimedOut)) throw e;
-      const ctx = this.main;
-      ctx.pass = null;
-      try {
-        ctx.allocator.flushKept();
-      } catch {
-        // an allocator operation cut in half: the check below says what is wrong
-      }
+      this.main.abandonPass();
       let check: HeapCorruptionError | null = null;
       try {
         this.heap.validate();

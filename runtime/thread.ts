@@ -132,6 +132,27 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     }
   }
 
+  /**
+   * After a pass on this thread was interrupted (timed.ts T2: none of its `finally` blocks
+   * ran): no pass marker, the warp the executor had opened closed (its cached slots go
+   * back; an open warp would make the next create reserve the lanes it had left), the
+   * kept blocks given back (K2). Each step is tried on its own: an allocator operation
+   * cut in half may make one fail, and the caller's validateHeap() then says what is wrong.
+   */
+  abandonPass(): void {
+    this.pass = null;
+    try {
+      this.allocator.warpEnd();
+    } catch {
+      // see above
+    }
+    try {
+      this.allocator.flushKept();
+    } catch {
+      // see above
+    }
+  }
+
   // ---------------------------------------------------------------- types and handles
 
   /** The type layout of a registered class, or a UsageError naming the problem. */

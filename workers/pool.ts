@@ -292,7 +292,7 @@ export class WorkerPool implements PassExecutor {
         if (!(e instanceof TimedOut)) throw e;
         // (timed.ts T2) runShare's own cleanup did not run.
         mainTimedOut = true;
-        main.pass = null;
+        main.abandonPass();
         Atomics.store(ctl, C_STOP, 1);
       }
       stuck = await this.waitArrivals(epoch, participants, mainTimedOut ? performance.now() : deadline);
@@ -304,11 +304,7 @@ export class WorkerPool implements PassExecutor {
     if (mainTimedOut || stuck.length > 0) {
       for (const k of stuck) this.dead[k] = undefined; // terminated by us: reported as the timeout, not as a crash
       this.releaseDeadSlots(stuck);
-      try {
-        main.allocator.flushKept();
-      } catch {
-        // an allocator operation cut in half: validateHeap below says what is wrong
-      }
+      main.abandonPass(); // idempotent: also after the calling thread's share returned
       throw new PassTimeoutError(spec.operation, timeout!, [...(mainTimedOut ? [0] : []), ...stuck], this.heapCheck());
     }
     const died = participants.filter((k) => this.dead[k] !== undefined);
