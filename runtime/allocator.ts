@@ -292,6 +292,27 @@ export class Allocator {
     if (this.x.flushKept(this.state) !== 0) this.fail();
   }
 
+  /**
+   * Give back the state `st` of another thread that died or was terminated and will never
+   * run again (workers/pool.ts): slots its open warp had cached for its lanes (C3) and its
+   * kept blocks (K2) go back, then the state itself, so replacement threads do not run out
+   * of states and count() does not see reserved slots as objects. A thread killed inside
+   * an allocator operation may have left the state half-updated: the core's own checks then
+   * fail here, this returns false, and the caller's validateHeap() says what is wrong.
+   */
+  reclaimState(st: number): boolean {
+    if (st === this.state) throw new UsageError(`reclaimState: state ${st} is this allocator's own`);
+    let ok = true;
+    if (this.i32[st + S_CACHED] !== 0) ok = this.x.warpEnd(st) === 0;
+    else {
+      this.i32[st + S_WARP] = 0;
+      this.i32[st + S_LANES_LEFT] = 0;
+    }
+    if (this.keep !== 0 && this.x.flushKept(st) !== 0) ok = false;
+    this.x.releaseState(st);
+    return ok;
+  }
+
   /** Blocks on this thread's stacks (tests and stats). */
   keptBlocks(): number {
     let n = 0;

@@ -632,8 +632,8 @@ export const DEFAULT_KEEP_BLOCKS = 32;
 
 /**
  * Allocator states a heap for `threads` threads plans: one per thread, one spare per
- * thread for a worker that piscina starts in place of one that died (a dead thread never
- * gives its state back), and 6 more for other allocators on the same heap (the tests run
+ * thread for a worker that piscina starts in place of one that died (it may claim its state
+ * before the pool has given the dead thread's back: workers/pool.ts), and 6 more for other allocators on the same heap (the tests run
  * several on one thread); at most MAX_ALLOC_STATES. Each costs
  * stateWordsFor(types, keepBlocks) words (640 bytes for 4 types and 32 kept blocks).
  */

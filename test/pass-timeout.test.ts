@@ -12,6 +12,7 @@ import test from 'ava';
 import { fileURLToPath } from 'node:url';
 import { createRuntime, PassTimeoutError, type Runtime, type RuntimeOptions } from '../index.js';
 import { popc } from '../runtime/bits.js';
+import { H_STATE_CLAIM, HEADER_OFFSET, MAX_ALLOC_STATES } from '../runtime/layout.js';
 import { SLOT_CLAIM_OFFSET } from '../runtime/wasm.js';
 import { describeChild, runNode } from './helpers/child.js';
 import { Spinner, TIMEOUT_FIXTURES } from './timeout.fixtures.js';
@@ -125,6 +126,34 @@ test('2 threads: stuck workers are terminated and replaced; the runtime runs pas
     await usable(t, rt, 2000);
     await expectTimeout(t, () => rt.parallelNew(Spinner, 4000, 'hang'), [0, 1]);
     await usable(t, rt, rt.count(Spinner));
+  } finally {
+    await rt.close();
+  }
+});
+
+/** Allocator states claimed in the heap (layout.ts H_STATE_CLAIM). */
+function claimedStates(rt: Runtime): number {
+  const w = (HEADER_OFFSET >> 2) + H_STATE_CLAIM;
+  let n = 0;
+  for (let i = 0; i < MAX_ALLOC_STATES / 32; i++) n += popc(rt.heap.i32[w + i]!);
+  return n;
+}
+
+test('2 threads: a worker stopped inside a warp that allocated gives back its reserved slots and its allocator state', async (t) => {
+  t.timeout(4 * BOUND_MS);
+  const rt = await runtime(2);
+  try {
+    await rt.parallelNew(Spinner, 2000);
+    await rt.parallelDo(Spinner, 'inc'); // both threads have claimed their states
+    const states = claimedStates(rt);
+    for (let i = 0; i < 3; i++) {
+      const n = rt.count(Spinner);
+      await expectTimeout(t, () => rt.parallelDo(Spinner, 'createThenForeverOnWorkers', 10 + i, START_WAIT_MS), [1]);
+      // The worker created one object and reserved slots for the rest of its warp: only the one stays.
+      t.is(rt.count(Spinner), n + 1, `stop ${i + 1}: the created object stays, the reserved slots went back`);
+      await usable(t, rt, n + 1);
+      t.is(claimedStates(rt), states, `stop ${i + 1}: the dead thread's allocator state was given back`);
+    }
   } finally {
     await rt.close();
   }

@@ -31,6 +31,22 @@ export class Spinner extends object({ count: u32, x: f32, mark: u32 }) {
     for (;;) this.x += 1;
   }
 
+  /**
+   * As foreverOnWorkers, but a worker first creates one Spinner: the first allocation of a
+   * warp reserves a slot for each lane left in it (the allocator's warp coalescing), so the
+   * stuck worker holds a warp cache when it is terminated.
+   */
+  createThenForeverOnWorkers(token: number, waitMs: number): void {
+    if (isMainThread) {
+      waitForMark(this, token, waitMs);
+      this.count += 1;
+      return;
+    }
+    this.runtime.create(Spinner);
+    this.mark = token;
+    for (;;) this.x += 1;
+  }
+
   /** Never returns on the calling thread; on a worker thread returns once the calling thread has started (as above). */
   foreverOnMain(token: number, waitMs: number): void {
     if (!isMainThread) {

@@ -41,7 +41,9 @@
  *    and the pass rejects with PassTimeoutError (threads, heap check). The runtime stays
  *    usable: the next pass starts sessions on the new threads.
  *  - A thread that died or was terminated cannot give back its WASM kernel slot
- *    (runtime/wasm.ts W2): the pool does (S_WASM), so replacements do not run out of slots.
+ *    (runtime/wasm.ts W2) nor its allocator state: the pool does (S_WASM, S_ALLOC), so
+ *    replacements run out of neither, and the slots the dead thread's open warp had
+ *    reserved and its kept blocks go back (Allocator.reclaimState).
  *
  * Exit without close(): piscina unreferences idle workers; a session returns after
  * idleMs without a pass, so a script that forgets close() exits at most about
@@ -81,6 +83,7 @@ import {
   S_STATE,
   S_TID,
   S_WASM,
+  S_ALLOC,
   S_WORK,
   WAIT_SLICE_MS,
   layoutFingerprint,
@@ -303,7 +306,7 @@ export class WorkerPool implements PassExecutor {
     if (this.closed) throw new UsageError(`${spec.operation}: the runtime was closed while the pass was running`);
     if (mainTimedOut || stuck.length > 0) {
       for (const k of stuck) this.dead[k] = undefined; // terminated by us: reported as the timeout, not as a crash
-      this.releaseDeadSlots(stuck);
+      this.releaseDeadSlots(stuck, main);
       main.abandonPass(); // idempotent: also after the calling thread's share returned
       throw new PassTimeoutError(spec.operation, timeout!, [...(mainTimedOut ? [0] : []), ...stuck], this.heapCheck());
     }
@@ -312,7 +315,7 @@ export class WorkerPool implements PassExecutor {
       const k = died[0]!;
       const cause = this.dead[k];
       for (const d of died) this.dead[d] = undefined;
-      this.releaseDeadSlots(died);
+      this.releaseDeadSlots(died, main);
       throw new WorkerCrashedError(k, spec.operation, this.heapCheck(), cause);
     }
     if (Atomics.load(ctl, C_ERROR_OWNER) !== 0) {
@@ -418,12 +421,18 @@ export class WorkerPool implements PassExecutor {
     }
   }
 
-  /** The WASM kernel slots of the threads that served `slots` and are dead now, given back (runtime/wasm.ts W2). */
-  private releaseDeadSlots(slots: readonly number[]): void {
+  /**
+   * What the threads that served `slots` held, given back now that they are dead: their
+   * WASM kernel slots (runtime/wasm.ts W2) and their allocator states, with the slots
+   * their open warps had reserved and their kept blocks (Allocator.reclaimState).
+   */
+  private releaseDeadSlots(slots: readonly number[], main: ThreadContext): void {
     for (const k of slots) {
       const w = slotWord(this.plan, k) + S_WASM;
       const s = Atomics.exchange(this.ctl, w, 0);
       if (s > 0) releaseWasmSlot(this.heap.i32, s - 1);
+      const st = Atomics.exchange(this.ctl, slotWord(this.plan, k) + S_ALLOC, 0);
+      if (st > 0) main.allocator.reclaimState(st - 1);
     }
   }
 

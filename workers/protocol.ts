@@ -25,6 +25,7 @@
  *            S_DONE         the last epoch this thread finished
  *            S_WORK         indices it processed so far (statistics)
  *            S_TID, S_WASM  threadId and WASM kernel slot + 1 of the thread serving it
+ *            S_ALLOC        allocator state + 1 of that thread
  *   then     args area      v8.serialize([method, args]) of the pass (D_ARGS_BYTES long)
  *   then     error area     v8.serialize(error record) of the first error
  *
@@ -115,6 +116,8 @@ export const S_WORK = 2;
 export const S_TID = 3;
 /** WASM kernel thread slot of that worker thread + 1 (0: none), given back by the pool when the thread dies. */
 export const S_WASM = 4;
+/** Allocator state of that worker thread + 1 (0: none), given back by the pool when the thread dies (Allocator.reclaimState). */
+export const S_ALLOC = 5;
 export const PARKED = 0;
 export const SERVING = 1;
 export const BUSY = 2;

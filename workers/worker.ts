@@ -33,6 +33,7 @@ import {
   S_STATE,
   S_TID,
   S_WASM,
+  S_ALLOC,
   WAIT_SLICE_MS,
   layoutFingerprint,
   planControl,
@@ -130,9 +131,10 @@ export default async function session(task: SessionTask): Promise<'parked' | 'cl
   ctx.allocator.seed = threadSeed(cfg.seed, k);
   const state = slotWord(plan, k) + S_STATE;
   const doneWord = slotWord(plan, k) + S_DONE;
-  // Who serves slot k: the pool terminates this thread by its id (pass timeout) and gives back its WASM slot when it dies.
+  // Who serves slot k: the pool terminates this thread by its id (pass timeout) and gives back its WASM slot and allocator state when it dies.
   Atomics.store(ctl, slotWord(plan, k) + S_TID, threadId);
   Atomics.store(ctl, slotWord(plan, k) + S_WASM, ctx.heap.wasm.slot + 1);
+  Atomics.store(ctl, slotWord(plan, k) + S_ALLOC, ctx.allocator.state + 1);
   // (P2) read the epoch before announcing SERVING.
   let seen = Atomics.load(ctl, C_EPOCH);
   Atomics.store(ctl, state, SERVING);
