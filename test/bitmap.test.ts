@@ -429,8 +429,8 @@ test('no rotation (the NoShift variant): every search finds the lowest set bit, 
     const ps = [bits >> 3, bits >> 1, bits - 1];
     for (const p of ps) f.bm.set(p);
     for (const seed of [0, 1, 17, 31, 1000, 0xffffffff]) {
-      t.is(f.bm.tryFindSet(seed), ps[0], `tryFindSet, bits=${bits}, seed ${seed}`);
-      t.is(f.bm.scanFindSet(seed), ps[0], `scanFindSet, bits=${bits}, seed ${seed}`);
+      t.is(f.bm.tryFindSet(seed), ps[0]!, `tryFindSet, bits=${bits}, seed ${seed}`);
+      t.is(f.bm.scanFindSet(seed), ps[0]!, `scanFindSet, bits=${bits}, seed ${seed}`);
     }
     t.deepEqual([f.bm.findAndClear(5), f.bm.findAndClear(9), f.bm.findAndClear(13), f.bm.findAndClear(1)], [...ps, -1]);
   }

@@ -215,9 +215,9 @@ test('D2: a stale invalidation fails on a block re-initialised for another type 
   t.is(word(heap, b, BLOCK_GEN_WORD), g + 1);
   // Empty, so the bitmap alone looks exactly like the block t1 emptied: a check by index
   // and bitmap (the original's) would let t1 take t4's block.
-  t.is(word(heap, b, BLOCK_ALLOC_WORD), heap.highMask[tB.id]);
+  t.is(word(heap, b, BLOCK_ALLOC_WORD), heap.highMask[tB.id]!);
   t.false(t1.invalidate(b, g), 'the stale invalidation must fail');
-  t.is(word(heap, b, BLOCK_ALLOC_WORD), heap.highMask[tB.id], 'and roll its bits back');
+  t.is(word(heap, b, BLOCK_ALLOC_WORD), heap.highMask[tB.id]!, 'and roll its bits back');
   t.is(heap.blockType(b), tB.id);
   t.true(heap.allocated[tB.id]!.get(b));
   t.true(heap.active[tB.id]!.get(b));
@@ -241,7 +241,7 @@ test('D2: a stale invalidation fails on a block re-initialised for the same type
   const { b, g } = abaPrefix(f);
   t.true(takeFreeBlock(f, b));
   t4.initializeBlock(b, tA);
-  t.is(word(heap, b, BLOCK_ALLOC_WORD), heap.highMask[tA.id], 'empty in generation g + 1');
+  t.is(word(heap, b, BLOCK_ALLOC_WORD), heap.highMask[tA.id]!, 'empty in generation g + 1');
   t.false(t1.invalidate(b, g));
   t.true(heap.allocated[tA.id]!.get(b));
   heap.validate();
@@ -352,7 +352,7 @@ test('Alg. 7: a release while the invalidation holds all bits empties the block 
   // and the block is empty again in t1's generation → retry.
   t.is(t1.invalidateResolve(b, r1.gen, before), INVALIDATE_RETRY);
   t.false(heap.active[tA.id]!.get(b));
-  t.is(word(heap, b, BLOCK_ALLOC_WORD), heap.highMask[tA.id]);
+  t.is(word(heap, b, BLOCK_ALLOC_WORD), heap.highMask[tA.id]!);
   f.bitmaps.set(heap.active[tA.id]!, b); // t3 completes its release (Alg. 2 l. 6)
   t.is(t1.invalidateResolve(b, r1.gen, t1.invalidateLock(b)), INVALIDATE_OWNED);
   t1.retireBlock(b, tA.id);

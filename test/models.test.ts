@@ -38,8 +38,8 @@ test('walkers: plain JS, interpreted and compiled methods on 1 and 2 threads agr
       for (let i = 0; i < STEPS; i++) {
         await step(rt);
         rt.validateHeap();
-        t.is(digest(rt, tiles), expected[i], `compile ${compile}, ${threads} threads, step ${i + 1}`);
-        t.is(rt.count(Walker), populations[i]);
+        t.is(digest(rt, tiles), expected[i]!, `compile ${compile}, ${threads} threads, step ${i + 1}`);
+        t.is(rt.count(Walker), populations[i]!);
       }
       if (compile)
         t.true(
@@ -90,8 +90,8 @@ async function agree<W>(t: ExecutionContext, m: ModelUnderTest<W>, width: number
       for (let i = 0; i < steps; i++) {
         await m.step(rt, world);
         rt.validateHeap();
-        t.is(m.digest(rt, world), expected[i], `compile ${compile}, ${threads} threads, step ${i + 1}`);
-        t.is(rt.count(m.counted), populations[i]);
+        t.is(m.digest(rt, world), expected[i]!, `compile ${compile}, ${threads} threads, step ${i + 1}`);
+        t.is(rt.count(m.counted), populations[i]!);
       }
       if (compile) {
         const c = rt.stats().compiled;

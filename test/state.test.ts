@@ -257,9 +257,9 @@ test('every field kind round-trips bit for bit (NaN payloads, -0, extremes); ref
   for (let i = 0; i < leaves.length; i++) {
     const k = leaves.indexOf(oldLeaves[i]!);
     const l = rt2.get(Leaf, leaves2[i]!);
-    t.is(l.w, leafBefore[k]![0]);
+    t.is(l.w, leafBefore[k]![0]!);
     const oldNext = leafBefore[k]![1]!;
-    t.is(l.next?.handle ?? 0, oldNext === 0 ? 0 : recs2[oldSorted.indexOf(oldNext)]);
+    t.is(l.next?.handle ?? 0, oldNext === 0 ? 0 : recs2[oldSorted.indexOf(oldNext)]!);
   }
   rt2.validateHeap();
   await rt2.close();

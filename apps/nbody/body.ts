@@ -53,8 +53,8 @@ export function pullOfOthers<C extends SmmoClass<Gravitating>>(body: Gravitating
     const dy = other.posY - py;
     const dist = Math.sqrt(dx * dx + dy * dy);
     const f = (g * m * other.mass) / (dist * dist + dampening);
-    sum[0] += (f * dx) / dist;
-    sum[1] += (f * dy) / dist;
+    sum[0]! += (f * dx) / dist;
+    sum[1]! += (f * dy) / dist;
   });
   body.forceX = sum[0]!;
   body.forceY = sum[1]!;

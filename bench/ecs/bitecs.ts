@@ -46,27 +46,27 @@ function packed5(count: number): EcsCase {
   const withE = defineQuery([E]);
   const doubleA = (w: IWorld): IWorld => {
     const ents = withA(w);
-    for (let i = 0; i < ents.length; i++) A.value[ents[i]!] *= 2;
+    for (let i = 0; i < ents.length; i++) A.value[ents[i]!]! *= 2;
     return w;
   };
   const doubleB = (w: IWorld): IWorld => {
     const ents = withB(w);
-    for (let i = 0; i < ents.length; i++) B.value[ents[i]!] *= 2;
+    for (let i = 0; i < ents.length; i++) B.value[ents[i]!]! *= 2;
     return w;
   };
   const doubleC = (w: IWorld): IWorld => {
     const ents = withC(w);
-    for (let i = 0; i < ents.length; i++) C.value[ents[i]!] *= 2;
+    for (let i = 0; i < ents.length; i++) C.value[ents[i]!]! *= 2;
     return w;
   };
   const doubleD = (w: IWorld): IWorld => {
     const ents = withD(w);
-    for (let i = 0; i < ents.length; i++) D.value[ents[i]!] *= 2;
+    for (let i = 0; i < ents.length; i++) D.value[ents[i]!]! *= 2;
     return w;
   };
   const doubleE = (w: IWorld): IWorld => {
     const ents = withE(w);
-    for (let i = 0; i < ents.length; i++) E.value[ents[i]!] *= 2;
+    for (let i = 0; i < ents.length; i++) E.value[ents[i]!]! *= 2;
     return w;
   };
   const ids: number[] = [];
@@ -195,12 +195,12 @@ function fragIter(count: number): EcsCase {
   const withZ = defineQuery([Z]);
   const dataSystem = (w: IWorld): IWorld => {
     const ents = withData(w);
-    for (let i = 0; i < ents.length; i++) Data.value[ents[i]!] *= 2;
+    for (let i = 0; i < ents.length; i++) Data.value[ents[i]!]! *= 2;
     return w;
   };
   const zSystem = (w: IWorld): IWorld => {
     const ents = withZ(w);
-    for (let i = 0; i < ents.length; i++) Z.value[ents[i]!] *= 2;
+    for (let i = 0; i < ents.length; i++) Z.value[ents[i]!]! *= 2;
     return w;
   };
   return {

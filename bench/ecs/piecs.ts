@@ -42,7 +42,7 @@ function packed5(count: number): EcsCase {
     .registerSystem(
       createEntitySystem(
         (entities) => {
-          for (let i = 0; i < entities.length; i++) A.values[entities[i]!] *= 2;
+          for (let i = 0; i < entities.length; i++) A.values[entities[i]!]! *= 2;
         },
         (q) => q.every(A),
       ),
@@ -50,7 +50,7 @@ function packed5(count: number): EcsCase {
     .registerSystem(
       createEntitySystem(
         (entities) => {
-          for (let i = 0; i < entities.length; i++) B.values[entities[i]!] *= 2;
+          for (let i = 0; i < entities.length; i++) B.values[entities[i]!]! *= 2;
         },
         (q) => q.every(B),
       ),
@@ -58,7 +58,7 @@ function packed5(count: number): EcsCase {
     .registerSystem(
       createEntitySystem(
         (entities) => {
-          for (let i = 0; i < entities.length; i++) C.values[entities[i]!] *= 2;
+          for (let i = 0; i < entities.length; i++) C.values[entities[i]!]! *= 2;
         },
         (q) => q.every(C),
       ),
@@ -66,7 +66,7 @@ function packed5(count: number): EcsCase {
     .registerSystem(
       createEntitySystem(
         (entities) => {
-          for (let i = 0; i < entities.length; i++) D.values[entities[i]!] *= 2;
+          for (let i = 0; i < entities.length; i++) D.values[entities[i]!]! *= 2;
         },
         (q) => q.every(D),
       ),
@@ -74,7 +74,7 @@ function packed5(count: number): EcsCase {
     .registerSystem(
       createEntitySystem(
         (entities) => {
-          for (let i = 0; i < entities.length; i++) E.values[entities[i]!] *= 2;
+          for (let i = 0; i < entities.length; i++) E.values[entities[i]!]! *= 2;
         },
         (q) => q.every(E),
       ),
@@ -189,7 +189,7 @@ function fragIter(count: number): EcsCase {
     .registerSystem(
       createEntitySystem(
         (entities) => {
-          for (let i = 0; i < entities.length; i++) Data.values[entities[i]!] *= 2;
+          for (let i = 0; i < entities.length; i++) Data.values[entities[i]!]! *= 2;
         },
         (q) => q.every(Data),
       ),
@@ -197,7 +197,7 @@ function fragIter(count: number): EcsCase {
     .registerSystem(
       createEntitySystem(
         (entities) => {
-          for (let i = 0; i < entities.length; i++) Z.values[entities[i]!] *= 2;
+          for (let i = 0; i < entities.length; i++) Z.values[entities[i]!]! *= 2;
         },
         (q) => q.every(Z),
       ),

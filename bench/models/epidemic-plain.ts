@@ -91,18 +91,18 @@ export class PlainEpidemic {
     // Person.progress
     for (let i = 0; i < n; i++) {
       if (alive[i] === 0) continue;
-      age[i] += 1;
+      age[i]! += 1;
       if (caught[i] === 1) {
         state[i] = INFECTED;
         days[i] = 0;
       } else if (state[i] === INFECTED) {
-        days[i] += 1;
+        days[i]! += 1;
         if (days[i]! >= SICK_DAYS) {
           state[i] = RECOVERED;
           days[i] = 0;
         }
       } else if (state[i] === RECOVERED) {
-        days[i] += 1;
+        days[i]! += 1;
         if (days[i]! >= IMMUNE_DAYS) {
           state[i] = SUSCEPTIBLE;
           days[i] = 0;

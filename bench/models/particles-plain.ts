@@ -169,7 +169,7 @@ export class PlainParticles {
       this.next[p] = head[i]!;
       this.link[p] = -1;
       head[i] = p;
-      count[i] += 1;
+      count[i]! += 1;
     }
   }
 

@@ -115,17 +115,17 @@ export class PlainWalkers {
       walkerAt[t] = w;
       tile[w] = t;
       from[w] = here;
-      energy[w] -= MOVE_COST;
+      energy[w]! -= MOVE_COST;
     }
     for (let k = 0; k < this.listCount; k++) {
       const w = list[k]!;
       const here = tile[w]!;
       const bite = Math.min(grass[here]!, BITE);
-      grass[here] -= bite;
-      energy[w] += bite - UPKEEP;
+      grass[here]! -= bite;
+      energy[w]! += bite - UPKEEP;
       const f = from[w]!;
       if (f !== -1 && energy[w]! > SPLIT_AT) {
-        energy[w] /= 2;
+        energy[w]! /= 2;
         walkerAt[f] = this.spawn(f, energy[w]!);
       } else if (energy[w]! <= 0) {
         walkerAt[here] = -1;
