@@ -451,10 +451,47 @@ export interface PlanTypesOptions {
   bitmapAlloc?: boolean;
 }
 
-/** Compute every class's block layout. `classes` must include every abstract ancestor used. */
+/** A class as read from its declaration, before it has a layout. */
+interface RawClass {
+  readonly cls: SmmoClass;
+  readonly fields: RawField[];
+  readonly abstract: boolean;
+}
+
+/**
+ * Compute every class's block layout. `classes` must include every abstract ancestor used.
+ * The steps, in order: read and check the classes (readClasses), size the block by the
+ * smallest concrete class (blockSize), lay out each class in it (layoutType), link parents
+ * and subclass sets (linkTypes), check every reference target (checkTargets).
+ */
 export function planTypes(classes: readonly SmmoClass[], options: PlanTypesOptions = {}): TypeTable {
   const bitmapAlloc = options.bitmapAlloc === true;
   const checked = options.checked === true;
+  const raw = readClasses(classes);
+  const blockBytes = blockSize(
+    raw.filter((r) => !r.abstract),
+    bitmapAlloc,
+    checked,
+  );
+  const types = raw.map((r, id) => layoutType(r, id, blockBytes, bitmapAlloc, checked));
+  const byCls = new Map<SmmoClass, TypeLayout>(types.map((t) => [t.cls, t]));
+  linkTypes(types, byCls);
+  checkTargets(types, byCls);
+  return {
+    types,
+    blockBytes,
+    bitmapAlloc,
+    concreteIds: types.filter((t) => !t.abstract).map((t) => t.id),
+    byClass: (cls) => byCls.get(cls),
+  };
+}
+
+/**
+ * The classes' fields, with references declared by class name (ref<Cell>('Cell')) resolved
+ * among `classes`; UsageError/SchemaError for no classes, a non-class, a duplicate name, an
+ * unknown target name, a bad field name, no concrete class, a concrete class without fields.
+ */
+function readClasses(classes: readonly SmmoClass[]): RawClass[] {
   if (classes.length === 0) throw new UsageError('a runtime needs at least one class');
   const names = new Set<string>();
   for (const c of classes) {
@@ -462,8 +499,7 @@ export function planTypes(classes: readonly SmmoClass[], options: PlanTypesOptio
     if (names.has(c.name)) throw new UsageError(`classes: two classes are named '${c.name}'; class names must be unique`);
     names.add(c.name);
   }
-  const raw = classes.map((c) => ({ cls: c, fields: collectFields(c), abstract: isAbstract(c) }));
-  // References declared by class name (ref<Cell>('Cell')) resolve among these classes.
+  const raw: RawClass[] = classes.map((c) => ({ cls: c, fields: collectFields(c), abstract: isAbstract(c) }));
   const byName = new Map(classes.map((c) => [c.name, c]));
   for (const r of raw) {
     for (const f of r.fields) {
@@ -479,16 +515,19 @@ export function planTypes(classes: readonly SmmoClass[], options: PlanTypesOptio
     }
   }
   for (const r of raw) checkFieldNames(r.cls, r.fields);
-  const concreteRaw = raw.filter((r) => !r.abstract);
-  if (concreteRaw.length === 0) throw new UsageError('classes: every class is abstract; at least one must be concrete');
-  for (const r of concreteRaw) {
+  const concrete = raw.filter((r) => !r.abstract);
+  if (concrete.length === 0) throw new UsageError('classes: every class is abstract; at least one must be concrete');
+  for (const r of concrete) {
     if (r.fields.length === 0) throw new SchemaError(`${r.cls.name} has no fields; give it at least one field`);
   }
-  // Block size: the smallest concrete type gets MAX_SLOTS slots (BitmapAlloc: the largest
-  // concrete type gets one).
+  return raw;
+}
+
+/** Bytes of a block: the smallest concrete class gets MAX_SLOTS slots (BitmapAlloc: the largest gets one). */
+function blockSize(concrete: readonly RawClass[], bitmapAlloc: boolean, checked: boolean): number {
   let dataCapacity = 0;
   let smallest = Infinity;
-  for (const r of concreteRaw) {
+  for (const r of concrete) {
     if (bitmapAlloc) {
       // Checked: the generation word after the fields, 4-byte aligned (≤ 3 bytes of padding).
       dataCapacity = Math.max(dataCapacity, packedBytes(r.fields) + (checked ? 7 : 0));
@@ -500,76 +539,80 @@ export function planTypes(classes: readonly SmmoClass[], options: PlanTypesOptio
       dataCapacity = dataBytes(r.fields, MAX_SLOTS, checked);
     }
   }
-  const blockBytes = align(BLOCK_DATA_OFFSET + dataCapacity, ARRAY_ALIGN);
-  const capacity = blockBytes - BLOCK_DATA_OFFSET;
+  return align(BLOCK_DATA_OFFSET + dataCapacity, ARRAY_ALIGN);
+}
 
-  const byCls = new Map<SmmoClass, TypeLayout>();
-  const types: TypeLayout[] = [];
-  raw.forEach((r, id) => {
-    let slots = 0;
-    if (!r.abstract && bitmapAlloc) slots = 1;
-    else if (!r.abstract) {
-      for (let n = MAX_SLOTS; n >= 1; n--) {
-        if (dataBytes(r.fields, n, checked) <= capacity) {
-          slots = n;
-          break;
-        }
-      }
-      if (slots === 0) {
-        throw new SchemaError(
-          `${r.cls.name} is more than ${MAX_SLOTS}× larger than the smallest class; one object does not fit a block of ${blockBytes} bytes`,
-        );
+/**
+ * One class's layout in a block of `blockBytes`: its slots (as many as fit, at most
+ * MAX_SLOTS; BitmapAlloc: 1), each field's array offsets (SOA: one 16-byte-aligned array per
+ * field element; BitmapAlloc: fields one after another), the generation array in checked
+ * mode. Parent and subclass set are filled in by linkTypes.
+ */
+function layoutType(r: RawClass, id: number, blockBytes: number, bitmapAlloc: boolean, checked: boolean): TypeLayout {
+  const capacity = blockBytes - BLOCK_DATA_OFFSET;
+  let slots = 0;
+  if (!r.abstract && bitmapAlloc) slots = 1;
+  else if (!r.abstract) {
+    for (let n = MAX_SLOTS; n >= 1; n--) {
+      if (dataBytes(r.fields, n, checked) <= capacity) {
+        slots = n;
+        break;
       }
     }
-    const layoutN = Math.max(slots, 1);
-    let at = BLOCK_DATA_OFFSET;
-    const fields: FieldLayout[] = r.fields.map((f) => {
-      const elemBytes = KIND_BYTES[f.kind];
-      const arrays = Math.max(1, f.length);
-      const offsets: number[] = [];
-      for (let k = 0; k < arrays; k++) {
-        if (bitmapAlloc) {
-          at = align(at, elemBytes);
-          offsets.push(at);
-          at += elemBytes;
-          continue;
-        }
+    if (slots === 0) {
+      throw new SchemaError(
+        `${r.cls.name} is more than ${MAX_SLOTS}× larger than the smallest class; one object does not fit a block of ${blockBytes} bytes`,
+      );
+    }
+  }
+  const layoutN = Math.max(slots, 1);
+  let at = BLOCK_DATA_OFFSET;
+  const fields: FieldLayout[] = r.fields.map((f) => {
+    const elemBytes = KIND_BYTES[f.kind];
+    const arrays = Math.max(1, f.length);
+    const offsets: number[] = [];
+    for (let k = 0; k < arrays; k++) {
+      if (bitmapAlloc) {
+        at = align(at, elemBytes);
         offsets.push(at);
-        at += align(layoutN * elemBytes, ARRAY_ALIGN);
+        at += elemBytes;
+        continue;
       }
-      const fl: FieldLayout = {
-        name: f.name,
-        kind: f.kind,
-        length: f.length,
-        elemBytes,
-        offsets,
-        declaredIn: f.declaredIn,
-        ...(f.target ? { target: f.target } : {}),
-      };
-      return fl;
-    });
-    let genOffset = 0;
-    if (checked && !r.abstract) {
-      genOffset = bitmapAlloc ? align(at, 4) : at;
-      at = genOffset + (bitmapAlloc ? 4 : align(layoutN * 4, ARRAY_ALIGN));
+      offsets.push(at);
+      at += align(layoutN * elemBytes, ARRAY_ALIGN);
     }
-    const t: TypeLayout = {
-      id,
-      name: r.cls.name,
-      cls: r.cls,
-      abstract: r.abstract,
-      parent: null,
-      slots,
-      highMask: slots >= 32 ? 0 : ~((1 << slots) - 1),
-      objectBytes: r.fields.reduce((a, f) => a + Math.max(1, f.length) * KIND_BYTES[f.kind], 0),
-      fields,
-      concrete: [],
-      genOffset,
+    return {
+      name: f.name,
+      kind: f.kind,
+      length: f.length,
+      elemBytes,
+      offsets,
+      declaredIn: f.declaredIn,
+      ...(f.target ? { target: f.target } : {}),
     };
-    types.push(t);
-    byCls.set(r.cls, t);
   });
-  // Parents and subclass sets.
+  let genOffset = 0;
+  if (checked && !r.abstract) {
+    genOffset = bitmapAlloc ? align(at, 4) : at;
+    at = genOffset + (bitmapAlloc ? 4 : align(layoutN * 4, ARRAY_ALIGN));
+  }
+  return {
+    id,
+    name: r.cls.name,
+    cls: r.cls,
+    abstract: r.abstract,
+    parent: null,
+    slots,
+    highMask: slots >= 32 ? 0 : ~((1 << slots) - 1),
+    objectBytes: r.fields.reduce((a, f) => a + Math.max(1, f.length) * KIND_BYTES[f.kind], 0),
+    fields,
+    concrete: [],
+    genOffset,
+  };
+}
+
+/** Each type's nearest registered ancestor (parent) and its concrete subclasses, itself included (concrete). */
+function linkTypes(types: readonly TypeLayout[], byCls: ReadonlyMap<SmmoClass, TypeLayout>): void {
   for (const t of types) {
     let p = Object.getPrototypeOf(t.cls) as SmmoClass | null;
     while (p && p !== (SmmoObject as unknown) && !byCls.has(p)) p = Object.getPrototypeOf(p) as SmmoClass | null;
@@ -579,7 +622,10 @@ export function planTypes(classes: readonly SmmoClass[], options: PlanTypesOptio
     const concrete = types.filter((u) => !u.abstract && (u.cls === t.cls || u.cls.prototype instanceof t.cls)).map((u) => u.id);
     (t as unknown as { concrete: number[] }).concrete = concrete;
   }
-  // Every reference target must be registered.
+}
+
+/** Every reference target must be one of the runtime's classes (SchemaError otherwise). */
+function checkTargets(types: readonly TypeLayout[], byCls: ReadonlyMap<SmmoClass, TypeLayout>): void {
   for (const t of types) {
     for (const f of t.fields) {
       if (!f.target) continue;
@@ -594,13 +640,6 @@ export function planTypes(classes: readonly SmmoClass[], options: PlanTypesOptio
       }
     }
   }
-  return {
-    types,
-    blockBytes,
-    bitmapAlloc,
-    concreteIds: types.filter((t) => !t.abstract).map((t) => t.id),
-    byClass: (cls) => byCls.get(cls),
-  };
 }
 
 // ------------------------------------------------------------------ heap plan
