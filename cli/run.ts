@@ -22,7 +22,7 @@ import { appModule } from '../apps/registry.js';
 import { createRuntime, UsageError, type CompiledMethodStats, type Runtime, type RuntimeOptions } from '../index.js';
 import { MAX_HEAP_BYTES, planTypes } from '../runtime/layout.js';
 import { CliUsageError } from './errors.js';
-import type { Backend, RunOptions } from './flags.js';
+import type { RunOptions } from './flags.js';
 import { progressBar } from './progress.js';
 import { FrameWriter } from './render.js';
 import { dumpState, heapForState, prepareDump, readInitState, restoreInto, type InitState } from './state.js';
@@ -95,23 +95,59 @@ function variantHeap(app: App, opts: RunOptions, bytes: number): number {
   return Math.min(MAX_HEAP_BYTES, Math.ceil((bytes * ratio) / 65536) * 65536);
 }
 
-/** Run `app` as `opts` says; `version` is smmo's (for the report). */
+/**
+ * Run `app` as `opts` says; `version` is smmo's (for the report). The steps: read the
+ * --init state (readInit), choose the heap (heapFor), start the runtime (startRuntime),
+ * fill it (fill), run the iterations with progress bar and frames (iterate), then check,
+ * dump and report (report).
+ */
 export async function runApp(app: App, opts: RunOptions, version: string): Promise<RunReport> {
   const where = `smmo run ${app.name}`;
   const t0 = performance.now();
+  const init = await readInit(app, opts, where);
   // --init: the state's parameters and seed replace the command line's (cli/state.ts).
-  let init: InitState | undefined;
-  if (opts.init !== undefined) {
-    try {
-      init = await readInitState(app, opts, where);
-    } catch (e) {
-      if (e instanceof UsageError) throw new CliUsageError(`${where}: --init: ${e.message}`);
-      throw e;
-    }
-    opts = { ...opts, params: init.params, seed: init.seed };
-  }
+  if (init) opts = { ...opts, params: init.params, seed: init.seed };
   if (opts.dump !== undefined) await prepareDump(app, opts.dump, where);
-  const first = init?.state.info.iterations ?? 0;
+  const heapBytes = heapFor(app, opts, init, where);
+  const rt = await startRuntime(app, opts, heapBytes, where);
+  try {
+    // The report names the backend the runtime says it uses, never just the one asked for.
+    if (rt.backend !== opts.backend) {
+      throw new CliUsageError(
+        `${where}: --backend ${opts.backend} is not available in this build (it runs the ${rt.backend} kernels); use --backend ${rt.backend}`,
+      );
+    }
+    await fill(app, rt, opts, init, where);
+    await rt.prepare(); // backend 'webgpu': compile the GPU kernels outside the timing; others: no-op
+    const t1 = performance.now();
+    const first = init?.state.info.iterations ?? 0;
+    const { frames, t2 } = await iterate(app, rt, opts, first);
+    return await report(app, rt, opts, version, {
+      heapBytes,
+      init,
+      first,
+      frames,
+      initSeconds: (t1 - t0) / 1000,
+      seconds: (t2 - t1) / 1000,
+    });
+  } finally {
+    await rt.close();
+  }
+}
+
+/** --init: the state to start from (undefined without --init); its problems are CliUsageErrors. */
+async function readInit(app: App, opts: RunOptions, where: string): Promise<InitState | undefined> {
+  if (opts.init === undefined) return undefined;
+  try {
+    return await readInitState(app, opts, where);
+  } catch (e) {
+    if (e instanceof UsageError) throw new CliUsageError(`${where}: --init: ${e.message}`);
+    throw e;
+  }
+}
+
+/** The heap: --heap, else what the app (or the --init state) needs, scaled for --bitmap-alloc; too large is a CliUsageError naming the flags. */
+function heapFor(app: App, opts: RunOptions, init: InitState | undefined, where: string): number {
   const appHeap = init ? heapForState(app, init) : app.heapFor(opts.params);
   if (opts.heapBytes === undefined && !(appHeap <= MAX_HEAP_BYTES)) {
     // The heap the app asks for: the parameters that made it so large are the problem, not --heap.
@@ -122,8 +158,11 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
         `${formatBytes(MAX_HEAP_BYTES)}): choose smaller values`,
     );
   }
-  const heapBytes = opts.heapBytes ?? variantHeap(app, opts, appHeap);
-  let rt: Runtime;
+  return opts.heapBytes ?? variantHeap(app, opts, appHeap);
+}
+
+/** createRuntime with the run's options; its UsageErrors become CliUsageErrors. */
+async function startRuntime(app: App, opts: RunOptions, heapBytes: number, where: string): Promise<Runtime> {
   try {
     const options: RuntimeOptions = {
       classes: app.classes,
@@ -137,104 +176,109 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
       // Worker threads import the app's module to find its classes.
       modules: [appModule(app.name) ?? new URL(`../apps/${app.name}/index.js`, import.meta.url)],
     };
-    rt = await createRuntime(options);
+    return await createRuntime(options);
   } catch (e) {
     if (e instanceof UsageError) throw new CliUsageError(`${where}: ${e.message}`);
     throw e;
   }
+}
+
+/** The first state: restored from --init, or the app's own init. */
+async function fill(app: App, rt: Runtime, opts: RunOptions, init: InitState | undefined, where: string): Promise<void> {
   try {
-    // The report names the backend the runtime says it uses, never just the one asked for.
-    const backend: Backend = rt.backend;
-    if (backend !== opts.backend) {
-      throw new CliUsageError(
-        `${where}: --backend ${opts.backend} is not available in this build (it runs the ${backend} kernels); use --backend ${backend}`,
-      );
-    }
-    try {
-      if (init) await restoreInto(app, rt, init);
-      else await app.init(rt, opts.params, opts.seed);
-    } catch (e) {
-      // An app's own messages start with its name ("game-of-life: …"): said once.
-      if (e instanceof UsageError) throw new CliUsageError(`${where}: ${e.message.replace(new RegExp(`^${app.name}: `), '')}`);
-      throw e;
-    }
-    await rt.prepare(); // backend 'webgpu': compile the GPU kernels outside the timing; others: no-op
-    const t1 = performance.now();
-
-    const render = opts.render;
-    const frames = render ? new FrameWriter(render.path, render.every, render.scale, first + opts.iterations) : null;
-    let renderMs = 0;
-    const draw = async (done: number): Promise<void> => {
-      const r0 = performance.now();
-      await rt.sync(); // backend 'webgpu': the picture is read on the host
-      frames!.write(app.picture!(rt), done);
-      renderMs += performance.now() - r0;
-    };
-    const every = render?.every;
-    if (every !== undefined) await draw(first);
-    const bar = progressBar(process.stderr, app.name, opts.iterations, !opts.json && !opts.quiet);
-    try {
-      for (let k = 0; k < opts.iterations; k++) {
-        await app.step(rt, first + k);
-        bar?.update(k + 1);
-        if (every !== undefined && ((k + 1) % every === 0 || k + 1 === opts.iterations)) await draw(first + k + 1);
-      }
-    } finally {
-      bar?.finish();
-    }
-    // Backend 'webgpu': wait for the GPU and bring its results into the heap (inside the
-    // timing: the iterations are done when their results are on the host). Others: no-op.
-    await rt.sync();
-    const t2 = performance.now() - renderMs;
-    if (frames && every === undefined) await draw(first + opts.iterations);
-
-    const digest = app.digest(rt);
-    const stats = rt.stats();
-    if (opts.checked) rt.validateHeap();
-    const check = opts.check ? await checkAgainstReference(app, opts, heapBytes, rt, digest, init) : undefined;
-    const dump =
-      opts.dump === undefined
-        ? undefined
-        : await dumpState(app, rt, opts.dump, { iterations: first + opts.iterations, seed: opts.seed, params: paramsOf(opts), version });
-    const seconds = (t2 - t1) / 1000;
-    const cpu = cpus();
-    const params = paramsOf(opts);
-    return {
-      app: app.name,
-      backend,
-      threads: opts.threads,
-      iterations: opts.iterations,
-      seconds,
-      initSeconds: (t1 - t0) / 1000,
-      iterationsPerSecond: seconds > 0 ? opts.iterations / seconds : 0,
-      digest,
-      objects: rt.objectCounts(),
-      heap: {
-        bytes: stats.heap.bytes,
-        blockBytes: stats.heap.blockBytes,
-        blocks: stats.heap.blocks,
-        usedBlocks: stats.heap.usedBlocks,
-        fragmentation: stats.heap.fragmentation,
-      },
-      params,
-      seed: opts.seed,
-      checked: opts.checked,
-      heapValidated: opts.checked,
-      allocator: { ...opts.allocator },
-      ...(check ? { check } : {}),
-      ...(init ? { init: opts.init!, startIteration: first } : {}),
-      ...(dump ? { dump } : {}),
-      ...(frames ? { frames: frames.written } : {}),
-      ...(init && init.warnings.length > 0 ? { warnings: init.warnings } : {}),
-      kernels: { ...stats.backend.methods },
-      compiled: stats.compiled,
-      version,
-      node: process.version,
-      machine: { cpu: cpu[0]?.model.trim() ?? 'unknown', cores: cpu.length, platform: process.platform, arch: process.arch },
-    };
-  } finally {
-    await rt.close();
+    if (init) await restoreInto(app, rt, init);
+    else await app.init(rt, opts.params, opts.seed);
+  } catch (e) {
+    // An app's own messages start with its name ("game-of-life: …"): said once.
+    if (e instanceof UsageError) throw new CliUsageError(`${where}: ${e.message.replace(new RegExp(`^${app.name}: `), '')}`);
+    throw e;
   }
+}
+
+/**
+ * The iterations, with the progress bar and --render's frames; ends with rt.sync() (backend
+ * 'webgpu': the iterations are done when their results are on the host). Returns the frame
+ * writer and when the iterations ended, less the time spent drawing (not run time).
+ */
+async function iterate(app: App, rt: Runtime, opts: RunOptions, first: number): Promise<{ frames: FrameWriter | null; t2: number }> {
+  const render = opts.render;
+  const frames = render ? new FrameWriter(render.path, render.every, render.scale, first + opts.iterations) : null;
+  let renderMs = 0;
+  const draw = async (done: number): Promise<void> => {
+    const r0 = performance.now();
+    await rt.sync(); // backend 'webgpu': the picture is read on the host
+    frames!.write(app.picture!(rt), done);
+    renderMs += performance.now() - r0;
+  };
+  const every = render?.every;
+  if (every !== undefined) await draw(first);
+  const bar = progressBar(process.stderr, app.name, opts.iterations, !opts.json && !opts.quiet);
+  try {
+    for (let k = 0; k < opts.iterations; k++) {
+      await app.step(rt, first + k);
+      bar?.update(k + 1);
+      if (every !== undefined && ((k + 1) % every === 0 || k + 1 === opts.iterations)) await draw(first + k + 1);
+    }
+  } finally {
+    bar?.finish();
+  }
+  await rt.sync();
+  const t2 = performance.now() - renderMs;
+  if (frames && every === undefined) await draw(first + opts.iterations); // after the timing
+  return { frames, t2 };
+}
+
+/** After the iterations: digest, --checked validation, --check, --dump, and the report. */
+async function report(
+  app: App,
+  rt: Runtime,
+  opts: RunOptions,
+  version: string,
+  run: { heapBytes: number; init: InitState | undefined; first: number; frames: FrameWriter | null; initSeconds: number; seconds: number },
+): Promise<RunReport> {
+  const { heapBytes, init, first, frames, seconds } = run;
+  const digest = app.digest(rt);
+  const stats = rt.stats();
+  if (opts.checked) rt.validateHeap();
+  const check = opts.check ? await checkAgainstReference(app, opts, heapBytes, rt, digest, init) : undefined;
+  const dump =
+    opts.dump === undefined
+      ? undefined
+      : await dumpState(app, rt, opts.dump, { iterations: first + opts.iterations, seed: opts.seed, params: paramsOf(opts), version });
+  const cpu = cpus();
+  return {
+    app: app.name,
+    backend: rt.backend,
+    threads: opts.threads,
+    iterations: opts.iterations,
+    seconds,
+    initSeconds: run.initSeconds,
+    iterationsPerSecond: seconds > 0 ? opts.iterations / seconds : 0,
+    digest,
+    objects: rt.objectCounts(),
+    heap: {
+      bytes: stats.heap.bytes,
+      blockBytes: stats.heap.blockBytes,
+      blocks: stats.heap.blocks,
+      usedBlocks: stats.heap.usedBlocks,
+      fragmentation: stats.heap.fragmentation,
+    },
+    params: paramsOf(opts),
+    seed: opts.seed,
+    checked: opts.checked,
+    heapValidated: opts.checked,
+    allocator: { ...opts.allocator },
+    ...(check ? { check } : {}),
+    ...(init ? { init: opts.init!, startIteration: first } : {}),
+    ...(dump ? { dump } : {}),
+    ...(frames ? { frames: frames.written } : {}),
+    ...(init && init.warnings.length > 0 ? { warnings: init.warnings } : {}),
+    kernels: { ...stats.backend.methods },
+    compiled: stats.compiled,
+    version,
+    node: process.version,
+    machine: { cpu: cpu[0]?.model.trim() ?? 'unknown', cores: cpu.length, platform: process.platform, arch: process.arch },
+  };
 }
 
 /** The app's parameters for reports and state files (unset: null). */
