@@ -62,10 +62,9 @@ export interface RuntimeOptions {
   workerIdleMs?: number;
   /**
    * Busy-wait this long for the next pass (workers) and at the barrier (calling thread)
-   * before sleeping in Atomics.wait. Default 0: on the 2-core dev VM, shared with other
-   * jobs, an empty pass cost 28 µs with 0, 60 µs with 20 and 430 µs with 200 (the
-   * spinning threads take the cores the others need). Worth trying on dedicated cores
-   * (bench/scaling.ts measures 0, 20 and 200).
+   * before sleeping in Atomics.wait. Default 0: on cores shared with other jobs the
+   * spinning threads take the cores the others need. Worth trying on dedicated cores:
+   * bench/scaling.ts measures 0, 20 and 200 (figures in docs/benchmarks.md, "Scaling").
    */
   spinMicros?: number;
   /** worker_threads resourceLimits of each worker (e.g. { maxOldGenerationSizeMb: 512 }). */
