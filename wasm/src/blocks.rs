@@ -65,10 +65,17 @@ impl Block {
         unsafe { &*((self.base + 4 * BLOCK_ITER_WORD as usize) as *const AtomicU32) }.load(Ordering::SeqCst)
     }
 
-    /// The SOA array of the field at byte offset `off` within the block.
+    /// The SOA array of the field at byte offset `off` within the block, as elements of `T`
+    /// (f32, u32 for refs and u32 fields, u8 for bools).
+    #[inline(always)]
+    pub fn array<T>(&self, off: u32) -> *mut T {
+        (self.base + off as usize) as *mut T
+    }
+
+    /// The SOA array of the f32 field at byte offset `off` within the block.
     #[inline(always)]
     pub fn f32s(&self, off: u32) -> *mut f32 {
-        (self.base + off as usize) as *mut f32
+        self.array(off)
     }
 }
 

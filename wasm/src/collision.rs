@@ -23,6 +23,7 @@
 //! (resolve), and only when the method would write it. Reads of other bodies touch only
 //! fields no method writes during the same pass (positions, masses; mergeTarget in resolve).
 use crate::blocks::{for_each_lane, sources, Pass, Source};
+use crate::lanes::{lanes_where, Vector, F4, U4};
 use crate::layout::{BLOCK_TYPE_WORD, SLOT_BITS};
 use crate::params::{CollisionPrepareMerge, CollisionResolveMerge, Table};
 
@@ -33,112 +34,34 @@ fn groups_of(bits: u32) -> u32 {
     (32 - bits.leading_zeros() + 3) >> 2
 }
 
-#[cfg(target_feature = "simd128")]
-mod filter {
-    use core::arch::wasm32::*;
-
-    /// Bit i set (i < 4·groups) ⇔ `(fl32(p[i] − x))² < bound` in f32.
-    ///
-    /// # Safety
-    /// `p .. p + 4·groups` is inside the memory.
-    #[inline(always)]
-    pub unsafe fn near_lanes(p: *const f32, groups: u32, x: f32, bound: f32) -> u32 {
-        let (xv, bv) = (f32x4_splat(x), f32x4_splat(bound));
-        let near = |k: u32| {
-            // SAFETY: group k < groups, inside the range of the caller's contract.
-            let d = f32x4_sub(unsafe { v128_load(p.add(4 * k as usize) as *const v128) }, xv);
-            f32x4_lt(f32x4_mul(d, d), bv)
-        };
-        // The common answer is "none": OR the group masks and test once, then (rarely)
-        // recompute with per-group bit masks.
-        let mut any = i32x4_splat(0);
-        let mut k = 0;
-        while k < groups {
-            any = v128_or(any, near(k));
-            k += 1;
-        }
-        if !v128_any_true(any) {
-            return 0;
-        }
-        let mut out = 0u32;
-        k = 0;
-        while k < groups {
-            out |= (i32x4_bitmask(near(k)) as u32 & 0xf) << (4 * k);
-            k += 1;
-        }
-        out
-    }
-
-    /// Bit i set (i < 4·groups) ⇔ `p[i] == v`.
-    ///
-    /// # Safety
-    /// `p .. p + 4·groups` is inside the memory.
-    #[inline(always)]
-    pub unsafe fn eq_lanes(p: *const u32, groups: u32, v: u32) -> u32 {
-        let vv = u32x4_splat(v);
-        // SAFETY: group k < groups, inside the range of the caller's contract.
-        let eq = |k: u32| i32x4_eq(unsafe { v128_load(p.add(4 * k as usize) as *const v128) }, vv);
-        let mut any = i32x4_splat(0);
-        let mut k = 0;
-        while k < groups {
-            any = v128_or(any, eq(k));
-            k += 1;
-        }
-        if !v128_any_true(any) {
-            return 0;
-        }
-        let mut out = 0u32;
-        k = 0;
-        while k < groups {
-            out |= (i32x4_bitmask(eq(k)) as u32 & 0xf) << (4 * k);
-            k += 1;
-        }
-        out
+/// Bit i set (i < 4·groups) ⇔ `(fl32(p[i] − x))² < bound` in f32 (the prepare filter).
+///
+/// # Safety
+/// `p .. p + 4·groups` is a padded f32 SOA array's lanes (inside the memory, 16-byte
+/// aligned), which no method writes during the pass (positions).
+#[inline(always)]
+unsafe fn near_lanes(p: *const f32, groups: u32, x: f32, bound: f32) -> u32 {
+    let (xv, bv) = (F4::splat(x), F4::splat(bound));
+    // SAFETY: the caller's range, as lanes_where requires it.
+    unsafe {
+        lanes_where(p, groups, |o: F4| {
+            let d = o - xv;
+            (d * d).lt(bv)
+        })
     }
 }
 
-#[cfg(not(target_feature = "simd128"))]
-mod filter {
-    /// As the simd128 build: bit i set ⇔ `(fl32(p[i] − x))² < bound` in f32 (the same IEEE
-    /// operations lane by lane, so the same bits).
-    ///
-    /// # Safety
-    /// `p .. p + 4·groups` is inside the memory.
-    #[inline(always)]
-    pub unsafe fn near_lanes(p: *const f32, groups: u32, x: f32, bound: f32) -> u32 {
-        let mut out = 0u32;
-        let mut i = 0;
-        while i < 4 * groups {
-            // SAFETY: lane i < 4·groups.
-            let d = unsafe { *p.add(i as usize) } - x;
-            if d * d < bound {
-                out |= 1 << i;
-            }
-            i += 1;
-        }
-        out
-    }
-
-    /// As the simd128 build: bit i set ⇔ `p[i] == v`.
-    ///
-    /// # Safety
-    /// `p .. p + 4·groups` is inside the memory.
-    #[inline(always)]
-    pub unsafe fn eq_lanes(p: *const u32, groups: u32, v: u32) -> u32 {
-        let mut out = 0u32;
-        let mut i = 0;
-        while i < 4 * groups {
-            // SAFETY: lane i < 4·groups.
-            if unsafe { *p.add(i as usize) } == v {
-                out |= 1 << i;
-            }
-            i += 1;
-        }
-        out
-    }
+/// Bit i set (i < 4·groups) ⇔ `p[i] == v` (the resolve filter).
+///
+/// # Safety
+/// `p .. p + 4·groups` is a padded u32 SOA array's lanes (inside the memory, 16-byte
+/// aligned), which no method writes during the pass (mergeTarget in resolve).
+#[inline(always)]
+unsafe fn eq_lanes(p: *const u32, groups: u32, v: u32) -> u32 {
+    let vv = U4::splat(v);
+    // SAFETY: the caller's range, as lanes_where requires it.
+    unsafe { lanes_where(p, groups, |o: U4| o.eq(vv)) }
 }
-
-use filter::{eq_lanes, near_lanes};
 
 /// Byte address of block `index`.
 #[inline(always)]

@@ -6,43 +6,12 @@
 //! `runBlocks`). Then, in the order of the registry entry (apps/nbody/kernels.ts), the byte
 //! offsets of the fields in a block of the concrete type, and the method's arguments.
 //!
-//! Writes: a lane whose iteration bit is clear is never written. Groups of four lanes that
-//! all take part are stored as one v128; in a partial group only the taking-part lanes are
-//! stored, one by one. (A read-modify-write of the whole group would be wrong: another thread
-//! may be initialising a new object in a free slot of the same block during the pass.)
+//! Writes: a lane whose iteration bit is clear is never written (`lanes::store_lanes`: a group
+//! of four lanes that all take part is one v128 store; in a partial group only the lanes
+//! taking part are stored, one by one).
 use crate::blocks::{for_each_group, for_each_lane, sources, Block, Pass};
-use crate::lanes::{Mask, D4, F4};
+use crate::lanes::{store_lanes, LaneMask, Mask, Vector, D4, F4};
 use crate::params::{NbodyComputeForce, NbodyUpdate, Table};
-
-/// Store the lanes of `v` selected by `nibble` at `p .. p+4`.
-///
-/// # Safety
-/// `p .. p+4` is a lane group of a field array of a block this call owns.
-#[inline(always)]
-unsafe fn store_lanes(p: *mut f32, v: F4, nibble: u32) {
-    if nibble == 0xf {
-        // SAFETY: forwarded; all four lanes belong to this pass.
-        unsafe { v.store(p) };
-    } else {
-        // Constant lane indices: no bounds check, so no panic path.
-        let a = v.to_array();
-        // SAFETY: lanes 0..4 of the group; only those taking part in this pass are written.
-        unsafe {
-            if nibble & 1 != 0 {
-                *p = a[0];
-            }
-            if nibble & 2 != 0 {
-                *p.add(1) = a[1];
-            }
-            if nibble & 4 != 0 {
-                *p.add(2) = a[2];
-            }
-            if nibble & 8 != 0 {
-                *p.add(3) = a[3];
-            }
-        }
-    }
-}
 
 /// `Body.update(dt)`:
 ///   velX += forceX·dt/mass; velY += forceY·dt/mass; posX += velX·dt; posY += velY·dt;

@@ -22,6 +22,7 @@
 //! `newPosition` of the one agent the cell grants. Reads of other objects touch only fields
 //! nobody writes in the same pass (`Cell.neighbors`, `Cell.agent`).
 use crate::blocks::{for_each_group, for_each_lane, Pass};
+use crate::lanes::{store_lanes, LaneMask, Vector, B4};
 use crate::layout::{BLOCK_TYPE_WORD, SLOT_BITS};
 use crate::params::{WatorCellDecide, WatorCellPrepare, WatorFishPrepare, WatorSharkPrepare};
 
@@ -105,26 +106,11 @@ struct CellFields {
 
 const STAY: usize = 4;
 
-/// The bool (u8) arrays at `offs` for lanes 4k … 4k+3 of object `h`'s block (`h`: any
-/// handle of that block), as one u32 word each: lane 4k+i is byte i (little-endian).
-/// SOA arrays are 16-byte aligned and padded to a multiple of 4 lanes (blocks.rs), so the
-/// word is aligned and inside the array even for lanes the type does not have.
-#[inline(always)]
-fn group_word(heap: Heap, h: u32, off: u32, k: usize) -> *mut u32 {
-    (heap.base(h) + off as usize + 4 * k) as *mut u32
-}
-
-/// Bytes of a u32 word whose lanes (bits of `nibble`) take part: 0xff per lane.
-#[inline(always)]
-fn lane_bytes(nibble: u32) -> u32 {
-    (nibble & 1) * 0xff | (nibble & 2) * 0x7f80 | (nibble & 4) * 0x3f_c000 | (nibble & 8) * 0x1fe0_0000
-}
-
 /// `Cell.prepare()`: clear the five request flags.
 ///
-/// Four lanes at a time: a group whose four lanes all take part is cleared with one u32
-/// store per flag; in a partial group only the lanes taking part are written, byte by byte
-/// (a lane outside the pass is never written: kernel contract).
+/// Four lanes at a time (`lanes::store_lanes` of a `B4`): a group whose four lanes all take
+/// part is cleared with one u32 store per flag; in a partial group only the lanes taking part
+/// are written, byte by byte (a lane outside the pass is never written: kernel contract).
 ///
 /// # Safety
 /// The kernel contract of the crate root; `r0 .. r4` are `Cell.neighborRequest[0..5]` (bool).
@@ -136,31 +122,15 @@ pub unsafe extern "C" fn wator_cell_prepare(list: u32, from: u32, to: u32, block
     } = unsafe { WatorCellPrepare::read(params) };
     // SAFETY: kernel contract.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
-    let heap = Heap {
-        blocks: blocks as usize,
-        block_bytes: block_bytes as usize,
-    };
     let req = [r0, r1, r2, r3, r4];
     for i in from..to {
         // SAFETY: from <= i < to, inside the list range.
         let b = unsafe { pass.block(i) };
-        let hbase = b.index << SLOT_BITS;
         for_each_group(b.iter_bits(), |k, nibble| {
-            // SAFETY: group k of this block's padded flag arrays; only lanes of the pass are
-            // written, and their flags are their own.
-            unsafe {
-                if nibble == 0xf {
-                    for &off in req.iter() {
-                        *group_word(heap, hbase, off, k) = 0;
-                    }
-                } else {
-                    for_each_lane(nibble, |l| {
-                        let h = hbase | (4 * k as u32 + l);
-                        for &off in req.iter() {
-                            *heap.u8_at(h, off) = 0;
-                        }
-                    });
-                }
+            for &off in req.iter() {
+                // SAFETY: group k of this block's padded flag array (4-byte aligned); only the
+                // lanes of the pass are written, and their flags are their own.
+                unsafe { store_lanes(b.array::<u8>(off).add(4 * k), B4::splat(0), nibble) };
             }
         });
     }
@@ -216,21 +186,13 @@ pub unsafe extern "C" fn wator_cell_decide(list: u32, from: u32, to: u32, blocks
         // words), then run the method on the lanes of the pass with a flag set. A lane
         // with no flag set does nothing, as in the method.
         for_each_group(b.iter_bits(), |k, nibble| {
-            // SAFETY: group k of this block's padded flag arrays (reads only).
-            let any = unsafe {
-                *group_word(heap, hbase, r0, k)
-                    | *group_word(heap, hbase, r1, k)
-                    | *group_word(heap, hbase, r2, k)
-                    | *group_word(heap, hbase, r3, k)
-                    | *group_word(heap, hbase, r4, k)
-            } & lane_bytes(nibble);
-            if any == 0 {
-                return;
-            }
-            let lanes = u32::from(any & 0xff != 0)
-                | u32::from(any & 0xff00 != 0) << 1
-                | u32::from(any & 0xff_0000 != 0) << 2
-                | u32::from(any & 0xff00_0000 != 0) << 3;
+            let flags = |off: u32| {
+                // SAFETY: group k of this block's padded flag array (4-byte aligned); nobody
+                // writes request flags during this pass.
+                unsafe { B4::load(b.array::<u8>(off).add(4 * k)) }
+            };
+            let any = flags(r0).or(flags(r1)).or(flags(r2)).or(flags(r3)).or(flags(r4));
+            let lanes = !any.eq(B4::splat(0)).bitmask() & nibble;
             for_each_lane(lanes, |l| {
                 let h = hbase | (4 * k as u32 + l);
                 // SAFETY: lane h takes part in the pass; every handle read is a live Cell or agent.
