@@ -8,15 +8,77 @@
 //! the host, computed from the concrete type's TypeLayout) and is 16-byte aligned, so lanes
 //! 4k … 4k+3 are one v128 at `array + 16k`. Arrays are padded to a multiple of 4 lanes, so
 //! a group load never leaves the array even in a type with fewer than 32 slots.
-use crate::layout::BLOCK_ITER_WORD;
+use crate::layout::{BLOCK_ITER_WORD, BLOCK_TYPE_WORD, SLOT_BITS};
 use core::sync::atomic::{AtomicU32, Ordering};
+
+/// Objects by handle (`block index · 32 + slot`, runtime/layout.ts): the address of a field
+/// element of an object, the type of its block. It computes addresses only; the caller
+/// reads or writes them (in an `unsafe` block, under its kernel's contract).
+#[derive(Clone, Copy)]
+pub struct Heap {
+    blocks: usize,
+    block_bytes: usize,
+}
+
+impl Heap {
+    /// The heap whose block 0 is at byte `blocks_off`, blocks of `block_bytes` bytes.
+    #[inline(always)]
+    pub fn new(blocks_off: u32, block_bytes: u32) -> Heap {
+        Heap {
+            blocks: blocks_off as usize,
+            block_bytes: block_bytes as usize,
+        }
+    }
+
+    /// Byte address of block `index`.
+    #[inline(always)]
+    pub fn block_base(&self, index: u32) -> usize {
+        self.blocks + index as usize * self.block_bytes
+    }
+
+    /// The element of object `h` in the SOA array of `T` at byte offset `off` of its block.
+    #[inline(always)]
+    pub fn at<T>(&self, h: u32, off: u32) -> *mut T {
+        let slot = (h & ((1 << SLOT_BITS) - 1)) as usize;
+        (self.block_base(h >> SLOT_BITS) + off as usize + core::mem::size_of::<T>() * slot) as *mut T
+    }
+
+    /// The u32 (or ref) element of object `h` in the SOA array at block offset `off`.
+    #[inline(always)]
+    pub fn u32_at(&self, h: u32, off: u32) -> *mut u32 {
+        self.at(h, off)
+    }
+
+    /// The u8 (or bool) element of object `h` in the SOA array at block offset `off`.
+    #[inline(always)]
+    pub fn u8_at(&self, h: u32, off: u32) -> *mut u8 {
+        self.at(h, off)
+    }
+
+    /// The f32 element of object `h` in the SOA array at block offset `off`.
+    #[inline(always)]
+    pub fn f32_at(&self, h: u32, off: u32) -> *mut f32 {
+        self.at(h, off)
+    }
+
+    /// The concrete type id of the block holding `h` (a plain read).
+    ///
+    /// # Safety
+    /// `h` is a handle of a live object of this heap, and no thread allocates or frees its
+    /// block meanwhile (the type word is written only then).
+    #[inline(always)]
+    pub unsafe fn type_of(&self, h: u32) -> u32 {
+        // SAFETY: the header of a block of the heap is inside the memory, its type word
+        // 4-byte aligned, and not written meanwhile (caller).
+        unsafe { *((self.block_base(h >> SLOT_BITS) + 4 * BLOCK_TYPE_WORD as usize) as *const u32) }
+    }
+}
 
 /// The block list and block geometry a kernel call works on (the fixed kernel arguments).
 #[derive(Clone, Copy)]
 pub struct Pass {
     list: *const u32,
-    blocks: usize,
-    block_bytes: usize,
+    heap: Heap,
 }
 
 /// One block, as the kernel sees it.
@@ -34,9 +96,14 @@ impl Pass {
     pub unsafe fn new(list_off: u32, blocks_off: u32, block_bytes: u32) -> Pass {
         Pass {
             list: list_off as usize as *const u32,
-            blocks: blocks_off as usize,
-            block_bytes: block_bytes as usize,
+            heap: Heap::new(blocks_off, block_bytes),
         }
+    }
+
+    /// The heap's objects by handle.
+    #[inline(always)]
+    pub fn heap(&self) -> Heap {
+        self.heap
     }
 
     /// The block at position `i` of the block list.
@@ -50,7 +117,7 @@ impl Pass {
         let index = unsafe { *self.list.add(i as usize) };
         Block {
             index,
-            base: self.blocks + index as usize * self.block_bytes,
+            base: self.heap.block_base(index),
         }
     }
 }
@@ -63,6 +130,17 @@ impl Block {
         // SAFETY: the header word is inside the block, 4-byte aligned, and only ever
         // accessed atomically by the runtime.
         unsafe { &*((self.base + 4 * BLOCK_ITER_WORD as usize) as *const AtomicU32) }.load(Ordering::SeqCst)
+    }
+
+    /// The concrete type id of the block (a plain read of its header's type word).
+    ///
+    /// # Safety
+    /// No thread allocates or frees this block meanwhile (the type word is written only then).
+    #[inline(always)]
+    pub unsafe fn type_id(&self) -> u32 {
+        // SAFETY: the header word is inside the block (Pass::block's contract), 4-byte
+        // aligned, and not written meanwhile (caller).
+        unsafe { *((self.base + 4 * BLOCK_TYPE_WORD as usize) as *const u32) }
     }
 
     /// The SOA array of the field at byte offset `off` within the block, as elements of `T`

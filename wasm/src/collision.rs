@@ -24,7 +24,7 @@
 //! fields no method writes during the same pass (positions, masses; mergeTarget in resolve).
 use crate::blocks::{for_each_lane, sources, Pass, Source};
 use crate::lanes::{lanes_where, Vector, F4, U4};
-use crate::layout::{BLOCK_TYPE_WORD, SLOT_BITS};
+use crate::layout::SLOT_BITS;
 use crate::params::{CollisionPrepareMerge, CollisionResolveMerge, Table};
 
 /// The number of four-lane groups that hold the set bits of `bits` (lanes at or beyond a
@@ -61,12 +61,6 @@ unsafe fn eq_lanes(p: *const u32, groups: u32, v: u32) -> u32 {
     let vv = U4::splat(v);
     // SAFETY: the caller's range, as lanes_where requires it.
     unsafe { lanes_where(p, groups, |o: U4| o.eq(vv)) }
-}
-
-/// Byte address of block `index`.
-#[inline(always)]
-fn block_base(blocks: u32, block_bytes: u32, index: u32) -> usize {
-    blocks as usize + index as usize * block_bytes as usize
 }
 
 /// `(x − ox)² + (y − oy)²` in f64 from f32 values, as the TypeScript methods compute it
@@ -197,6 +191,7 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
     } = unsafe { CollisionResolveMerge::read(params) };
     // SAFETY: kernel contract.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
+    let heap = pass.heap();
     // SAFETY: the host wrote these tables (n_f entries of 5 words, n_t of 3 words).
     let (fsrc, tsrc): (&[Source<3>], &[Source<1>]) = unsafe { (sources::<3>(f_ptr, n_f), sources::<1>(t_ptr, n_t)) };
     let mut i = from;
@@ -214,17 +209,14 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
             if th == 0 {
                 return;
             }
-            // B's block, and the field offsets of B's concrete type.
-            let tb_base = block_base(blocks, block_bytes, th >> SLOT_BITS);
-            let bs = (th & ((1 << SLOT_BITS) - 1)) as usize;
-            // SAFETY: B is a live Body (prepareMerge took its handle from this pass's blocks);
-            // its header's type word is not written while it is allocated.
-            let tb = unsafe { *((tb_base + 4 * BLOCK_TYPE_WORD as usize) as *const u32) };
+            // B's type, and the field offsets of B's concrete type.
+            // SAFETY: B is a live Body (prepareMerge took its handle from this pass's blocks),
+            // and nobody allocates or frees during this pass.
+            let tb = unsafe { heap.type_of(th) };
             let type_of = |src: &Source<3>| {
-                // SAFETY: src.start is inside the list range when src.count > 0.
-                let first = unsafe { pass.block(src.start) }.index;
-                // SAFETY: a block of the pass, allocated: its type word is readable and fixed.
-                unsafe { *((block_base(blocks, block_bytes, first) + 4 * BLOCK_TYPE_WORD as usize) as *const u32) }
+                // SAFETY: src.start is inside the list range when src.count > 0; a block of
+                // the pass stays allocated during it.
+                unsafe { pass.block(src.start).type_id() }
             };
             let found = fsrc.iter().zip(tsrc.iter()).find(|(f, _)| f.count > 0 && type_of(f) == tb);
             let (bf, bref) = match found {
@@ -235,13 +227,13 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
             };
             let [bx_off, by_off, bm_off] = bf.fields;
             let [bt_off] = bref.fields;
-            // SAFETY: slot bs of B's block, at the offsets of B's type.
+            // SAFETY: B's fields, at the offsets of B's type; none is written in this pass.
             let (bx, by, bm, bt) = unsafe {
                 (
-                    *((tb_base + bx_off as usize) as *const f32).add(bs),
-                    *((tb_base + by_off as usize) as *const f32).add(bs),
-                    *((tb_base + bm_off as usize) as *const f32).add(bs),
-                    *((tb_base + bt_off as usize) as *const u32).add(bs),
+                    *heap.f32_at(th, bx_off),
+                    *heap.f32_at(th, by_off),
+                    *heap.f32_at(th, bm_off),
+                    *heap.u32_at(th, bt_off),
                 )
             };
             if bt != 0 {

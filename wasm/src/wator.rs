@@ -21,45 +21,10 @@
 //! neighbouring cell, or the STAY flag of its own cell; in `wator_cell_decide` the
 //! `newPosition` of the one agent the cell grants. Reads of other objects touch only fields
 //! nobody writes in the same pass (`Cell.neighbors`, `Cell.agent`).
-use crate::blocks::{for_each_group, for_each_lane, Pass};
+use crate::blocks::{for_each_group, for_each_lane, Heap, Pass};
 use crate::lanes::{store_lanes, LaneMask, Vector, B4};
-use crate::layout::{BLOCK_TYPE_WORD, SLOT_BITS};
+use crate::layout::SLOT_BITS;
 use crate::params::{WatorCellDecide, WatorCellPrepare, WatorFishPrepare, WatorSharkPrepare};
-
-/// Where objects are: byte address of a field element from a handle.
-#[derive(Clone, Copy)]
-struct Heap {
-    blocks: usize,
-    block_bytes: usize,
-}
-
-impl Heap {
-    #[inline(always)]
-    fn base(&self, h: u32) -> usize {
-        self.blocks + (h >> SLOT_BITS) as usize * self.block_bytes
-    }
-
-    /// The u32 (or ref) element of object `h` in the SOA array at block offset `off`.
-    #[inline(always)]
-    fn u32_at(&self, h: u32, off: u32) -> *mut u32 {
-        (self.base(h) + off as usize + 4 * (h & 31) as usize) as *mut u32
-    }
-
-    /// The u8 (or bool) element of object `h` in the SOA array at block offset `off`.
-    #[inline(always)]
-    fn u8_at(&self, h: u32, off: u32) -> *mut u8 {
-        (self.base(h) + off as usize + (h & 31) as usize) as *mut u8
-    }
-
-    /// The concrete type id of the block holding `h`. A plain read: in these passes nobody
-    /// allocates or frees, so no block changes its type.
-    #[inline(always)]
-    fn type_of(&self, h: u32) -> u32 {
-        // SAFETY: `h` is a live object's handle (read from a ref field), so its block's
-        // header word is inside the memory.
-        unsafe { *((self.base(h) + 4 * BLOCK_TYPE_WORD as usize) as *const u32) }
-    }
-}
 
 /// The four state words of a stream: byte offsets of `randomState[0..4]` in the object's block.
 type Stream = [u32; 4];
@@ -161,16 +126,14 @@ pub unsafe extern "C" fn wator_cell_decide(list: u32, from: u32, to: u32, blocks
     } = unsafe { WatorCellDecide::read(params) };
     // SAFETY: kernel contract.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
-    let heap = Heap {
-        blocks: blocks as usize,
-        block_bytes: block_bytes as usize,
-    };
+    let heap = pass.heap();
     let rs: Stream = [rs0, rs1, rs2, rs3];
     let nb = [nb0, nb1, nb2, nb3];
     let req = [r0, r1, r2, r3];
-    // `newPosition := cell` on agent `a`.
+    // `newPosition := cell` on agent `a` (always the handle read from a cell's `agent`).
     let grant = |a: u32, cell: u32| {
-        let off = if heap.type_of(a) == fish_type {
+        // SAFETY: `a` is a live agent (Cell.agent), and in this pass nobody allocates or frees.
+        let off = if unsafe { heap.type_of(a) } == fish_type {
             fish_new_position
         } else {
             shark_new_position
@@ -296,10 +259,7 @@ pub unsafe extern "C" fn wator_fish_prepare(list: u32, from: u32, to: u32, block
     } = unsafe { WatorFishPrepare::read(params) };
     // SAFETY: kernel contract.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
-    let heap = Heap {
-        blocks: blocks as usize,
-        block_bytes: block_bytes as usize,
-    };
+    let heap = pass.heap();
     let rs: Stream = [rs0, rs1, rs2, rs3];
     let cell = CellFields {
         neighbors: [c_nb0, c_nb1, c_nb2, c_nb3],
@@ -347,10 +307,7 @@ pub unsafe extern "C" fn wator_shark_prepare(list: u32, from: u32, to: u32, bloc
     } = unsafe { WatorSharkPrepare::read(params) };
     // SAFETY: kernel contract.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
-    let heap = Heap {
-        blocks: blocks as usize,
-        block_bytes: block_bytes as usize,
-    };
+    let heap = pass.heap();
     let rs: Stream = [rs0, rs1, rs2, rs3];
     let cell = CellFields {
         neighbors: [c_nb0, c_nb1, c_nb2, c_nb3],
