@@ -196,6 +196,9 @@ pub struct Source<const N: usize> {
 /// `ptr` points to `n` sources of this shape, written by the host before the call.
 #[inline(always)]
 pub unsafe fn sources<'a, const N: usize>(ptr: u32, n: u32) -> &'a [Source<N>] {
-    // SAFETY: forwarded to the caller; Source is repr(C) of u32 words, align 4.
+    debug_assert!(ptr != 0 && ptr % 4 == 0, "sources: table at {ptr}");
+    // SAFETY: `ptr` (non-null, 4-byte aligned: the thread's scratch area) holds `n` sources
+    // written by the host, which nobody writes during the call (caller); Source is repr(C)
+    // of u32 words, align 4.
     unsafe { core::slice::from_raw_parts(ptr as usize as *const Source<N>, n as usize) }
 }

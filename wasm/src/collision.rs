@@ -103,20 +103,22 @@ pub unsafe extern "C" fn collision_prepare_merge(list: u32, from: u32, to: u32, 
         },
         threshold_sq,
     } = unsafe { CollisionPrepareMerge::read(params) };
-    // SAFETY: kernel contract.
+    // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
+    // heap's blocks, and every list position this kernel reads names a block of the heap.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
     // SAFETY: the host wrote n_sources entries of 2 + 3 words at sources_ptr.
     let others: &[Source<3>] = unsafe { sources::<3>(sources_ptr, n_sources) };
     let bound = (threshold_sq * (1.0 + 1.0 / 256.0)) as f32;
     let mut i = from;
     while i < to {
-        // SAFETY: from <= i < to, inside the list range.
+        // SAFETY: from <= i < to, inside the list range the host passed (kernel contract).
         let b = unsafe { pass.block(i) };
         let (px, py, pm) = (b.f32s(pos_x), b.f32s(pos_y), b.f32s(mass));
         let mt = b.f32s(merge_target) as *mut u32;
         for_each_lane(b.iter_bits(), |s| {
             let s = s as usize;
-            // SAFETY: slot s of this block's arrays.
+            // SAFETY: slot s < 32 of this block's field arrays, fields no method writes
+            // during this pass (module doc: Writes).
             let (x, y, m) = unsafe { (*px.add(s), *py.add(s), *pm.add(s)) };
             let mut best = 0u32;
             let mut best_d = f64::INFINITY;
@@ -124,11 +126,12 @@ pub unsafe extern "C" fn collision_prepare_merge(list: u32, from: u32, to: u32, 
                 let [ox_off, oy_off, om_off] = src.fields;
                 let mut j = src.start;
                 while j < src.start + src.count {
-                    // SAFETY: j is inside the source's list range.
+                    // SAFETY: j is inside the source's list range (the host's table).
                     let ob = unsafe { pass.block(j) };
                     j += 1;
                     let bits = ob.iter_bits();
-                    // SAFETY: the groups holding set bits lie inside the padded array.
+                    // SAFETY: the groups holding set bits lie inside the padded, 16-byte
+                    // aligned array (bits only below the type's slot count), not written now.
                     let near = unsafe { near_lanes(ob.f32s(ox_off), groups_of(bits), x, bound) } & bits;
                     if near == 0 {
                         continue;
@@ -136,7 +139,8 @@ pub unsafe extern "C" fn collision_prepare_merge(list: u32, from: u32, to: u32, 
                     let (ox, oy, om) = (ob.f32s(ox_off), ob.f32s(oy_off), ob.f32s(om_off));
                     for_each_lane(near, |t| {
                         let t = t as usize;
-                        // SAFETY: slot t of block ob, which takes part in the pass.
+                        // SAFETY: slot t < 32 of block ob's arrays (a block of the pass):
+                        // fields no method writes during this pass.
                         let (ox, oy, om) = unsafe { (*ox.add(t), *oy.add(t), *om.add(t)) };
                         if !(om < m) {
                             return; // lighter bodies only (so never this one)
@@ -189,14 +193,15 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
         bodies: Table { ptr: f_ptr, count: n_f },
         targets: Table { ptr: t_ptr, count: n_t },
     } = unsafe { CollisionResolveMerge::read(params) };
-    // SAFETY: kernel contract.
+    // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
+    // heap's blocks, and every list position this kernel reads names a block of the heap.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
     let heap = pass.heap();
     // SAFETY: the host wrote these tables (n_f entries of 5 words, n_t of 3 words).
     let (fsrc, tsrc): (&[Source<3>], &[Source<1>]) = unsafe { (sources::<3>(f_ptr, n_f), sources::<1>(t_ptr, n_t)) };
     let mut i = from;
     while i < to {
-        // SAFETY: from <= i < to, inside the list range.
+        // SAFETY: from <= i < to, inside the list range the host passed (kernel contract).
         let b = unsafe { pass.block(i) };
         let (px, py) = (b.f32s(pos_x), b.f32s(pos_y));
         let mt = b.f32s(merge_target) as *const u32;
@@ -204,7 +209,8 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
         for_each_lane(b.iter_bits(), |s| {
             let me = (b.index << SLOT_BITS) | s;
             let s = s as usize;
-            // SAFETY: slot s of this block's arrays.
+            // SAFETY: slot s < 32 of this block's field arrays, fields no method writes
+            // during this pass (module doc: Writes).
             let th = unsafe { *mt.add(s) };
             if th == 0 {
                 return;
@@ -239,7 +245,7 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
             if bt != 0 {
                 return; // B merges elsewhere this step
             }
-            // SAFETY: slot s of this block.
+            // SAFETY: slot s < 32 of this block's position arrays, not written in this pass.
             let mine = unsafe { dist2(*px.add(s), *py.add(s), bx, by) };
             let mut won = true;
             for (fs, ts) in fsrc.iter().zip(tsrc.iter()) {
@@ -250,11 +256,12 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
                 let (start, count) = (fs.start, fs.count);
                 let mut j = start;
                 while won && j < start + count {
-                    // SAFETY: j is inside the source's list range.
+                    // SAFETY: j is inside the source's list range (the host's table).
                     let ob = unsafe { pass.block(j) };
                     j += 1;
                     let bits = ob.iter_bits();
-                    // SAFETY: the groups holding set bits lie inside the padded array.
+                    // SAFETY: the groups holding set bits lie inside the padded, 16-byte
+                    // aligned array (bits only below the type's slot count), not written now.
                     let wants = unsafe { eq_lanes(ob.f32s(ot_off) as *const u32, groups_of(bits), th) } & bits;
                     if wants == 0 {
                         continue;
@@ -263,7 +270,8 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
                     for_each_lane(wants, |t| {
                         let h = (ob.index << SLOT_BITS) | t;
                         let t = t as usize;
-                        // SAFETY: slot t of block ob, which takes part in the pass.
+                        // SAFETY: slot t < 32 of block ob's arrays (a block of the pass):
+                        // fields no method writes during this pass.
                         let (ox, oy, om) = unsafe { (*ox.add(t), *oy.add(t), *om.add(t)) };
                         if !(om > bm) {
                             return;

@@ -36,13 +36,14 @@ pub unsafe extern "C" fn nbody_update(list: u32, from: u32, to: u32, blocks: u32
         mass,
         dt,
     } = unsafe { NbodyUpdate::read(params) };
-    // SAFETY: kernel contract.
+    // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
+    // heap's blocks, and every list position this kernel reads names a block of the heap.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
     let dtv = D4::splat(dt);
     let (lo, hi) = (F4::splat(-1.0), F4::splat(1.0));
     let mut i = from;
     while i < to {
-        // SAFETY: from <= i < to, inside the list range.
+        // SAFETY: from <= i < to, inside the list range the host passed (kernel contract).
         let b = unsafe { pass.block(i) };
         let (px, py, vx, vy, fx, fy, m) = (
             b.f32s(pos_x),
@@ -55,7 +56,9 @@ pub unsafe extern "C" fn nbody_update(list: u32, from: u32, to: u32, blocks: u32
         );
         for_each_group(b.iter_bits(), |k, nibble| {
             let o = 4 * k;
-            // SAFETY: lanes o..o+4 of padded field arrays of this block (blocks.rs).
+            // SAFETY: lanes o..o+4 of this block's padded, 16-byte aligned field arrays
+            // (blocks.rs); only the lanes of `nibble`, which take part in the pass and are
+            // this call's, are written (store_lanes), and no other lane's method writes them.
             unsafe {
                 let mw = F4::load(m.add(o)).widen();
                 let vx1 = (F4::load(vx.add(o)).widen() + F4::load(fx.add(o)).widen() * dtv / mw).narrow();
@@ -104,19 +107,21 @@ pub unsafe extern "C" fn nbody_compute_force(list: u32, from: u32, to: u32, bloc
         g,
         dampening,
     } = unsafe { NbodyComputeForce::read(params) };
-    // SAFETY: kernel contract.
+    // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
+    // heap's blocks, and every list position this kernel reads names a block of the heap.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
     // SAFETY: the host wrote n_sources entries of 2 + 3 words at sources_ptr.
     let others = unsafe { sources::<3>(sources_ptr, n_sources) };
     let damp = F4::splat(dampening);
     let mut i = from;
     while i < to {
-        // SAFETY: from <= i < to.
+        // SAFETY: from <= i < to, inside the list range the host passed (kernel contract).
         let b = unsafe { pass.block(i) };
         let (px, py, fx, fy, m) = (b.f32s(pos_x), b.f32s(pos_y), b.f32s(force_x), b.f32s(force_y), b.f32s(mass));
         for_each_lane(b.iter_bits(), |s| {
             let s = s as usize;
-            // SAFETY: slot s of this block's arrays.
+            // SAFETY: slot s < 32 of this block's field arrays; positions and masses are
+            // not written during this pass (computeForce writes forces only).
             let (x, y, gm) = unsafe { (F4::splat(*px.add(s)), F4::splat(*py.add(s)), F4::splat(g * *m.add(s))) };
             let mut sum_x = F4::zero();
             let mut sum_y = F4::zero();
@@ -125,7 +130,7 @@ pub unsafe extern "C" fn nbody_compute_force(list: u32, from: u32, to: u32, bloc
                 let mut j = src.start;
                 let end = src.start + src.count;
                 while j < end {
-                    // SAFETY: j is inside the source's list range.
+                    // SAFETY: j is inside the source's list range (the host's table).
                     let ob: Block = unsafe { pass.block(j) };
                     let mut bits = ob.iter_bits();
                     if ob.index == b.index {
@@ -135,7 +140,8 @@ pub unsafe extern "C" fn nbody_compute_force(list: u32, from: u32, to: u32, bloc
                     // The pair terms of lanes 4k .. 4k+3 of block ob.
                     let terms = |k: usize| {
                         let o = 4 * k;
-                        // SAFETY: lanes o..o+4 of padded field arrays of block ob.
+                        // SAFETY: lanes o..o+4 of block ob's padded, 16-byte aligned field
+                        // arrays (o < 32), which nobody writes in this pass.
                         let (dx, dy, omass) = unsafe { (F4::load(ox.add(o)) - x, F4::load(oy.add(o)) - y, F4::load(om.add(o))) };
                         let d2 = dx * dx + dy * dy;
                         let t = gm * omass / ((d2 + damp) * d2.sqrt());

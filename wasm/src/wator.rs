@@ -32,7 +32,8 @@ type Stream = [u32; 4];
 /// Next output of the stream of object `h` (xoshiro128**); advances it. `nextInFields`.
 ///
 /// # Safety
-/// `h` is a live object whose block has u32 arrays at the offsets of `rs`.
+/// `h` is a live object whose block has u32 arrays at the offsets of `rs`, and no other
+/// thread reads or writes its stream meanwhile (it is the running lane's own object).
 #[inline(always)]
 unsafe fn next(heap: Heap, h: u32, rs: &Stream) -> u32 {
     let p = [
@@ -41,7 +42,8 @@ unsafe fn next(heap: Heap, h: u32, rs: &Stream) -> u32 {
         heap.u32_at(h, rs[2]),
         heap.u32_at(h, rs[3]),
     ];
-    // SAFETY: forwarded.
+    // SAFETY: four aligned u32 elements of h's arrays, inside the memory, which only this
+    // call reads or writes (the contract).
     unsafe {
         let a = *p[0];
         let b = *p[1];
@@ -85,11 +87,12 @@ pub unsafe extern "C" fn wator_cell_prepare(list: u32, from: u32, to: u32, block
     let WatorCellPrepare {
         requests: [r0, r1, r2, r3, r4],
     } = unsafe { WatorCellPrepare::read(params) };
-    // SAFETY: kernel contract.
+    // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
+    // heap's blocks, and every list position this kernel reads names a block of the heap.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
     let req = [r0, r1, r2, r3, r4];
     for i in from..to {
-        // SAFETY: from <= i < to, inside the list range.
+        // SAFETY: from <= i < to, inside the list range the host passed (kernel contract).
         let b = unsafe { pass.block(i) };
         for_each_group(b.iter_bits(), |k, nibble| {
             for &off in req.iter() {
@@ -124,7 +127,8 @@ pub unsafe extern "C" fn wator_cell_decide(list: u32, from: u32, to: u32, blocks
         fish_new_position,
         shark_new_position,
     } = unsafe { WatorCellDecide::read(params) };
-    // SAFETY: kernel contract.
+    // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
+    // heap's blocks, and every list position this kernel reads names a block of the heap.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
     let heap = pass.heap();
     let rs: Stream = [rs0, rs1, rs2, rs3];
@@ -142,7 +146,7 @@ pub unsafe extern "C" fn wator_cell_decide(list: u32, from: u32, to: u32, blocks
         unsafe { *heap.u32_at(a, off) = cell };
     };
     for i in from..to {
-        // SAFETY: from <= i < to, inside the list range.
+        // SAFETY: from <= i < to, inside the list range the host passed (kernel contract).
         let b = unsafe { pass.block(i) };
         let hbase = b.index << SLOT_BITS;
         // Most cells have no request: test four lanes at once (the OR of the five flag
@@ -192,7 +196,11 @@ pub unsafe extern "C" fn wator_cell_decide(list: u32, from: u32, to: u32, blocks
 /// for the opposite direction is raised. With no candidate, the own cell's STAY flag.
 ///
 /// # Safety
-/// `h` is a live agent of a type with the given offsets; cells are live with `cell`'s offsets.
+/// `h` is a live agent of a type with the given offsets, run by this call (its own fields and
+/// stream are this call's); cells are live with `cell`'s offsets. Writes besides `h`'s own
+/// fields: one request flag (a byte) of a neighbouring cell, its flag for the direction of
+/// `h`'s cell, which only the agent on that cell raises, or the STAY flag of `h`'s own cell;
+/// so no other agent writes those bytes in the same pass (model.ts: Who writes what).
 #[inline(always)]
 unsafe fn request_move(
     heap: Heap,
@@ -204,7 +212,9 @@ unsafe fn request_move(
     want_fish: bool,
     fish_type: u32,
 ) {
-    // SAFETY: forwarded; every handle read from a ref field names a live object.
+    // SAFETY: every handle read from a ref field names a live object of the heap (the
+    // contract: `position`, `neighbors`, `agent`), so every element address is inside the
+    // memory and aligned; the writes are the ones the contract allows.
     unsafe {
         let here = *heap.u32_at(h, position);
         *heap.u32_at(h, new_position) = here;
@@ -257,7 +267,8 @@ pub unsafe extern "C" fn wator_fish_prepare(list: u32, from: u32, to: u32, block
         cell_agent: c_agent,
         cell_requests: [c_r0, c_r1, c_r2, c_r3, c_r4],
     } = unsafe { WatorFishPrepare::read(params) };
-    // SAFETY: kernel contract.
+    // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
+    // heap's blocks, and every list position this kernel reads names a block of the heap.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
     let heap = pass.heap();
     let rs: Stream = [rs0, rs1, rs2, rs3];
@@ -267,7 +278,7 @@ pub unsafe extern "C" fn wator_fish_prepare(list: u32, from: u32, to: u32, block
         request: [c_r0, c_r1, c_r2, c_r3, c_r4],
     };
     for i in from..to {
-        // SAFETY: from <= i < to, inside the list range.
+        // SAFETY: from <= i < to, inside the list range the host passed (kernel contract).
         let b = unsafe { pass.block(i) };
         let hbase = b.index << SLOT_BITS;
         for_each_lane(b.iter_bits(), |s| {
@@ -305,7 +316,8 @@ pub unsafe extern "C" fn wator_shark_prepare(list: u32, from: u32, to: u32, bloc
         cell_requests: [c_r0, c_r1, c_r2, c_r3, c_r4],
         fish_type,
     } = unsafe { WatorSharkPrepare::read(params) };
-    // SAFETY: kernel contract.
+    // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
+    // heap's blocks, and every list position this kernel reads names a block of the heap.
     let pass = unsafe { Pass::new(list, blocks, block_bytes) };
     let heap = pass.heap();
     let rs: Stream = [rs0, rs1, rs2, rs3];
@@ -315,7 +327,7 @@ pub unsafe extern "C" fn wator_shark_prepare(list: u32, from: u32, to: u32, bloc
         request: [c_r0, c_r1, c_r2, c_r3, c_r4],
     };
     for i in from..to {
-        // SAFETY: from <= i < to, inside the list range.
+        // SAFETY: from <= i < to, inside the list range the host passed (kernel contract).
         let b = unsafe { pass.block(i) };
         let hbase = b.index << SLOT_BITS;
         for_each_lane(b.iter_bits(), |s| {
