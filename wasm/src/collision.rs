@@ -105,7 +105,7 @@ pub unsafe extern "C" fn collision_prepare_merge(list: u32, from: u32, to: u32, 
     } = unsafe { CollisionPrepareMerge::read(params) };
     // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
     // heap's blocks, and every list position this kernel reads names a block of the heap.
-    let pass = unsafe { Pass::new(list, blocks, block_bytes) };
+    let pass = unsafe { Pass::new(list, from, to, blocks, block_bytes) };
     // SAFETY: the host wrote n_sources entries of 2 + 3 words at sources_ptr.
     let others: &[Source<3>] = unsafe { sources::<3>(sources_ptr, n_sources) };
     let bound = (threshold_sq * (1.0 + 1.0 / 256.0)) as f32;
@@ -195,7 +195,7 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
     } = unsafe { CollisionResolveMerge::read(params) };
     // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
     // heap's blocks, and every list position this kernel reads names a block of the heap.
-    let pass = unsafe { Pass::new(list, blocks, block_bytes) };
+    let pass = unsafe { Pass::new(list, from, to, blocks, block_bytes) };
     let heap = pass.heap();
     // SAFETY: the host wrote these tables (n_f entries of 5 words, n_t of 3 words).
     let (fsrc, tsrc): (&[Source<3>], &[Source<1>]) = unsafe { (sources::<3>(f_ptr, n_f), sources::<1>(t_ptr, n_t)) };

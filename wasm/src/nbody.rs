@@ -38,7 +38,7 @@ pub unsafe extern "C" fn nbody_update(list: u32, from: u32, to: u32, blocks: u32
     } = unsafe { NbodyUpdate::read(params) };
     // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
     // heap's blocks, and every list position this kernel reads names a block of the heap.
-    let pass = unsafe { Pass::new(list, blocks, block_bytes) };
+    let pass = unsafe { Pass::new(list, from, to, blocks, block_bytes) };
     let dtv = D4::splat(dt);
     let (lo, hi) = (F4::splat(-1.0), F4::splat(1.0));
     let mut i = from;
@@ -109,7 +109,7 @@ pub unsafe extern "C" fn nbody_compute_force(list: u32, from: u32, to: u32, bloc
     } = unsafe { NbodyComputeForce::read(params) };
     // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
     // heap's blocks, and every list position this kernel reads names a block of the heap.
-    let pass = unsafe { Pass::new(list, blocks, block_bytes) };
+    let pass = unsafe { Pass::new(list, from, to, blocks, block_bytes) };
     // SAFETY: the host wrote n_sources entries of 2 + 3 words at sources_ptr.
     let others = unsafe { sources::<3>(sources_ptr, n_sources) };
     let damp = F4::splat(dampening);

@@ -89,7 +89,7 @@ pub unsafe extern "C" fn wator_cell_prepare(list: u32, from: u32, to: u32, block
     } = unsafe { WatorCellPrepare::read(params) };
     // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
     // heap's blocks, and every list position this kernel reads names a block of the heap.
-    let pass = unsafe { Pass::new(list, blocks, block_bytes) };
+    let pass = unsafe { Pass::new(list, from, to, blocks, block_bytes) };
     let req = [r0, r1, r2, r3, r4];
     for i in from..to {
         // SAFETY: from <= i < to, inside the list range the host passed (kernel contract).
@@ -129,7 +129,7 @@ pub unsafe extern "C" fn wator_cell_decide(list: u32, from: u32, to: u32, blocks
     } = unsafe { WatorCellDecide::read(params) };
     // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
     // heap's blocks, and every list position this kernel reads names a block of the heap.
-    let pass = unsafe { Pass::new(list, blocks, block_bytes) };
+    let pass = unsafe { Pass::new(list, from, to, blocks, block_bytes) };
     let heap = pass.heap();
     let rs: Stream = [rs0, rs1, rs2, rs3];
     let nb = [nb0, nb1, nb2, nb3];
@@ -269,7 +269,7 @@ pub unsafe extern "C" fn wator_fish_prepare(list: u32, from: u32, to: u32, block
     } = unsafe { WatorFishPrepare::read(params) };
     // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
     // heap's blocks, and every list position this kernel reads names a block of the heap.
-    let pass = unsafe { Pass::new(list, blocks, block_bytes) };
+    let pass = unsafe { Pass::new(list, from, to, blocks, block_bytes) };
     let heap = pass.heap();
     let rs: Stream = [rs0, rs1, rs2, rs3];
     let cell = CellFields {
@@ -318,7 +318,7 @@ pub unsafe extern "C" fn wator_shark_prepare(list: u32, from: u32, to: u32, bloc
     } = unsafe { WatorSharkPrepare::read(params) };
     // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
     // heap's blocks, and every list position this kernel reads names a block of the heap.
-    let pass = unsafe { Pass::new(list, blocks, block_bytes) };
+    let pass = unsafe { Pass::new(list, from, to, blocks, block_bytes) };
     let heap = pass.heap();
     let rs: Stream = [rs0, rs1, rs2, rs3];
     let cell = CellFields {

@@ -114,8 +114,9 @@ pub enum Fail {
 
 type R<T> = Result<T, Fail>;
 
+/// Word `k` of the heap header.
 #[inline(always)]
-fn header(k: u32) -> u32 {
+pub(crate) fn header(k: u32) -> u32 {
     // SAFETY: the header lies at RESERVED_BYTES in every smmo heap and is written only by
     // the host when it formats the heap, before any allocator call (mem.rs M2).
     unsafe { private::load(HEADER_WORD + k) }
