@@ -56,8 +56,10 @@ pub trait Vector: Copy {
     ///
     /// # Safety
     /// `p .. p+4` is inside the memory and aligned to the group's size (16 bytes for F4 and
-    /// U4, 4 for B4: SOA arrays are 16-byte aligned, blocks.rs); no other thread writes
-    /// these lanes meanwhile, except atomically-read words (none of the kernels' fields).
+    /// U4, 4 for B4: SOA arrays are 16-byte aligned, blocks.rs); no other thread writes any
+    /// of the four lanes meanwhile — lanes outside the pass included, whose values the
+    /// caller ignores (true of the passes that run kernels: none creates objects, so nobody
+    /// initialises a free slot during them).
     unsafe fn load(p: *const Self::Elem) -> Self;
     /// Writes all four lanes at `p .. p+4`.
     ///
