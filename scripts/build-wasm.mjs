@@ -23,6 +23,10 @@
 //   --crate DIR                            build the crate in DIR instead of wasm/ (the mutation
 //                                          script builds mutated copies, scripts/mutate-rust.mjs)
 //   --only simd|scalar                     build one of the two modules
+//   --debug-assertions --out DIR           a checking build, for tests only: the same modules with
+//                                          -C debug-assertions=on (the crate's debug_assert!s, and
+//                                          overflow checks, trap when they fail); never into wasm/pkg,
+//                                          which ships the release build (test/wasm-debug.test.ts)
 //
 // Reproducible bytes need the same compiler: the committed modules are built with Debian's
 // rustc 1.63 (/usr/bin/rustc, tried first); build.json records the version.
@@ -60,11 +64,17 @@ const crate = value('--crate') ?? join(root, 'wasm');
 const outDir = value('--out') ?? join(root, 'wasm', 'pkg');
 const only = value('--only');
 const useCargo = flag('--cargo');
+const debugAssertions = flag('--debug-assertions');
 
 function fail(msg) {
   console.error(`build-wasm: ${msg}`);
   process.exit(1);
 }
+
+if (debugAssertions && (value('--out') === undefined || useCargo || flag('--check')))
+  fail(
+    '--debug-assertions builds a checking variant for tests: give --out DIR (wasm/pkg ships the release build), without --cargo or --check',
+  );
 
 // ------------------------------------------------------------------ toolchain
 
@@ -117,7 +127,11 @@ const ALL_VARIANTS = {
 };
 if (only !== undefined && !(only in ALL_VARIANTS)) fail(`--only must be simd or scalar, got ${only}`);
 const VARIANTS = only === undefined ? ALL_VARIANTS : { [only]: ALL_VARIANTS[only] };
-const CODEGEN = ['-C', 'opt-level=3', '-C', 'lto=fat', '-C', 'codegen-units=1', '-C', 'panic=abort', '-C', 'strip=symbols'];
+const CODEGEN = [
+  ...['-C', 'opt-level=3', '-C', 'lto=fat', '-C', 'codegen-units=1', '-C', 'panic=abort', '-C', 'strip=symbols'],
+  // The checking build: debug_assert! on (and with it overflow checks); a failed one traps.
+  ...(debugAssertions ? ['-C', 'debug-assertions=on'] : []),
+];
 // v0 symbol names spell out generic arguments, so the two instances of a generic function
 // (the allocator core is generic over its memory operations) sort the same way in every
 // build; legacy names end in a hash of the crate metadata, which cargo sets and the direct
@@ -264,4 +278,8 @@ const manifest = {
   files: Object.fromEntries(results.map((r) => [`smmo_${r.variant}.wasm`, { bytes: r.bytes, sha256: r.sha256 }])),
 };
 writeFileSync(manifestFile, JSON.stringify(manifest, null, 2) + '\n');
-console.log(`build-wasm: wrote ${outDir} (${version}); commit wasm/pkg/ if wasm/src changed`);
+console.log(
+  debugAssertions
+    ? `build-wasm: wrote ${outDir} (${version}): the checking build, debug assertions on (not for wasm/pkg)`
+    : `build-wasm: wrote ${outDir} (${version}); commit wasm/pkg/ if wasm/src changed`,
+);

@@ -23,7 +23,8 @@
 //! (resolve), and only when the method would write it. Reads of other bodies touch only
 //! fields no method writes during the same pass (positions, masses; mergeTarget in resolve).
 use crate::blocks::{for_each_lane, sources, Pass, Source};
-use crate::layout::{BLOCK_TYPE_WORD, SLOT_BITS};
+use crate::lanes::{lanes_where, Vector, F4, U4};
+use crate::layout::SLOT_BITS;
 use crate::params::{CollisionPrepareMerge, CollisionResolveMerge, Table};
 
 /// The number of four-lane groups that hold the set bits of `bits` (lanes at or beyond a
@@ -33,117 +34,33 @@ fn groups_of(bits: u32) -> u32 {
     (32 - bits.leading_zeros() + 3) >> 2
 }
 
-#[cfg(target_feature = "simd128")]
-mod filter {
-    use core::arch::wasm32::*;
-
-    /// Bit i set (i < 4·groups) ⇔ `(fl32(p[i] − x))² < bound` in f32.
-    ///
-    /// # Safety
-    /// `p .. p + 4·groups` is inside the memory.
-    #[inline(always)]
-    pub unsafe fn near_lanes(p: *const f32, groups: u32, x: f32, bound: f32) -> u32 {
-        let (xv, bv) = (f32x4_splat(x), f32x4_splat(bound));
-        let near = |k: u32| {
-            // SAFETY: group k < groups, inside the range of the caller's contract.
-            let d = f32x4_sub(unsafe { v128_load(p.add(4 * k as usize) as *const v128) }, xv);
-            f32x4_lt(f32x4_mul(d, d), bv)
-        };
-        // The common answer is "none": OR the group masks and test once, then (rarely)
-        // recompute with per-group bit masks.
-        let mut any = i32x4_splat(0);
-        let mut k = 0;
-        while k < groups {
-            any = v128_or(any, near(k));
-            k += 1;
-        }
-        if !v128_any_true(any) {
-            return 0;
-        }
-        let mut out = 0u32;
-        k = 0;
-        while k < groups {
-            out |= (i32x4_bitmask(near(k)) as u32 & 0xf) << (4 * k);
-            k += 1;
-        }
-        out
-    }
-
-    /// Bit i set (i < 4·groups) ⇔ `p[i] == v`.
-    ///
-    /// # Safety
-    /// `p .. p + 4·groups` is inside the memory.
-    #[inline(always)]
-    pub unsafe fn eq_lanes(p: *const u32, groups: u32, v: u32) -> u32 {
-        let vv = u32x4_splat(v);
-        // SAFETY: group k < groups, inside the range of the caller's contract.
-        let eq = |k: u32| i32x4_eq(unsafe { v128_load(p.add(4 * k as usize) as *const v128) }, vv);
-        let mut any = i32x4_splat(0);
-        let mut k = 0;
-        while k < groups {
-            any = v128_or(any, eq(k));
-            k += 1;
-        }
-        if !v128_any_true(any) {
-            return 0;
-        }
-        let mut out = 0u32;
-        k = 0;
-        while k < groups {
-            out |= (i32x4_bitmask(eq(k)) as u32 & 0xf) << (4 * k);
-            k += 1;
-        }
-        out
-    }
-}
-
-#[cfg(not(target_feature = "simd128"))]
-mod filter {
-    /// As the simd128 build: bit i set ⇔ `(fl32(p[i] − x))² < bound` in f32 (the same IEEE
-    /// operations lane by lane, so the same bits).
-    ///
-    /// # Safety
-    /// `p .. p + 4·groups` is inside the memory.
-    #[inline(always)]
-    pub unsafe fn near_lanes(p: *const f32, groups: u32, x: f32, bound: f32) -> u32 {
-        let mut out = 0u32;
-        let mut i = 0;
-        while i < 4 * groups {
-            // SAFETY: lane i < 4·groups.
-            let d = unsafe { *p.add(i as usize) } - x;
-            if d * d < bound {
-                out |= 1 << i;
-            }
-            i += 1;
-        }
-        out
-    }
-
-    /// As the simd128 build: bit i set ⇔ `p[i] == v`.
-    ///
-    /// # Safety
-    /// `p .. p + 4·groups` is inside the memory.
-    #[inline(always)]
-    pub unsafe fn eq_lanes(p: *const u32, groups: u32, v: u32) -> u32 {
-        let mut out = 0u32;
-        let mut i = 0;
-        while i < 4 * groups {
-            // SAFETY: lane i < 4·groups.
-            if unsafe { *p.add(i as usize) } == v {
-                out |= 1 << i;
-            }
-            i += 1;
-        }
-        out
-    }
-}
-
-use filter::{eq_lanes, near_lanes};
-
-/// Byte address of block `index`.
+/// Bit i set (i < 4·groups) ⇔ `(fl32(p[i] − x))² < bound` in f32 (the prepare filter).
+///
+/// # Safety
+/// `p .. p + 4·groups` is a padded f32 SOA array's lanes (inside the memory, 16-byte
+/// aligned), which no method writes during the pass (positions).
 #[inline(always)]
-fn block_base(blocks: u32, block_bytes: u32, index: u32) -> usize {
-    blocks as usize + index as usize * block_bytes as usize
+unsafe fn near_lanes(p: *const f32, groups: u32, x: f32, bound: f32) -> u32 {
+    let (xv, bv) = (F4::splat(x), F4::splat(bound));
+    // SAFETY: the caller's range, as lanes_where requires it.
+    unsafe {
+        lanes_where(p, groups, |o: F4| {
+            let d = o - xv;
+            (d * d).lt(bv)
+        })
+    }
+}
+
+/// Bit i set (i < 4·groups) ⇔ `p[i] == v` (the resolve filter).
+///
+/// # Safety
+/// `p .. p + 4·groups` is a padded u32 SOA array's lanes (inside the memory, 16-byte
+/// aligned), which no method writes during the pass (mergeTarget in resolve).
+#[inline(always)]
+unsafe fn eq_lanes(p: *const u32, groups: u32, v: u32) -> u32 {
+    let vv = U4::splat(v);
+    // SAFETY: the caller's range, as lanes_where requires it.
+    unsafe { lanes_where(p, groups, |o: U4| o.eq(vv)) }
 }
 
 /// `(x − ox)² + (y − oy)²` in f64 from f32 values, as the TypeScript methods compute it
@@ -186,20 +103,22 @@ pub unsafe extern "C" fn collision_prepare_merge(list: u32, from: u32, to: u32, 
         },
         threshold_sq,
     } = unsafe { CollisionPrepareMerge::read(params) };
-    // SAFETY: kernel contract.
-    let pass = unsafe { Pass::new(list, blocks, block_bytes) };
+    // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
+    // heap's blocks, and every list position this kernel reads names a block of the heap.
+    let pass = unsafe { Pass::new(list, from, to, blocks, block_bytes) };
     // SAFETY: the host wrote n_sources entries of 2 + 3 words at sources_ptr.
     let others: &[Source<3>] = unsafe { sources::<3>(sources_ptr, n_sources) };
     let bound = (threshold_sq * (1.0 + 1.0 / 256.0)) as f32;
     let mut i = from;
     while i < to {
-        // SAFETY: from <= i < to, inside the list range.
+        // SAFETY: from <= i < to, inside the list range the host passed (kernel contract).
         let b = unsafe { pass.block(i) };
         let (px, py, pm) = (b.f32s(pos_x), b.f32s(pos_y), b.f32s(mass));
         let mt = b.f32s(merge_target) as *mut u32;
         for_each_lane(b.iter_bits(), |s| {
             let s = s as usize;
-            // SAFETY: slot s of this block's arrays.
+            // SAFETY: slot s < 32 of this block's field arrays, fields no method writes
+            // during this pass (module doc: Writes).
             let (x, y, m) = unsafe { (*px.add(s), *py.add(s), *pm.add(s)) };
             let mut best = 0u32;
             let mut best_d = f64::INFINITY;
@@ -207,11 +126,12 @@ pub unsafe extern "C" fn collision_prepare_merge(list: u32, from: u32, to: u32, 
                 let [ox_off, oy_off, om_off] = src.fields;
                 let mut j = src.start;
                 while j < src.start + src.count {
-                    // SAFETY: j is inside the source's list range.
+                    // SAFETY: j is inside the source's list range (the host's table).
                     let ob = unsafe { pass.block(j) };
                     j += 1;
                     let bits = ob.iter_bits();
-                    // SAFETY: the groups holding set bits lie inside the padded array.
+                    // SAFETY: the groups holding set bits lie inside the padded, 16-byte
+                    // aligned array (bits only below the type's slot count), not written now.
                     let near = unsafe { near_lanes(ob.f32s(ox_off), groups_of(bits), x, bound) } & bits;
                     if near == 0 {
                         continue;
@@ -219,7 +139,8 @@ pub unsafe extern "C" fn collision_prepare_merge(list: u32, from: u32, to: u32, 
                     let (ox, oy, om) = (ob.f32s(ox_off), ob.f32s(oy_off), ob.f32s(om_off));
                     for_each_lane(near, |t| {
                         let t = t as usize;
-                        // SAFETY: slot t of block ob, which takes part in the pass.
+                        // SAFETY: slot t < 32 of block ob's arrays (a block of the pass):
+                        // fields no method writes during this pass.
                         let (ox, oy, om) = unsafe { (*ox.add(t), *oy.add(t), *om.add(t)) };
                         if !(om < m) {
                             return; // lighter bodies only (so never this one)
@@ -272,13 +193,15 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
         bodies: Table { ptr: f_ptr, count: n_f },
         targets: Table { ptr: t_ptr, count: n_t },
     } = unsafe { CollisionResolveMerge::read(params) };
-    // SAFETY: kernel contract.
-    let pass = unsafe { Pass::new(list, blocks, block_bytes) };
+    // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
+    // heap's blocks, and every list position this kernel reads names a block of the heap.
+    let pass = unsafe { Pass::new(list, from, to, blocks, block_bytes) };
+    let heap = pass.heap();
     // SAFETY: the host wrote these tables (n_f entries of 5 words, n_t of 3 words).
     let (fsrc, tsrc): (&[Source<3>], &[Source<1>]) = unsafe { (sources::<3>(f_ptr, n_f), sources::<1>(t_ptr, n_t)) };
     let mut i = from;
     while i < to {
-        // SAFETY: from <= i < to, inside the list range.
+        // SAFETY: from <= i < to, inside the list range the host passed (kernel contract).
         let b = unsafe { pass.block(i) };
         let (px, py) = (b.f32s(pos_x), b.f32s(pos_y));
         let mt = b.f32s(merge_target) as *const u32;
@@ -286,22 +209,20 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
         for_each_lane(b.iter_bits(), |s| {
             let me = (b.index << SLOT_BITS) | s;
             let s = s as usize;
-            // SAFETY: slot s of this block's arrays.
+            // SAFETY: slot s < 32 of this block's field arrays, fields no method writes
+            // during this pass (module doc: Writes).
             let th = unsafe { *mt.add(s) };
             if th == 0 {
                 return;
             }
-            // B's block, and the field offsets of B's concrete type.
-            let tb_base = block_base(blocks, block_bytes, th >> SLOT_BITS);
-            let bs = (th & ((1 << SLOT_BITS) - 1)) as usize;
-            // SAFETY: B is a live Body (prepareMerge took its handle from this pass's blocks);
-            // its header's type word is not written while it is allocated.
-            let tb = unsafe { *((tb_base + 4 * BLOCK_TYPE_WORD as usize) as *const u32) };
+            // B's type, and the field offsets of B's concrete type.
+            // SAFETY: B is a live Body (prepareMerge took its handle from this pass's blocks),
+            // and nobody allocates or frees during this pass.
+            let tb = unsafe { heap.type_of(th) };
             let type_of = |src: &Source<3>| {
-                // SAFETY: src.start is inside the list range when src.count > 0.
-                let first = unsafe { pass.block(src.start) }.index;
-                // SAFETY: a block of the pass, allocated: its type word is readable and fixed.
-                unsafe { *((block_base(blocks, block_bytes, first) + 4 * BLOCK_TYPE_WORD as usize) as *const u32) }
+                // SAFETY: src.start is inside the list range when src.count > 0; a block of
+                // the pass stays allocated during it.
+                unsafe { pass.block(src.start).type_id() }
             };
             let found = fsrc.iter().zip(tsrc.iter()).find(|(f, _)| f.count > 0 && type_of(f) == tb);
             let (bf, bref) = match found {
@@ -312,19 +233,19 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
             };
             let [bx_off, by_off, bm_off] = bf.fields;
             let [bt_off] = bref.fields;
-            // SAFETY: slot bs of B's block, at the offsets of B's type.
+            // SAFETY: B's fields, at the offsets of B's type; none is written in this pass.
             let (bx, by, bm, bt) = unsafe {
                 (
-                    *((tb_base + bx_off as usize) as *const f32).add(bs),
-                    *((tb_base + by_off as usize) as *const f32).add(bs),
-                    *((tb_base + bm_off as usize) as *const f32).add(bs),
-                    *((tb_base + bt_off as usize) as *const u32).add(bs),
+                    *heap.f32_at(th, bx_off),
+                    *heap.f32_at(th, by_off),
+                    *heap.f32_at(th, bm_off),
+                    *heap.u32_at(th, bt_off),
                 )
             };
             if bt != 0 {
                 return; // B merges elsewhere this step
             }
-            // SAFETY: slot s of this block.
+            // SAFETY: slot s < 32 of this block's position arrays, not written in this pass.
             let mine = unsafe { dist2(*px.add(s), *py.add(s), bx, by) };
             let mut won = true;
             for (fs, ts) in fsrc.iter().zip(tsrc.iter()) {
@@ -335,11 +256,12 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
                 let (start, count) = (fs.start, fs.count);
                 let mut j = start;
                 while won && j < start + count {
-                    // SAFETY: j is inside the source's list range.
+                    // SAFETY: j is inside the source's list range (the host's table).
                     let ob = unsafe { pass.block(j) };
                     j += 1;
                     let bits = ob.iter_bits();
-                    // SAFETY: the groups holding set bits lie inside the padded array.
+                    // SAFETY: the groups holding set bits lie inside the padded, 16-byte
+                    // aligned array (bits only below the type's slot count), not written now.
                     let wants = unsafe { eq_lanes(ob.f32s(ot_off) as *const u32, groups_of(bits), th) } & bits;
                     if wants == 0 {
                         continue;
@@ -348,7 +270,8 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
                     for_each_lane(wants, |t| {
                         let h = (ob.index << SLOT_BITS) | t;
                         let t = t as usize;
-                        // SAFETY: slot t of block ob, which takes part in the pass.
+                        // SAFETY: slot t < 32 of block ob's arrays (a block of the pass):
+                        // fields no method writes during this pass.
                         let (ox, oy, om) = unsafe { (*ox.add(t), *oy.add(t), *om.add(t)) };
                         if !(om > bm) {
                             return;

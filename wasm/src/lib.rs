@@ -4,6 +4,8 @@
 //!
 //! A `#![no_std]` cdylib for wasm32-unknown-unknown, built twice by scripts/build-wasm.mjs:
 //! with `simd128` (the fast path) and without (the scalar path, same source, same results).
+//! Preconditions the types cannot state are `debug_assert!`s: compiled out of those release
+//! builds, on in the checking build (`--debug-assertions`, test/wasm-debug.test.ts).
 //!
 //! Memory contract with the host (runtime/wasm.ts):
 //! * the memory is imported (`env.memory`, shared) and is the smmo heap;
@@ -41,7 +43,9 @@ extern crate std;
 #[cfg(target_feature = "simd128")]
 #[panic_handler]
 fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
-    // Unreachable by construction (no indexing, no unwrap); trap rather than format.
+    // Unreachable by construction in the shipped modules (no indexing, no unwrap; the
+    // debug_assert!s are compiled out); a failed assertion of the checking build
+    // (build-wasm.mjs --debug-assertions) lands here. Trap rather than format.
     core::arch::wasm32::unreachable()
 }
 

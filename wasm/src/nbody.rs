@@ -6,43 +6,12 @@
 //! `runBlocks`). Then, in the order of the registry entry (apps/nbody/kernels.ts), the byte
 //! offsets of the fields in a block of the concrete type, and the method's arguments.
 //!
-//! Writes: a lane whose iteration bit is clear is never written. Groups of four lanes that
-//! all take part are stored as one v128; in a partial group only the taking-part lanes are
-//! stored, one by one. (A read-modify-write of the whole group would be wrong: another thread
-//! may be initialising a new object in a free slot of the same block during the pass.)
+//! Writes: a lane whose iteration bit is clear is never written (`lanes::store_lanes`: a group
+//! of four lanes that all take part is one v128 store; in a partial group only the lanes
+//! taking part are stored, one by one).
 use crate::blocks::{for_each_group, for_each_lane, sources, Block, Pass};
-use crate::lanes::{Mask, D4, F4};
+use crate::lanes::{store_lanes, LaneMask, Mask, Vector, D4, F4};
 use crate::params::{NbodyComputeForce, NbodyUpdate, Table};
-
-/// Store the lanes of `v` selected by `nibble` at `p .. p+4`.
-///
-/// # Safety
-/// `p .. p+4` is a lane group of a field array of a block this call owns.
-#[inline(always)]
-unsafe fn store_lanes(p: *mut f32, v: F4, nibble: u32) {
-    if nibble == 0xf {
-        // SAFETY: forwarded; all four lanes belong to this pass.
-        unsafe { v.store(p) };
-    } else {
-        // Constant lane indices: no bounds check, so no panic path.
-        let a = v.to_array();
-        // SAFETY: lanes 0..4 of the group; only those taking part in this pass are written.
-        unsafe {
-            if nibble & 1 != 0 {
-                *p = a[0];
-            }
-            if nibble & 2 != 0 {
-                *p.add(1) = a[1];
-            }
-            if nibble & 4 != 0 {
-                *p.add(2) = a[2];
-            }
-            if nibble & 8 != 0 {
-                *p.add(3) = a[3];
-            }
-        }
-    }
-}
 
 /// `Body.update(dt)`:
 ///   velX += forceX·dt/mass; velY += forceY·dt/mass; posX += velX·dt; posY += velY·dt;
@@ -67,13 +36,14 @@ pub unsafe extern "C" fn nbody_update(list: u32, from: u32, to: u32, blocks: u32
         mass,
         dt,
     } = unsafe { NbodyUpdate::read(params) };
-    // SAFETY: kernel contract.
-    let pass = unsafe { Pass::new(list, blocks, block_bytes) };
+    // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
+    // heap's blocks, and every list position this kernel reads names a block of the heap.
+    let pass = unsafe { Pass::new(list, from, to, blocks, block_bytes) };
     let dtv = D4::splat(dt);
     let (lo, hi) = (F4::splat(-1.0), F4::splat(1.0));
     let mut i = from;
     while i < to {
-        // SAFETY: from <= i < to, inside the list range.
+        // SAFETY: from <= i < to, inside the list range the host passed (kernel contract).
         let b = unsafe { pass.block(i) };
         let (px, py, vx, vy, fx, fy, m) = (
             b.f32s(pos_x),
@@ -86,7 +56,9 @@ pub unsafe extern "C" fn nbody_update(list: u32, from: u32, to: u32, blocks: u32
         );
         for_each_group(b.iter_bits(), |k, nibble| {
             let o = 4 * k;
-            // SAFETY: lanes o..o+4 of padded field arrays of this block (blocks.rs).
+            // SAFETY: lanes o..o+4 of this block's padded, 16-byte aligned field arrays
+            // (blocks.rs); only the lanes of `nibble`, which take part in the pass and are
+            // this call's, are written (store_lanes), and no other lane's method writes them.
             unsafe {
                 let mw = F4::load(m.add(o)).widen();
                 let vx1 = (F4::load(vx.add(o)).widen() + F4::load(fx.add(o)).widen() * dtv / mw).narrow();
@@ -135,19 +107,21 @@ pub unsafe extern "C" fn nbody_compute_force(list: u32, from: u32, to: u32, bloc
         g,
         dampening,
     } = unsafe { NbodyComputeForce::read(params) };
-    // SAFETY: kernel contract.
-    let pass = unsafe { Pass::new(list, blocks, block_bytes) };
+    // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
+    // heap's blocks, and every list position this kernel reads names a block of the heap.
+    let pass = unsafe { Pass::new(list, from, to, blocks, block_bytes) };
     // SAFETY: the host wrote n_sources entries of 2 + 3 words at sources_ptr.
     let others = unsafe { sources::<3>(sources_ptr, n_sources) };
     let damp = F4::splat(dampening);
     let mut i = from;
     while i < to {
-        // SAFETY: from <= i < to.
+        // SAFETY: from <= i < to, inside the list range the host passed (kernel contract).
         let b = unsafe { pass.block(i) };
         let (px, py, fx, fy, m) = (b.f32s(pos_x), b.f32s(pos_y), b.f32s(force_x), b.f32s(force_y), b.f32s(mass));
         for_each_lane(b.iter_bits(), |s| {
             let s = s as usize;
-            // SAFETY: slot s of this block's arrays.
+            // SAFETY: slot s < 32 of this block's field arrays; positions and masses are
+            // not written during this pass (computeForce writes forces only).
             let (x, y, gm) = unsafe { (F4::splat(*px.add(s)), F4::splat(*py.add(s)), F4::splat(g * *m.add(s))) };
             let mut sum_x = F4::zero();
             let mut sum_y = F4::zero();
@@ -156,7 +130,7 @@ pub unsafe extern "C" fn nbody_compute_force(list: u32, from: u32, to: u32, bloc
                 let mut j = src.start;
                 let end = src.start + src.count;
                 while j < end {
-                    // SAFETY: j is inside the source's list range.
+                    // SAFETY: j is inside the source's list range (the host's table).
                     let ob: Block = unsafe { pass.block(j) };
                     let mut bits = ob.iter_bits();
                     if ob.index == b.index {
@@ -166,7 +140,8 @@ pub unsafe extern "C" fn nbody_compute_force(list: u32, from: u32, to: u32, bloc
                     // The pair terms of lanes 4k .. 4k+3 of block ob.
                     let terms = |k: usize| {
                         let o = 4 * k;
-                        // SAFETY: lanes o..o+4 of padded field arrays of block ob.
+                        // SAFETY: lanes o..o+4 of block ob's padded, 16-byte aligned field
+                        // arrays (o < 32), which nobody writes in this pass.
                         let (dx, dy, omass) = unsafe { (F4::load(ox.add(o)) - x, F4::load(oy.add(o)) - y, F4::load(om.add(o))) };
                         let d2 = dx * dx + dy * dy;
                         let t = gm * omass / ((d2 + damp) * d2.sqrt());

@@ -21,44 +21,10 @@
 //! neighbouring cell, or the STAY flag of its own cell; in `wator_cell_decide` the
 //! `newPosition` of the one agent the cell grants. Reads of other objects touch only fields
 //! nobody writes in the same pass (`Cell.neighbors`, `Cell.agent`).
-use crate::blocks::{for_each_group, for_each_lane, Pass};
-use crate::layout::{BLOCK_TYPE_WORD, SLOT_BITS};
+use crate::blocks::{for_each_group, for_each_lane, Heap, Pass};
+use crate::lanes::{store_lanes, LaneMask, Vector, B4};
+use crate::layout::SLOT_BITS;
 use crate::params::{WatorCellDecide, WatorCellPrepare, WatorFishPrepare, WatorSharkPrepare};
-
-/// Where objects are: byte address of a field element from a handle.
-#[derive(Clone, Copy)]
-struct Heap {
-    blocks: usize,
-    block_bytes: usize,
-}
-
-impl Heap {
-    #[inline(always)]
-    fn base(&self, h: u32) -> usize {
-        self.blocks + (h >> SLOT_BITS) as usize * self.block_bytes
-    }
-
-    /// The u32 (or ref) element of object `h` in the SOA array at block offset `off`.
-    #[inline(always)]
-    fn u32_at(&self, h: u32, off: u32) -> *mut u32 {
-        (self.base(h) + off as usize + 4 * (h & 31) as usize) as *mut u32
-    }
-
-    /// The u8 (or bool) element of object `h` in the SOA array at block offset `off`.
-    #[inline(always)]
-    fn u8_at(&self, h: u32, off: u32) -> *mut u8 {
-        (self.base(h) + off as usize + (h & 31) as usize) as *mut u8
-    }
-
-    /// The concrete type id of the block holding `h`. A plain read: in these passes nobody
-    /// allocates or frees, so no block changes its type.
-    #[inline(always)]
-    fn type_of(&self, h: u32) -> u32 {
-        // SAFETY: `h` is a live object's handle (read from a ref field), so its block's
-        // header word is inside the memory.
-        unsafe { *((self.base(h) + 4 * BLOCK_TYPE_WORD as usize) as *const u32) }
-    }
-}
 
 /// The four state words of a stream: byte offsets of `randomState[0..4]` in the object's block.
 type Stream = [u32; 4];
@@ -66,7 +32,8 @@ type Stream = [u32; 4];
 /// Next output of the stream of object `h` (xoshiro128**); advances it. `nextInFields`.
 ///
 /// # Safety
-/// `h` is a live object whose block has u32 arrays at the offsets of `rs`.
+/// `h` is a live object whose block has u32 arrays at the offsets of `rs`, and no other
+/// thread reads or writes its stream meanwhile (it is the running lane's own object).
 #[inline(always)]
 unsafe fn next(heap: Heap, h: u32, rs: &Stream) -> u32 {
     let p = [
@@ -75,7 +42,8 @@ unsafe fn next(heap: Heap, h: u32, rs: &Stream) -> u32 {
         heap.u32_at(h, rs[2]),
         heap.u32_at(h, rs[3]),
     ];
-    // SAFETY: forwarded.
+    // SAFETY: four aligned u32 elements of h's arrays, inside the memory, which only this
+    // call reads or writes (the contract).
     unsafe {
         let a = *p[0];
         let b = *p[1];
@@ -105,26 +73,11 @@ struct CellFields {
 
 const STAY: usize = 4;
 
-/// The bool (u8) arrays at `offs` for lanes 4k … 4k+3 of object `h`'s block (`h`: any
-/// handle of that block), as one u32 word each: lane 4k+i is byte i (little-endian).
-/// SOA arrays are 16-byte aligned and padded to a multiple of 4 lanes (blocks.rs), so the
-/// word is aligned and inside the array even for lanes the type does not have.
-#[inline(always)]
-fn group_word(heap: Heap, h: u32, off: u32, k: usize) -> *mut u32 {
-    (heap.base(h) + off as usize + 4 * k) as *mut u32
-}
-
-/// Bytes of a u32 word whose lanes (bits of `nibble`) take part: 0xff per lane.
-#[inline(always)]
-fn lane_bytes(nibble: u32) -> u32 {
-    (nibble & 1) * 0xff | (nibble & 2) * 0x7f80 | (nibble & 4) * 0x3f_c000 | (nibble & 8) * 0x1fe0_0000
-}
-
 /// `Cell.prepare()`: clear the five request flags.
 ///
-/// Four lanes at a time: a group whose four lanes all take part is cleared with one u32
-/// store per flag; in a partial group only the lanes taking part are written, byte by byte
-/// (a lane outside the pass is never written: kernel contract).
+/// Four lanes at a time (`lanes::store_lanes` of a `B4`): a group whose four lanes all take
+/// part is cleared with one u32 store per flag; in a partial group only the lanes taking part
+/// are written, byte by byte (a lane outside the pass is never written: kernel contract).
 ///
 /// # Safety
 /// The kernel contract of the crate root; `r0 .. r4` are `Cell.neighborRequest[0..5]` (bool).
@@ -134,33 +87,18 @@ pub unsafe extern "C" fn wator_cell_prepare(list: u32, from: u32, to: u32, block
     let WatorCellPrepare {
         requests: [r0, r1, r2, r3, r4],
     } = unsafe { WatorCellPrepare::read(params) };
-    // SAFETY: kernel contract.
-    let pass = unsafe { Pass::new(list, blocks, block_bytes) };
-    let heap = Heap {
-        blocks: blocks as usize,
-        block_bytes: block_bytes as usize,
-    };
+    // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
+    // heap's blocks, and every list position this kernel reads names a block of the heap.
+    let pass = unsafe { Pass::new(list, from, to, blocks, block_bytes) };
     let req = [r0, r1, r2, r3, r4];
     for i in from..to {
-        // SAFETY: from <= i < to, inside the list range.
+        // SAFETY: from <= i < to, inside the list range the host passed (kernel contract).
         let b = unsafe { pass.block(i) };
-        let hbase = b.index << SLOT_BITS;
         for_each_group(b.iter_bits(), |k, nibble| {
-            // SAFETY: group k of this block's padded flag arrays; only lanes of the pass are
-            // written, and their flags are their own.
-            unsafe {
-                if nibble == 0xf {
-                    for &off in req.iter() {
-                        *group_word(heap, hbase, off, k) = 0;
-                    }
-                } else {
-                    for_each_lane(nibble, |l| {
-                        let h = hbase | (4 * k as u32 + l);
-                        for &off in req.iter() {
-                            *heap.u8_at(h, off) = 0;
-                        }
-                    });
-                }
+            for &off in req.iter() {
+                // SAFETY: group k of this block's padded flag array (4-byte aligned); only the
+                // lanes of the pass are written, and their flags are their own.
+                unsafe { store_lanes(b.array::<u8>(off).add(4 * k), B4::splat(0), nibble) };
             }
         });
     }
@@ -189,18 +127,17 @@ pub unsafe extern "C" fn wator_cell_decide(list: u32, from: u32, to: u32, blocks
         fish_new_position,
         shark_new_position,
     } = unsafe { WatorCellDecide::read(params) };
-    // SAFETY: kernel contract.
-    let pass = unsafe { Pass::new(list, blocks, block_bytes) };
-    let heap = Heap {
-        blocks: blocks as usize,
-        block_bytes: block_bytes as usize,
-    };
+    // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
+    // heap's blocks, and every list position this kernel reads names a block of the heap.
+    let pass = unsafe { Pass::new(list, from, to, blocks, block_bytes) };
+    let heap = pass.heap();
     let rs: Stream = [rs0, rs1, rs2, rs3];
     let nb = [nb0, nb1, nb2, nb3];
     let req = [r0, r1, r2, r3];
-    // `newPosition := cell` on agent `a`.
+    // `newPosition := cell` on agent `a` (always the handle read from a cell's `agent`).
     let grant = |a: u32, cell: u32| {
-        let off = if heap.type_of(a) == fish_type {
+        // SAFETY: `a` is a live agent (Cell.agent), and in this pass nobody allocates or frees.
+        let off = if unsafe { heap.type_of(a) } == fish_type {
             fish_new_position
         } else {
             shark_new_position
@@ -209,28 +146,20 @@ pub unsafe extern "C" fn wator_cell_decide(list: u32, from: u32, to: u32, blocks
         unsafe { *heap.u32_at(a, off) = cell };
     };
     for i in from..to {
-        // SAFETY: from <= i < to, inside the list range.
+        // SAFETY: from <= i < to, inside the list range the host passed (kernel contract).
         let b = unsafe { pass.block(i) };
         let hbase = b.index << SLOT_BITS;
         // Most cells have no request: test four lanes at once (the OR of the five flag
         // words), then run the method on the lanes of the pass with a flag set. A lane
         // with no flag set does nothing, as in the method.
         for_each_group(b.iter_bits(), |k, nibble| {
-            // SAFETY: group k of this block's padded flag arrays (reads only).
-            let any = unsafe {
-                *group_word(heap, hbase, r0, k)
-                    | *group_word(heap, hbase, r1, k)
-                    | *group_word(heap, hbase, r2, k)
-                    | *group_word(heap, hbase, r3, k)
-                    | *group_word(heap, hbase, r4, k)
-            } & lane_bytes(nibble);
-            if any == 0 {
-                return;
-            }
-            let lanes = u32::from(any & 0xff != 0)
-                | u32::from(any & 0xff00 != 0) << 1
-                | u32::from(any & 0xff_0000 != 0) << 2
-                | u32::from(any & 0xff00_0000 != 0) << 3;
+            let flags = |off: u32| {
+                // SAFETY: group k of this block's padded flag array (4-byte aligned); nobody
+                // writes request flags during this pass.
+                unsafe { B4::load(b.array::<u8>(off).add(4 * k)) }
+            };
+            let any = flags(r0).or(flags(r1)).or(flags(r2)).or(flags(r3)).or(flags(r4));
+            let lanes = !any.eq(B4::splat(0)).bitmask() & nibble;
             for_each_lane(lanes, |l| {
                 let h = hbase | (4 * k as u32 + l);
                 // SAFETY: lane h takes part in the pass; every handle read is a live Cell or agent.
@@ -267,7 +196,11 @@ pub unsafe extern "C" fn wator_cell_decide(list: u32, from: u32, to: u32, blocks
 /// for the opposite direction is raised. With no candidate, the own cell's STAY flag.
 ///
 /// # Safety
-/// `h` is a live agent of a type with the given offsets; cells are live with `cell`'s offsets.
+/// `h` is a live agent of a type with the given offsets, run by this call (its own fields and
+/// stream are this call's); cells are live with `cell`'s offsets. Writes besides `h`'s own
+/// fields: one request flag (a byte) of a neighbouring cell, its flag for the direction of
+/// `h`'s cell, which only the agent on that cell raises, or the STAY flag of `h`'s own cell;
+/// so no other agent writes those bytes in the same pass (model.ts: Who writes what).
 #[inline(always)]
 unsafe fn request_move(
     heap: Heap,
@@ -279,7 +212,9 @@ unsafe fn request_move(
     want_fish: bool,
     fish_type: u32,
 ) {
-    // SAFETY: forwarded; every handle read from a ref field names a live object.
+    // SAFETY: every handle read from a ref field names a live object of the heap (the
+    // contract: `position`, `neighbors`, `agent`), so every element address is inside the
+    // memory and aligned; the writes are the ones the contract allows.
     unsafe {
         let here = *heap.u32_at(h, position);
         *heap.u32_at(h, new_position) = here;
@@ -332,12 +267,10 @@ pub unsafe extern "C" fn wator_fish_prepare(list: u32, from: u32, to: u32, block
         cell_agent: c_agent,
         cell_requests: [c_r0, c_r1, c_r2, c_r3, c_r4],
     } = unsafe { WatorFishPrepare::read(params) };
-    // SAFETY: kernel contract.
-    let pass = unsafe { Pass::new(list, blocks, block_bytes) };
-    let heap = Heap {
-        blocks: blocks as usize,
-        block_bytes: block_bytes as usize,
-    };
+    // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
+    // heap's blocks, and every list position this kernel reads names a block of the heap.
+    let pass = unsafe { Pass::new(list, from, to, blocks, block_bytes) };
+    let heap = pass.heap();
     let rs: Stream = [rs0, rs1, rs2, rs3];
     let cell = CellFields {
         neighbors: [c_nb0, c_nb1, c_nb2, c_nb3],
@@ -345,7 +278,7 @@ pub unsafe extern "C" fn wator_fish_prepare(list: u32, from: u32, to: u32, block
         request: [c_r0, c_r1, c_r2, c_r3, c_r4],
     };
     for i in from..to {
-        // SAFETY: from <= i < to, inside the list range.
+        // SAFETY: from <= i < to, inside the list range the host passed (kernel contract).
         let b = unsafe { pass.block(i) };
         let hbase = b.index << SLOT_BITS;
         for_each_lane(b.iter_bits(), |s| {
@@ -383,12 +316,10 @@ pub unsafe extern "C" fn wator_shark_prepare(list: u32, from: u32, to: u32, bloc
         cell_requests: [c_r0, c_r1, c_r2, c_r3, c_r4],
         fish_type,
     } = unsafe { WatorSharkPrepare::read(params) };
-    // SAFETY: kernel contract.
-    let pass = unsafe { Pass::new(list, blocks, block_bytes) };
-    let heap = Heap {
-        blocks: blocks as usize,
-        block_bytes: block_bytes as usize,
-    };
+    // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
+    // heap's blocks, and every list position this kernel reads names a block of the heap.
+    let pass = unsafe { Pass::new(list, from, to, blocks, block_bytes) };
+    let heap = pass.heap();
     let rs: Stream = [rs0, rs1, rs2, rs3];
     let cell = CellFields {
         neighbors: [c_nb0, c_nb1, c_nb2, c_nb3],
@@ -396,7 +327,7 @@ pub unsafe extern "C" fn wator_shark_prepare(list: u32, from: u32, to: u32, bloc
         request: [c_r0, c_r1, c_r2, c_r3, c_r4],
     };
     for i in from..to {
-        // SAFETY: from <= i < to, inside the list range.
+        // SAFETY: from <= i < to, inside the list range the host passed (kernel contract).
         let b = unsafe { pass.block(i) };
         let hbase = b.index << SLOT_BITS;
         for_each_lane(b.iter_bits(), |s| {

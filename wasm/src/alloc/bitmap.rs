@@ -107,7 +107,9 @@ impl Bitmap {
     #[inline]
     pub unsafe fn get<M: Mem>(&self, pos: u32) -> bool {
         debug_assert!(pos < self.bits);
-        // SAFETY: forwarded to the caller.
+        // SAFETY: pos < bits, so word(0, pos / 32) is a level-0 container of this bitmap,
+        // which lies inside the memory (caller); M makes the access atomic where other
+        // threads may touch the word (mem.rs M1).
         unsafe { M::load(self.word(0, pos >> 5)) & (1 << (pos & 31)) != 0 }
     }
 
@@ -118,7 +120,8 @@ impl Bitmap {
     #[inline]
     pub unsafe fn set<M: Mem>(&self, env: &Env, pos: u32) -> Result<(), Stuck> {
         debug_assert!(pos < self.bits);
-        // SAFETY: forwarded.
+        // SAFETY: the bitmap lies inside the memory (caller) and pos < bits: set_at's
+        // contract at level 0.
         unsafe { self.set_at::<M>(env, 0, pos) }
     }
 
@@ -129,14 +132,15 @@ impl Bitmap {
     pub unsafe fn try_set<M: Mem>(&self, env: &Env, pos: u32) -> Result<bool, Stuck> {
         debug_assert!(pos < self.bits);
         let mask = 1u32 << (pos & 31);
-        // SAFETY: forwarded.
+        // SAFETY: as in `get`: a level-0 container of this bitmap (pos < bits), inside the
+        // memory; M is atomic where others may touch it (M1).
         let prev = unsafe { M::or(self.word(0, pos >> 5), mask) };
         if prev & mask != 0 {
             return Ok(false); // someone else's bit: nothing changed
         }
         if prev == 0 && self.lv.top > 0 {
             // SET-FIRST: our duty (B2).
-            // SAFETY: forwarded.
+            // SAFETY: pos / 32 < containers of level 0 = bits of level 1 (B1): set_at's contract.
             unsafe { self.set_at::<M>(env, 1, pos >> 5) }?;
         }
         Ok(true)
@@ -149,7 +153,8 @@ impl Bitmap {
     #[inline]
     pub unsafe fn clear<M: Mem>(&self, env: &Env, pos: u32) -> Result<(), Stuck> {
         debug_assert!(pos < self.bits);
-        // SAFETY: forwarded.
+        // SAFETY: the bitmap lies inside the memory (caller) and pos < bits: clear_at's
+        // contract at level 0.
         unsafe { self.clear_at::<M>(env, 0, pos) }
     }
 
@@ -160,21 +165,27 @@ impl Bitmap {
     #[inline]
     pub unsafe fn try_clear<M: Mem>(&self, env: &Env, pos: u32) -> Result<bool, Stuck> {
         debug_assert!(pos < self.bits);
-        // SAFETY: forwarded.
+        // SAFETY: the bitmap lies inside the memory (caller) and pos < bits: try_clear_at's
+        // contract at level 0.
         unsafe { self.try_clear_at::<M>(env, 0, pos) }
     }
 
+    /// Set the bit at `pos` of `level` (then, SET-FIRST, the one above).
+    ///
+    /// # Safety
+    /// As [`Bitmap::get`], and `pos` names a bit of `level` (level ≤ top; B1).
     unsafe fn set_at<M: Mem>(&self, env: &Env, level: u32, pos: u32) -> Result<(), Stuck> {
         let idx = self.word(level, pos >> 5);
         let mask = 1u32 << (pos & 31);
         let mut attempt = 1;
         loop {
-            // SAFETY: forwarded.
+            // SAFETY: idx is a container of `level` (pos names a bit of it: the contract);
+            // the word is inside the memory, and M is atomic where others may touch it (M1).
             let prev = unsafe { M::or(idx, mask) };
             if prev & mask == 0 {
                 // We changed the bit. If the container was empty, we own the upper bit.
                 if prev == 0 && level < self.lv.top {
-                    // SAFETY: forwarded.
+                    // SAFETY: pos / 32 is a container of `level`, so a bit of level + 1 ≤ top (B1).
                     return unsafe { self.set_at::<M>(env, level + 1, pos >> 5) };
                 }
                 return Ok(());
@@ -189,10 +200,14 @@ impl Bitmap {
         }
     }
 
+    /// Clear the bit at `pos` of `level`, retrying (bounded) while it is already 0.
+    ///
+    /// # Safety
+    /// As [`Bitmap::set_at`].
     unsafe fn clear_at<M: Mem>(&self, env: &Env, level: u32, pos: u32) -> Result<(), Stuck> {
         let mut attempt = 1;
         loop {
-            // SAFETY: forwarded.
+            // SAFETY: the same bitmap, level and position: try_clear_at's contract is ours.
             if unsafe { self.try_clear_at::<M>(env, level, pos) }? {
                 return Ok(());
             }
@@ -206,16 +221,22 @@ impl Bitmap {
         }
     }
 
+    /// Clear the bit at `pos` of `level` if it is 1 (then, CLEAR-LAST, the one above);
+    /// returns whether this call changed it.
+    ///
+    /// # Safety
+    /// As [`Bitmap::set_at`].
     unsafe fn try_clear_at<M: Mem>(&self, env: &Env, level: u32, pos: u32) -> Result<bool, Stuck> {
         let mask = 1u32 << (pos & 31);
-        // SAFETY: forwarded.
+        // SAFETY: pos names a bit of `level` (the contract), so its container is a word of
+        // this bitmap inside the memory; M is atomic where others may touch it (M1).
         let prev = unsafe { M::and(self.word(level, pos >> 5), !mask) };
         if prev & mask == 0 {
             return Ok(false);
         }
         // CLEAR-LAST: this atomic emptied the container, so we clear the upper bit (B2).
         if prev == mask && level < self.lv.top {
-            // SAFETY: forwarded.
+            // SAFETY: pos / 32 is a container of `level`, so a bit of level + 1 ≤ top (B1).
             unsafe { self.clear_at::<M>(env, level + 1, pos >> 5) }?;
         }
         Ok(true)
@@ -232,8 +253,8 @@ impl Bitmap {
         let mut level = self.lv.top as i32;
         while level >= 0 {
             let l = level as u32;
-            // SAFETY: forwarded; `pos` names a container of level l (it came from level l+1,
-            // whose bits name existing containers only, B1).
+            // SAFETY: the bitmap lies inside the memory (caller); `pos` names a container of
+            // level l (it came from level l+1, whose bits name existing containers only, B1).
             let word = unsafe { M::load(self.word(l, pos)) };
             let bit = ffs_from(word, env.start((seed >> (l * 5)).wrapping_add(l)));
             if bit < 0 {
@@ -259,7 +280,7 @@ impl Bitmap {
         let mut k = 0;
         while k < n {
             let c = if start + k >= n { start + k - n } else { start + k };
-            // SAFETY: forwarded; c < n = containers of level 0.
+            // SAFETY: the bitmap lies inside the memory (caller); c < n = containers of level 0.
             let word = unsafe { M::load(self.word(0, c)) };
             if word != 0 {
                 return (c * 32) as i32 + ffs_from(word, env.start(seed));
@@ -278,17 +299,17 @@ impl Bitmap {
         let mut attempt = 1u32;
         loop {
             let s = seed.wrapping_add(attempt);
-            // SAFETY: forwarded.
+            // SAFETY: the bitmap lies inside the memory (caller).
             let mut pos = unsafe { self.try_find_set::<M>(env, s) };
             // The hierarchy may be transiently inconsistent (B3): confirm "empty" by a scan.
             if pos < 0 {
-                // SAFETY: forwarded.
+                // SAFETY: the bitmap lies inside the memory (caller).
                 pos = unsafe { self.scan_find_set::<M>(env, s) };
             }
             if pos < 0 {
                 return Ok(-1);
             }
-            // SAFETY: forwarded; pos < bits (B1).
+            // SAFETY: the bitmap lies inside the memory (caller); pos < bits (B1).
             if unsafe { self.try_clear::<M>(env, pos as u32) }? {
                 return Ok(pos);
             }
@@ -308,7 +329,8 @@ impl Bitmap {
     /// # Safety
     /// As [`Bitmap::get`], and nothing else accesses the bitmap during the call.
     pub unsafe fn fill<M: Mem>(&self) {
-        // SAFETY: forwarded.
+        // SAFETY: the bitmap lies inside the memory (caller), and nothing else accesses it
+        // (the contract).
         unsafe { self.reset::<M>() };
         let mut n = self.bits;
         let mut level = 0;
@@ -316,7 +338,7 @@ impl Bitmap {
             let full = n >> 5;
             let mut c = 0;
             while c < full {
-                // SAFETY: forwarded; c < containers of this level.
+                // SAFETY: the bitmap lies inside the memory (caller); c < containers of this level.
                 unsafe { M::store(self.word(level, c), u32::MAX) };
                 c += 1;
             }
@@ -340,7 +362,7 @@ impl Bitmap {
             n = (n + 31) / 32;
             let mut c = 0;
             while c < n {
-                // SAFETY: forwarded; c < containers of this level.
+                // SAFETY: the bitmap lies inside the memory (caller); c < containers of this level.
                 unsafe { M::store(self.word(level, c), 0) };
                 c += 1;
             }

@@ -114,8 +114,9 @@ pub enum Fail {
 
 type R<T> = Result<T, Fail>;
 
+/// Word `k` of the heap header.
 #[inline(always)]
-fn header(k: u32) -> u32 {
+pub(crate) fn header(k: u32) -> u32 {
     // SAFETY: the header lies at RESERVED_BYTES in every smmo heap and is written only by
     // the host when it formats the heap, before any allocator call (mem.rs M2).
     unsafe { private::load(HEADER_WORD + k) }
@@ -302,31 +303,31 @@ impl<M: Mem> Alloc<M> {
     // bitmaps, type table, this thread's state, or block headers.
 
     fn set(&self, bm: Bm, pos: u32) -> R<()> {
-        // SAFETY: see above.
+        // SAFETY: the note above: bm is a bitmap of this heap, pos a block index (< num_blocks).
         unsafe { bm.map.set::<M>(&self.env(), pos) }.map_err(bm.err())
     }
     fn clear(&self, bm: Bm, pos: u32) -> R<()> {
-        // SAFETY: see above.
+        // SAFETY: the note above: bm is a bitmap of this heap, pos a block index (< num_blocks).
         unsafe { bm.map.clear::<M>(&self.env(), pos) }.map_err(bm.err())
     }
     fn load(&self, w: u32) -> u32 {
-        // SAFETY: see above.
+        // SAFETY: the note above: w is a word of this heap; M is atomic where others may touch it.
         unsafe { M::load(w) }
     }
     fn store(&self, w: u32, v: u32) {
-        // SAFETY: see above.
+        // SAFETY: the note above: w is a word of this heap; M is atomic where others may touch it.
         unsafe { M::store(w, v) }
     }
     fn or(&self, w: u32, v: u32) -> u32 {
-        // SAFETY: see above.
+        // SAFETY: the note above: w is a word of this heap; M is atomic where others may touch it.
         unsafe { M::or(w, v) }
     }
     fn and(&self, w: u32, v: u32) -> u32 {
-        // SAFETY: see above.
+        // SAFETY: the note above: w is a word of this heap; M is atomic where others may touch it.
         unsafe { M::and(w, v) }
     }
     fn add(&self, w: u32, v: u32) -> u32 {
-        // SAFETY: see above.
+        // SAFETY: the note above: w is a word of this heap; M is atomic where others may touch it.
         unsafe { M::add(w, v) }
     }
 
@@ -454,7 +455,8 @@ impl<M: Mem> Alloc<M> {
     /// BitmapAlloc: a block of one slot straight from `free`.
     fn allocate_bitmap(&self, t: u32) -> R<u32> {
         let free = self.free_bm();
-        // SAFETY: see above.
+        // SAFETY: a bitmap of this heap (the header names it), inside the memory: the SAFETY
+        // note above `fn set`.
         let bid = unsafe { free.map.find_and_clear::<M>(&self.env(), self.seed()) }.map_err(free.err())?;
         if bid < 0 {
             return Err(Fail::Exhausted { ty: t });
@@ -589,10 +591,12 @@ impl<M: Mem> Alloc<M> {
                 self.set_per_type(t, TS_FRESH, 0);
                 return Ok(self.new_block(t)? as i32);
             }
-            // SAFETY: see above.
+            // SAFETY: a bitmap of this heap (the header names it), inside the memory: the SAFETY
+            // note above `fn set`.
             return Ok(unsafe { active.map.try_find_set::<M>(&self.env(), seed) });
         }
-        // SAFETY: see above.
+        // SAFETY: a bitmap of this heap (the header names it), inside the memory: the SAFETY
+        // note above `fn set`.
         let bid = unsafe { active.map.try_find_set::<M>(&self.env(), seed) };
         if bid >= 0 {
             return Ok(bid);
@@ -617,18 +621,21 @@ impl<M: Mem> Alloc<M> {
     /// Take a free block for type `t` (Alg. 1 l. 4–7); returns its index.
     pub fn new_block(&self, t: u32) -> R<u32> {
         let free = self.free_bm();
-        // SAFETY: see above.
+        // SAFETY: a bitmap of this heap (the header names it), inside the memory: the SAFETY
+        // note above `fn set`.
         let mut bid = unsafe { free.map.find_and_clear::<M>(&self.env(), self.seed()) }.map_err(free.err())?;
         if bid < 0 {
             // No free block. An active block of this type may have appeared meanwhile.
-            // SAFETY: see above.
+            // SAFETY: a bitmap of this heap (the header names it), inside the memory: the SAFETY
+            // note above `fn set`.
             let other = unsafe { self.active_bm(t).map.scan_find_set::<M>(&self.env(), self.seed()) };
             if other >= 0 {
                 return Ok(other as u32);
             }
             // (K3) Empty blocks kept by any thread go back to `free`, then one more try.
             if self.reclaim_empty()? > 0 {
-                // SAFETY: see above.
+                // SAFETY: a bitmap of this heap (the header names it), inside the memory: the SAFETY
+                // note above `fn set`.
                 bid = unsafe { free.map.find_and_clear::<M>(&self.env(), self.seed()) }.map_err(free.err())?;
             }
             if bid < 0 {
@@ -688,7 +695,8 @@ impl<M: Mem> Alloc<M> {
     }
 
     fn bit(&self, bm: Bm, pos: u32) -> bool {
-        // SAFETY: see above (pos is a block index of this heap).
+        // SAFETY: pos is a block index of this heap, bm one of its bitmaps (the SAFETY note
+        // above `fn set`).
         unsafe { bm.map.get::<M>(pos) }
     }
 

@@ -48,6 +48,11 @@ fn ptr(w: u32) -> *mut u32 {
 /// Sequentially consistent atomics (multi-threaded runtimes).
 pub struct Atomic;
 
+/// The word `w` as an atomic.
+///
+/// # Safety
+/// `w` is the index of a 4-byte aligned word inside the memory, and every access of it that
+/// may run at the same time (on any thread) is atomic too (M1).
 #[inline(always)]
 unsafe fn atomic<'a>(w: u32) -> &'a AtomicU32 {
     // SAFETY: the caller guarantees an aligned word inside the memory; the memory outlives
@@ -58,27 +63,28 @@ unsafe fn atomic<'a>(w: u32) -> &'a AtomicU32 {
 impl Mem for Atomic {
     #[inline(always)]
     unsafe fn load(w: u32) -> u32 {
-        // SAFETY: forwarded (see `atomic`).
+        // SAFETY: an aligned word inside the memory (Mem's contract), every concurrent
+        // access of which goes through Atomic as well (M1): `atomic`'s contract.
         unsafe { atomic(w) }.load(Ordering::SeqCst)
     }
     #[inline(always)]
     unsafe fn store(w: u32, v: u32) {
-        // SAFETY: forwarded.
+        // SAFETY: as in `load`: Mem's contract, and atomics on every thread (M1).
         unsafe { atomic(w) }.store(v, Ordering::SeqCst)
     }
     #[inline(always)]
     unsafe fn or(w: u32, v: u32) -> u32 {
-        // SAFETY: forwarded.
+        // SAFETY: as in `load`: Mem's contract, and atomics on every thread (M1).
         unsafe { atomic(w) }.fetch_or(v, Ordering::SeqCst)
     }
     #[inline(always)]
     unsafe fn and(w: u32, v: u32) -> u32 {
-        // SAFETY: forwarded.
+        // SAFETY: as in `load`: Mem's contract, and atomics on every thread (M1).
         unsafe { atomic(w) }.fetch_and(v, Ordering::SeqCst)
     }
     #[inline(always)]
     unsafe fn add(w: u32, v: u32) -> u32 {
-        // SAFETY: forwarded.
+        // SAFETY: as in `load`: Mem's contract, and atomics on every thread (M1).
         unsafe { atomic(w) }.fetch_add(v, Ordering::SeqCst)
     }
 }
@@ -89,17 +95,18 @@ pub struct Plain;
 impl Mem for Plain {
     #[inline(always)]
     unsafe fn load(w: u32) -> u32 {
-        // SAFETY: aligned word inside the memory (caller); no other thread runs (M1).
+        // SAFETY: an aligned word inside the memory (Mem's contract); Plain is used only
+        // where no other thread runs (M1), so a plain access races with nothing.
         unsafe { ptr(w).read() }
     }
     #[inline(always)]
     unsafe fn store(w: u32, v: u32) {
-        // SAFETY: as in load.
+        // SAFETY: as in `load`: Mem's contract, and no other thread runs (M1).
         unsafe { ptr(w).write(v) }
     }
     #[inline(always)]
     unsafe fn or(w: u32, v: u32) -> u32 {
-        // SAFETY: as in load.
+        // SAFETY: as in `load`: Mem's contract, and no other thread runs (M1).
         unsafe {
             let p = ptr(w);
             let before = p.read();
@@ -109,7 +116,7 @@ impl Mem for Plain {
     }
     #[inline(always)]
     unsafe fn and(w: u32, v: u32) -> u32 {
-        // SAFETY: as in load.
+        // SAFETY: as in `load`: Mem's contract, and no other thread runs (M1).
         unsafe {
             let p = ptr(w);
             let before = p.read();
@@ -119,7 +126,7 @@ impl Mem for Plain {
     }
     #[inline(always)]
     unsafe fn add(w: u32, v: u32) -> u32 {
-        // SAFETY: as in load.
+        // SAFETY: as in `load`: Mem's contract, and no other thread runs (M1).
         unsafe {
             let p = ptr(w);
             let before = p.read();
@@ -136,14 +143,16 @@ pub mod private {
     /// `w` is an aligned word inside the memory that no other thread writes meanwhile.
     #[inline(always)]
     pub unsafe fn load(w: u32) -> u32 {
-        // SAFETY: forwarded to the caller.
+        // SAFETY: an aligned word inside the memory that nobody writes meanwhile (caller):
+        // a plain read races with nothing.
         unsafe { super::ptr(w).read() }
     }
     /// # Safety
     /// `w` is an aligned word inside the memory that no other thread reads or writes meanwhile.
     #[inline(always)]
     pub unsafe fn store(w: u32, v: u32) {
-        // SAFETY: forwarded to the caller.
+        // SAFETY: an aligned word inside the memory that nobody else reads or writes
+        // meanwhile (caller): a plain write races with nothing.
         unsafe { super::ptr(w).write(v) }
     }
 }
