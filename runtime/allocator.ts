@@ -109,6 +109,7 @@ interface CoreExports {
   invalidateResolve: F;
   retireBlock: F;
   reopenBlock: F;
+  releaseBegin: F;
 }
 
 function coreExports(wasm: WasmInstance): CoreExports {
@@ -139,6 +140,7 @@ function coreExports(wasm: WasmInstance): CoreExports {
     invalidateResolve: fn('invalidate_resolve'),
     retireBlock: fn('retire_block'),
     reopenBlock: fn('reopen_block'),
+    releaseBegin: fn('release_begin'),
   };
 }
 
@@ -356,6 +358,21 @@ export class Allocator {
   // The core's atomic building blocks, exported so that test/interleavings.test.ts and
   // test/kept-blocks.test.ts can run them one at a time in a chosen order (forced
   // interleavings on one thread); production code calls allocate/release.
+
+  /**
+   * @internal The first half of a release (Alg. 2 l. 1–4, core.rs release_begin): the
+   * slot's bit is cleared; returns the block's generation and type read before, and the
+   * allocation word before the clear. The release is then unfinished: the caller (a
+   * forced-interleaving test) goes on with invalidate/retireBlock in the order it tests.
+   */
+  releaseBegin(handle: number): { gen: number; type: number; before: number } {
+    this.limits();
+    const wasm = this.heap.wasm;
+    if (this.x.releaseBegin(this.state, handle >>> SLOT_BITS, handle & 31, wasm.scratch) !== 0) this.fail();
+    const at = wasm.scratch >>> 2;
+    const u32 = this.heap.u32;
+    return { gen: u32[at]!, type: u32[at + 1]!, before: u32[at + 2]! | 0 };
+  }
 
   /** @internal Take a free block for type `t` (Alg. 1 l. 4–7); returns its index. */
   newBlock(t: TypeLayout): number {

@@ -7,9 +7,9 @@
  * reserve, initializeBlock, invalidateLock / invalidateResolve, retireBlock — exported by
  * the core and bound as @internal for this purpose) one at a time in the order that makes
  * a race happen, and asserts the outcome. The first half of a release (Alg. 2 l. 1–4:
- * read the generation, clear the slot's bit) is done by `releaseStep` below, exactly as
- * the core's release does it, so a thread can be "paused" right after it learned that it
- * emptied a block. The D1 rollbacks a core makes inside allocate() are read from its
+ * read the generation, clear the slot's bit) is the core's own release_begin, the first
+ * half of its release (`releaseStep` below), so a thread can be "paused" right after it
+ * learned that it emptied a block. The D1 rollbacks a core makes inside allocate() are read from its
  * state's rollback log (Allocator.rollbacks).
  *
  * Scenarios (runtime/allocator.ts D1–D3, paper §5.2, Alg. 1, 2, 7):
@@ -27,7 +27,7 @@ import { INVALIDATE_FAILED, INVALIDATE_OWNED, INVALIDATE_RETRY, type Allocator }
 import { allocatorFixture, type Fixture } from './helpers/allocators.js';
 import type { Heap } from '../runtime/heap.js';
 import { ContentionError, retryLimits } from '../runtime/index.js';
-import { ALL_ONES, BLOCK_ALLOC_WORD, BLOCK_GEN_WORD, BLOCK_ITER_WORD, BLOCK_TYPE_WORD } from '../runtime/layout.js';
+import { ALL_ONES, BLOCK_ALLOC_WORD, BLOCK_GEN_WORD } from '../runtime/layout.js';
 
 /** `keep` 0 (default here): the paper's allocator, every emptied block retired at once. */
 const fixture = (keep = 0): Fixture => allocatorFixture(keep);
@@ -39,19 +39,16 @@ function word(heap: Heap, bid: number, k: number): number {
 }
 
 /**
- * Alg. 2 l. 1–4 as Allocator.release does it: read the generation and type while the
- * object still pins the block, then clear the slot's bits. Returns what the releasing
- * thread learned: FIRST (it freed a slot of a full block: it must set the active bit)
- * and EMPTY (it freed the last object: it must invalidate the block).
+ * Alg. 2 l. 1–4, run by allocator `a` through the core's own first half of a release
+ * (Allocator.releaseBegin, core.rs release_begin): the generation and type read while the
+ * object still pins the block, then the slot's bit cleared. Returns what the releasing
+ * thread learned: FIRST (it freed a slot of a full block: it must set the active bit) and
+ * EMPTY (it freed the last object: it must invalidate the block). The thread is then
+ * "paused" there; the test runs the rest (invalidate, retireBlock) when it chooses.
  */
-function releaseStep(heap: Heap, h: number): { gen: number; type: number; first: boolean; empty: boolean } {
-  const w = heap.blockWord(blockOf(h));
+function releaseStep(a: Allocator, heap: Heap, h: number): { gen: number; type: number; first: boolean; empty: boolean } {
+  const { gen, type, before } = a.releaseBegin(h);
   const mask = 1 << (h & 31);
-  const gen = Atomics.load(heap.i32, w + BLOCK_GEN_WORD);
-  const type = Atomics.load(heap.i32, w + BLOCK_TYPE_WORD);
-  const before = Atomics.and(heap.i32, w + BLOCK_ALLOC_WORD, ~mask);
-  if ((before & mask) === 0) throw new Error(`releaseStep: slot of ${h} was not allocated`);
-  Atomics.and(heap.i32, w + BLOCK_ITER_WORD, ~mask);
   return { gen, type, first: before === ALL_ONES, empty: (before & ~mask) === heap.highMask[type] };
 }
 
@@ -195,7 +192,7 @@ function abaPrefix(f: Fixture): { b: number; g: number } {
   const { heap, tA, t1, t2, t3 } = f;
   const h1 = t1.allocate(tA);
   const b = blockOf(h1);
-  const r1 = releaseStep(heap, h1);
+  const r1 = releaseStep(t1, heap, h1);
   if (!r1.empty) throw new Error('t1 should have emptied the block');
   const h2 = t2.allocate(tA);
   if (blockOf(h2) !== b) throw new Error('t2 should re-use the still-active block');
@@ -263,9 +260,9 @@ test('D2: a stale invalidation fails while the block is free, and while another 
   const f2 = fixture();
   const h1 = f2.t1.allocate(f2.tA);
   const b2 = blockOf(h1);
-  const r1 = releaseStep(f2.heap, h1); // t1: EMPTY, paused
+  const r1 = releaseStep(f2.t1, f2.heap, h1); // t1: EMPTY, paused
   const h2 = f2.t2.allocate(f2.tA);
-  const r2 = releaseStep(f2.heap, h2); // t2: EMPTY as well, same generation
+  const r2 = releaseStep(f2.t2, f2.heap, h2); // t2: EMPTY as well, same generation
   t.true(r1.empty && r2.empty && r1.gen === r2.gen);
   t.true(f2.t2.invalidate(b2, r2.gen), 't2 wins');
   t.false(f2.t1.invalidate(b2, r1.gen), 't1 must lose: one block, one owner');
@@ -280,7 +277,7 @@ test('control: an invalidation in the generation that emptied the block succeeds
   const { heap, tA, t1 } = fixture();
   const h = t1.allocate(tA);
   const b = blockOf(h);
-  const r = releaseStep(heap, h);
+  const r = releaseStep(t1, heap, h);
   t.true(r.empty);
   t.true(t1.invalidate(b, r.gen));
   t.is(word(heap, b, BLOCK_ALLOC_WORD), ALL_ONES, 'locked');
@@ -289,7 +286,7 @@ test('control: an invalidation in the generation that emptied the block succeeds
   heap.validate();
   // …and with a generation that does not match it fails even though the block is empty.
   const h2 = t1.allocate(tA);
-  const r2 = releaseStep(heap, h2);
+  const r2 = releaseStep(t1, heap, h2);
   t.false(t1.invalidate(blockOf(h2), r2.gen - 1));
   heap.validate();
 });
@@ -301,7 +298,7 @@ test('Alg. 7: every slot was reserved again before the lock → fails without to
   const { heap, tA, t1, t2 } = f;
   const h1 = t1.allocate(tA);
   const b = blockOf(h1);
-  const r1 = releaseStep(heap, h1);
+  const r1 = releaseStep(t1, heap, h1);
   t.true(r1.empty);
   const refill = Array.from({ length: tA.slots }, () => t2.allocate(tA));
   t.true(
@@ -320,7 +317,7 @@ test('Alg. 7: some slots were reserved again before the lock → rolled back, fa
   const { heap, tA, t1, t2 } = f;
   const h1 = t1.allocate(tA);
   const b = blockOf(h1);
-  const r1 = releaseStep(heap, h1);
+  const r1 = releaseStep(t1, heap, h1);
   const h2 = t2.allocate(tA);
   const h3 = t2.allocate(tA);
   t.true(blockOf(h2) === b && blockOf(h3) === b);
@@ -339,12 +336,12 @@ test('Alg. 7: a release while the invalidation holds all bits empties the block 
   const { heap, tA, t1, t2 } = f;
   const h1 = t1.allocate(tA);
   const b = blockOf(h1);
-  const r1 = releaseStep(heap, h1); // t1: EMPTY, pauses before invalidate
+  const r1 = releaseStep(t1, heap, h1); // t1: EMPTY, pauses before invalidate
   const h2 = t2.allocate(tA); // t2 re-uses b
   t.is(blockOf(h2), b);
   const before = t1.invalidateLock(b); // t1 holds every bit
   t.is(before, 1 << (h2 & 31));
-  const r3 = releaseStep(heap, h2); // t3 deletes h2 meanwhile: it sees a FULL block
+  const r3 = releaseStep(f.t3, heap, h2); // t3 deletes h2 meanwhile: it sees a FULL block
   t.true(r3.first, 't3 must set the active bit (Alg. 2 l. 6)');
   t.false(r3.empty, 't3 does not see the block empty: t1 stays responsible');
   t.true(heap.active[tA.id]!.get(b), 'the bit t3 wants to set is still set');
@@ -366,11 +363,11 @@ test('Alg. 7: a release while the invalidation holds all bits, block not empty a
   const { heap, tA, t1, t2 } = f;
   const h1 = t1.allocate(tA);
   const b = blockOf(h1);
-  const r1 = releaseStep(heap, h1);
+  const r1 = releaseStep(t1, heap, h1);
   const h2 = t2.allocate(tA);
   const h3 = t2.allocate(tA);
   const before = t1.invalidateLock(b);
-  const r3 = releaseStep(heap, h3);
+  const r3 = releaseStep(f.t3, heap, h3);
   t.true(r3.first);
   t.is(t1.invalidateResolve(b, r1.gen, before), INVALIDATE_FAILED);
   t.is(word(heap, b, BLOCK_ALLOC_WORD), 1 << (h2 & 31), 'only h2 is left');
@@ -389,7 +386,7 @@ test('Alg. 7 via invalidate(): the whole loop after a refill and release by othe
   const { heap, tA, t1, t2 } = f;
   const h1 = t1.allocate(tA);
   const b = blockOf(h1);
-  const r1 = releaseStep(heap, h1);
+  const r1 = releaseStep(t1, heap, h1);
   const h2 = t2.allocate(tA);
   t2.releaseHandle(h2); // t2 empties b in generation g too, and frees it
   t.true(heap.free.get(b));

@@ -847,8 +847,23 @@ impl<M: Mem> Alloc<M> {
     // ------------------------------------------------------------ release (Alg. 2)
 
     /// Free slot `slot` of block `bid` (Alg. 2); the checks make a bad handle an error, never
-    /// a corrupted heap.
+    /// a corrupted heap. The first half (l. 1–4) is release_begin, the rest `released`.
     pub fn release(&self, bid: u32, slot: u32) -> R<()> {
+        let (gen, t, before) = self.release_begin(bid, slot)?;
+        if self.has(ALLOC_FLAG_BITMAP_ALLOC) {
+            return self.release_bitmap(bid, t);
+        }
+        self.released(bid, t, gen, before, 1u32 << slot)
+    }
+
+    /// Alg. 2 l. 1–4, the first half of a release: check the handle, read the block's
+    /// generation and type while our object still pins the block, bump the slot's
+    /// generation (checked heaps), clear its allocation bit. Returns (generation, type, the
+    /// allocation word before the clear): what the releasing thread has learned at the
+    /// point where the paper's races begin (FIRST: `before` was all ones; EMPTY: nothing
+    /// but the high mask is left). Exported on its own (ffi.rs smmo_alloc_release_begin) so
+    /// that the interleaving tests can pause a thread exactly there.
+    pub fn release_begin(&self, bid: u32, slot: u32) -> R<(u32, u32, u32)> {
         if !(bid > 0 && bid < self.num_blocks()) || slot >= 32 {
             return Err(Fail::Invalid {
                 code: ALLOC_ERR_FORGED_BLOCK,
@@ -911,10 +926,7 @@ impl<M: Mem> Alloc<M> {
                 c: 0,
             });
         }
-        if self.has(ALLOC_FLAG_BITMAP_ALLOC) {
-            return self.release_bitmap(bid, t);
-        }
-        self.released(bid, t, gen, before, mask)
+        Ok((gen, t, before))
     }
 
     /// (C3) Give back the slots `mask` of block `bid`, reserved by this thread's warp cache

@@ -235,6 +235,27 @@ pub extern "C" fn smmo_alloc_release(st: u32, bid: u32, slot: u32) -> u32 {
     with_alloc!(st, |a| status(st, a.release(bid, slot)))
 }
 
+/// Step (tests): the first half of a release, Alg. 2 l. 1–4 (core.rs release_begin). Writes
+/// the block's generation, its type and the allocation word before the clear to the three
+/// u32 at byte address `out`; 0 or an error code. The caller finishes the release with the
+/// other steps (invalidate, retire_block, …) in the order it wants to test.
+#[no_mangle]
+pub extern "C" fn smmo_alloc_release_begin(st: u32, bid: u32, slot: u32, out: u32) -> u32 {
+    with_alloc!(st, |a| match a.release_begin(bid, slot) {
+        Ok((gen, t, before)) => {
+            // SAFETY: `out` is the caller's scratch area (three words, 4-byte aligned,
+            // inside the module's memory); no other thread uses that thread slot's scratch.
+            unsafe {
+                private::store(out / 4, gen);
+                private::store(out / 4 + 1, t);
+                private::store(out / 4 + 2, before);
+            }
+            0
+        }
+        Err(e) => fail(st, e),
+    })
+}
+
 /// Give every kept block back (K2); 0 or an error code.
 #[no_mangle]
 pub extern "C" fn smmo_alloc_flush_kept(st: u32) -> u32 {
