@@ -267,6 +267,25 @@ test('progress bar: shows k/K, percent, elapsed and ETA within the terminal widt
   t.is([...wide].filter((c) => c === '░').length, 30);
 });
 
+test('--check tolerances: --tol, --rel, --field-rel, --digest-rel reach the report; bad values or no --check → exit 2', async (t) => {
+  const r = await smmo('run', 'nbody', '--bodies', '64', '--iterations', '2', '--check', '--field-rel', '1e-3', '--tol', '1e-9', '--json');
+  t.is(r.code, 0, describeChild(r));
+  const check = lastJson(r.stdout)['check'] as {
+    ok: boolean;
+    tolerance: unknown;
+    fields: Record<string, { beyond: number; scale: number }>;
+  };
+  t.true(check.ok);
+  t.deepEqual(check.tolerance, { abs: 1e-9, rel: 0, fieldRel: 1e-3, digestRel: 1e-5 });
+  t.is(check.fields['Body.posX']!.beyond, 0);
+  t.true(check.fields['Body.posX']!.scale > 0);
+  await Promise.all([
+    usageError(t, ['run', 'nbody', '--check', '--field-rel=-1'], /--field-rel must be a number ≥ 0, got '-1' \(e\.g\. --field-rel 1e-5\)/),
+    usageError(t, ['run', 'nbody', '--check', '--digest-rel', 'Infinity'], /--digest-rel must be a number ≥ 0/),
+    usageError(t, ['run', 'nbody', '--tol', '1e-6'], /--tol is a tolerance of --check; add --check/),
+  ]);
+});
+
 test('progress bar: none when stderr is not a terminal or with --json/--quiet', (t) => {
   t.is(progressBar({ isTTY: false, write: () => true }, 'x', 10, true), null);
   t.is(progressBar({ write: () => true }, 'x', 10, true), null);
