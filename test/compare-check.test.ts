@@ -12,7 +12,6 @@ import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Body } from '../apps/nbody/body.js';
 import { CLASSES as NBODY } from '../apps/nbody/nbody.js';
 import { checkRuntimes, type CheckVerdict } from '../cli/check.js';
@@ -21,10 +20,8 @@ import { createRuntime, type Runtime } from '../index.js';
 import type { Tolerance } from '../runtime/compare.js';
 import { MIN_HEAP_BYTES } from '../runtime/layout.js';
 import { writeState } from '../runtime/state.js';
-import { describeChild, runNode } from './helpers/child.js';
+import { describeChild, lastJson, smmo } from './helpers/child.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const bin = fileURLToPath(new URL('../../bin/smmo.js', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'smmo-compare-check-'));
 test.after.always(() => rmSync(work, { recursive: true, force: true }));
 let dirs = 0;
@@ -61,9 +58,9 @@ async function runtime(bodies: readonly BodySpec[], skip = 0): Promise<Runtime> 
 
 /** `smmo compare A B --json` with these flags, as a child process: exit code and report. */
 async function compareCli(a: string, b: string, flags: string[]): Promise<{ code: number; report: CompareReport }> {
-  const r = await runNode([bin, 'compare', a, b, '--json', ...flags], { cwd: root });
+  const r = await smmo(['compare', a, b, '--json', ...flags]);
   if (r.code !== 0 && r.code !== 1) throw new Error(describeChild(r));
-  return { code: r.code, report: JSON.parse(r.stdout.trim().split('\n').pop()!) as CompareReport };
+  return { code: r.code, report: lastJson(r.stdout) as unknown as CompareReport };
 }
 
 /** Both judges on the reference `a` and the other side `b` (each side also written as a state). */

@@ -10,7 +10,6 @@ import test from 'ava';
 import { mkdirSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Body } from '../apps/nbody/body.js';
 import { CLASSES as NBODY } from '../apps/nbody/nbody.js';
 import { Cell, CLASSES as WATOR, Fish, Shark } from '../apps/wa-tor/model.js';
@@ -20,10 +19,8 @@ import { CliUsageError, EXIT_FAILURE, EXIT_OK } from '../cli/errors.js';
 import { createRuntime, type Runtime } from '../index.js';
 import { MIN_HEAP_BYTES } from '../runtime/layout.js';
 import { writeState } from '../runtime/state.js';
-import { describeChild, runNode, type ChildResult } from './helpers/child.js';
+import { describeChild, smmo } from './helpers/child.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const bin = fileURLToPath(new URL('../../bin/smmo.js', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'smmo-compare-'));
 test.after.always(() => rmSync(work, { recursive: true, force: true }));
 let dirs = 0;
@@ -52,11 +49,6 @@ async function run(...args: string[]): Promise<{ code: number; out: string }> {
 async function report(a: string, b: string, ...flags: string[]): Promise<{ code: number; rep: CompareReport }> {
   const r = await run(a, b, '--json', ...flags);
   return { code: r.code, rep: JSON.parse(r.out) as CompareReport };
-}
-
-/** The CLI as a child process (test/helpers/child.ts: killed only after a generous limit, and then it says so). */
-function smmo(...args: string[]): Promise<ChildResult> {
-  return runNode([bin, ...args], { cwd: root });
 }
 
 /** The fields of a FieldDiff these tests were written for (the report also gives scale, rel and the worst object). */
@@ -160,7 +152,11 @@ test('CLI: exit 1 for different counts, 2 for a missing class, 0 for equal state
   const two = await state('wa-tor', fish(1, 2));
   const broken = await state('wa-tor', fish(1, 2));
   unlinkSync(join(broken, 'Fish.arrow'));
-  const [counts, missing, same] = await Promise.all([smmo('compare', three, two), smmo('compare', two, broken), smmo('compare', two, two)]);
+  const [counts, missing, same] = await Promise.all([
+    smmo(['compare', three, two]),
+    smmo(['compare', two, broken]),
+    smmo(['compare', two, two]),
+  ]);
   t.is(counts.code, 1, describeChild(counts));
   t.regex(counts.stdout, /Fish\s+\(all\)\s+3 \/ 2\s+-\s+-\s+object counts differ/);
   t.is(missing.code, 2, describeChild(missing));
