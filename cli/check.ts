@@ -1,5 +1,6 @@
 /**
- * Cross-check of the WebGPU backend against the TypeScript reference.
+ * Cross-check of a backend against the TypeScript reference: `smmo run --check`
+ * (cli/run.ts) and, for the WebGPU backend, crossCheck / checkOneStep.
  *
  * crossCheck(app, params, {iterations}) creates two runtimes with the same classes, heap
  * size and seed, one with backend 'ts', one with backend 'webgpu', runs the app's init
@@ -8,12 +9,20 @@
  * state of a 'webgpu' runtime (its heap is copied into a fresh TypeScript runtime), so a
  * long GPU run can be checked without running the CPU reference for all its iterations.
  *
- * What is compared: the set of live objects (handles) per class must be identical, and
- * for every numeric field the largest difference over all objects:
- *     maxAbs = max |gpu − ts|,  scale = max |ts| (over the objects, for that field),
- *     rel = maxAbs / scale (0 when both are 0).
- * Tolerance (DEFAULT_TOLERANCE, documented in docs/webgpu.md): rel ≤ 1e-4 per field, and
- * the app's digest within 1e-5 relative (|Δ| / max(|digest|, 1)). Why these numbers: the
+ * What is compared: every object of both runtimes, as the columns a state file would hold
+ * (runtime/state.ts captureState), by the one comparator that `smmo compare` uses too
+ * (runtime/compare.ts: its header states the rules: object counts per class, objects
+ * matched by handle or else by rank, references, NaN and infinities, and what "within
+ * tolerance" means). Per field it reports
+ *     maxAbs = max |run − ts|,  scale = the field's largest finite |value|,
+ *     rel = maxAbs / scale (0 when both are 0),
+ * the number of objects beyond the tolerance and the worst object. On top, the app's
+ * digest must agree within digestRel relative (|Δ| / max(|digest|, 1)): a state holds
+ * no digest, so this is the one thing `smmo compare` cannot judge.
+ *
+ * Tolerance (DEFAULT_TOLERANCE, documented in docs/webgpu.md; `smmo run --check` takes
+ * --tol, --rel, --field-rel and --digest-rel): fieldRel 1e-4 (every |Δ| ≤ 1e-4 × the
+ * field's scale), abs and rel 0, the digest within 1e-5. Why these numbers: the
  * WGSL kernels compute in f32 with f32 sums where the TypeScript methods compute in
  * float64 and round once per field store; for nbody the force on a body of N is a sum of
  * N terms, whose f32 rounding error relative to the field's scale grows like √N·2⁻²⁴
@@ -24,36 +33,58 @@
  */
 import type { App, AppParams } from '../apps/app.js';
 import { createRuntime, type Runtime } from '../index.js';
-import type { FieldLayout } from '../runtime/layout.js';
-import type { GpuContext } from '../runtime/webgpu/device.js';
-import type { GpuRunner, GpuRunnerOptions, GpuRunnerStats } from '../runtime/webgpu/runner.js';
+import {
+  compareColumns,
+  DEFAULT_CHECK_TOLERANCE,
+  formatCheckTolerance,
+  formatFieldDiff,
+  type CheckTolerance,
+  type ColumnSet,
+  type FieldDiff,
+  type Tolerance,
+} from '../runtime/compare.js';
 import { UsageError } from '../runtime/errors.js';
 import type { SmmoClass } from '../runtime/schema.js';
+import { captureState } from '../runtime/state.js';
+import type { GpuContext } from '../runtime/webgpu/device.js';
+import type { GpuRunner, GpuRunnerOptions, GpuRunnerStats } from '../runtime/webgpu/runner.js';
 
-export const DEFAULT_TOLERANCE = { fieldRel: 1e-4, digestRel: 1e-5 } as const;
+export type { CheckTolerance, FieldDiff } from '../runtime/compare.js';
 
-export interface FieldDiff {
-  maxAbs: number;
-  scale: number;
-  rel: number;
-  /** Handle of the object with the largest difference (0 if none). */
-  handle: number;
-  ts: number;
-  gpu: number;
+/** The cross-check's default tolerance (runtime/compare.ts DEFAULT_CHECK_TOLERANCE). */
+export const DEFAULT_TOLERANCE: Readonly<CheckTolerance> = DEFAULT_CHECK_TOLERANCE;
+
+/** The verdict on two runtimes after the same steps (checkRuntimes). */
+export interface CheckVerdict {
+  ok: boolean;
+  tolerance: CheckTolerance;
+  /** Live objects per class in the reference. */
+  objects: Record<string, number>;
+  /** 'Class.column' → difference (runtime/compare.ts FieldDiff). */
+  fields: Record<string, FieldDiff>;
+  digest: { reference: number; run: number; rel: number };
+  /** Classes whose object counts differ, and classes or columns missing on one side. */
+  structure: string[];
+  /** Classes whose objects were matched by rank (their handles differ). */
+  rank: string[];
+  /** The worst field, e.g. 'Body.velX' ('' when no field differs). */
+  worst: string;
 }
 
 export interface CrossCheckReport {
   app: string;
   iterations: number;
   objects: Record<string, number>;
-  /** 'Class.field' → difference. */
+  /** 'Class.column' → difference. */
   fields: Record<string, FieldDiff>;
   digest: { ts: number; gpu: number; rel: number };
-  tolerance: { fieldRel: number; digestRel: number };
-  /** Live-object sets differ: class → description. */
+  tolerance: CheckTolerance;
+  /** Object counts differ: class → description. */
   structure: string[];
+  /** Classes matched by rank (different handles). */
+  rank: string[];
   ok: boolean;
-  /** The field with the largest rel, e.g. 'Body.velX'. */
+  /** The field that fails first (runtime/compare.ts), e.g. 'Body.velX'; '' when none differs. */
   worst: string;
   adapter: string;
   tsMs: number;
@@ -68,7 +99,7 @@ export interface CrossCheckOptions {
   /** An acquired context to use (not closed here); default: acquire one (and close it). */
   gpu?: GpuContext;
   runner?: Omit<GpuRunnerOptions, 'gpu'>;
-  tolerance?: Partial<typeof DEFAULT_TOLERANCE>;
+  tolerance?: Partial<CheckTolerance>;
 }
 
 /**
@@ -93,88 +124,63 @@ export function gpuRuntimeView(rt: Runtime, runner: GpuRunner): Runtime {
   return view;
 }
 
-function readField(rt: Runtime, f: FieldLayout, elem: number, handle: number): number {
-  const heap = rt.heap;
-  const at = heap.blockOffset(handle >>> 5) + f.offsets[elem]!;
-  const s = handle & 31;
-  switch (f.kind) {
-    case 'f32':
-      return heap.f32[(at >>> 2) + s]!;
-    case 'f64':
-      return heap.f64[(at >>> 3) + s]!;
-    case 'i32':
-      return heap.i32[(at >>> 2) + s]!;
-    case 'u32':
-    case 'ref':
-      return heap.u32[(at >>> 2) + s]!;
-    case 'i16':
-      return heap.i16[(at >>> 1) + s]!;
-    case 'u16':
-      return heap.u16[(at >>> 1) + s]!;
-    case 'i8':
-      return heap.i8[at + s]!;
-    default:
-      return heap.u8[at + s]!;
-  }
+/** The columns of every object of `rt` (current on the host), for the comparator. */
+function columnsOf(rt: Runtime): ColumnSet {
+  return { classes: captureState(rt), table: rt.table };
 }
 
-function liveHandles(rt: Runtime, typeId: number): number[] {
-  const out: number[] = [];
-  const t = rt.table.types[typeId]!;
-  rt.main.deviceDo(t.cls, (o) => {
-    if (rt.heap.blockType(o.handle >>> 5) === typeId) out.push(o.handle);
-  });
-  return out;
-}
-
-/** Compare two runtimes of the same classes field by field (both must be current on the host). */
+/**
+ * Compare two runtimes of the same classes field by field (both must be current on the
+ * host) with the one comparator (runtime/compare.ts, which states the rules): `ref` is
+ * side A, the reference.
+ */
 export function compareHeaps(
   ref: Runtime,
   gpu: Runtime,
-  tolerance = DEFAULT_TOLERANCE,
-): Pick<CrossCheckReport, 'fields' | 'structure' | 'objects' | 'worst'> & { fieldsOk: boolean } {
+  tolerance: Tolerance = DEFAULT_TOLERANCE,
+): Pick<CrossCheckReport, 'fields' | 'structure' | 'objects' | 'worst' | 'rank'> & { fieldsOk: boolean } {
+  const diff = compareColumns(columnsOf(ref), columnsOf(gpu), tolerance);
   const fields: Record<string, FieldDiff> = {};
   const structure: string[] = [];
   const objects: Record<string, number> = {};
-  let worst = '';
-  let worstRel = -1;
-  for (const id of ref.table.concreteIds) {
-    const t = ref.table.types[id]!;
-    const a = liveHandles(ref, id);
-    const b = liveHandles(gpu, id);
-    objects[t.name] = a.length;
-    if (a.length !== b.length || a.some((h, i) => h !== b[i])) {
-      structure.push(
-        `${t.name}: ${a.length} live objects in the reference, ${b.length} on the GPU side${a.length === b.length ? ' (different handles)' : ''}`,
-      );
-      continue;
-    }
-    for (const f of t.fields) {
-      if (f.kind === 'ref') continue; // handles are compared through the structure
-      for (let e = 0; e < Math.max(1, f.length); e++) {
-        const name = `${t.name}.${f.name}${f.length ? `[${e}]` : ''}`;
-        const d: FieldDiff = { maxAbs: 0, scale: 0, rel: 0, handle: 0, ts: 0, gpu: 0 };
-        for (const h of a) {
-          const x = readField(ref, f, e, h);
-          const y = readField(gpu, f, e, h);
-          d.scale = Math.max(d.scale, Math.abs(x));
-          const diff = Number.isNaN(x) !== Number.isNaN(y) ? Infinity : Number.isNaN(x) ? 0 : Math.abs(x - y);
-          if (diff > d.maxAbs) Object.assign(d, { maxAbs: diff, handle: h, ts: x, gpu: y });
-        }
-        d.rel = d.maxAbs === 0 ? 0 : d.scale === 0 ? Infinity : d.maxAbs / d.scale;
-        fields[name] = d;
-        if (d.rel > worstRel) {
-          worstRel = d.rel;
-          worst = name;
-        }
-      }
-    }
+  const rank: string[] = [];
+  for (const [name, c] of Object.entries(diff.classes)) {
+    objects[name] = c.objects[0];
+    if (c.matchedBy === 'none') structure.push(`${name}: ${c.objects[0]} live objects in the reference, ${c.objects[1]} on the GPU side`);
+    if (c.matchedBy === 'rank') rank.push(name);
+    for (const [field, d] of Object.entries(c.fields)) fields[`${name}.${field}`] = d;
   }
-  const fieldsOk = structure.length === 0 && Object.values(fields).every((d) => d.rel <= tolerance.fieldRel);
-  return { fields, structure, objects, worst, fieldsOk };
+  for (const m of diff.missing) structure.push(m);
+  return { fields, structure, objects, worst: diff.worst, rank, fieldsOk: diff.ok };
 }
 
-const relDiff = (a: number, b: number): number => (a === b ? 0 : Math.abs(a - b) / Math.max(Math.abs(a), 1));
+/** |a − b| / max(|a|, 1): the digests' relative difference (0 when equal). */
+export const digestRel = (a: number, b: number): number => (a === b ? 0 : Math.abs(a - b) / Math.max(Math.abs(a), 1));
+
+/**
+ * The verdict of `smmo run --check` on the reference `ref` and the run `run` (both
+ * current on the host) whose app digests are `digests`: every field by the comparator,
+ * and the digest within tolerance.digestRel.
+ */
+export function checkRuntimes(
+  ref: Runtime,
+  run: Runtime,
+  digests: { reference: number; run: number },
+  tolerance: CheckTolerance = DEFAULT_TOLERANCE,
+): CheckVerdict {
+  const cmp = compareHeaps(ref, run, tolerance);
+  const digest = { ...digests, rel: digestRel(digests.reference, digests.run) };
+  return {
+    ok: cmp.fieldsOk && digest.rel <= tolerance.digestRel,
+    tolerance: { ...tolerance },
+    objects: cmp.objects,
+    fields: cmp.fields,
+    digest,
+    structure: cmp.structure,
+    rank: cmp.rank,
+    worst: cmp.worst,
+  };
+}
 
 /**
  * Run `app` for `iterations` steps on the TypeScript reference and with backend 'webgpu'
@@ -213,12 +219,7 @@ export async function crossCheck(app: App, params: AppParams, options: CrossChec
  * fresh TypeScript runtime, then both take one step and are compared. `rt` advances by
  * one step.
  */
-export async function checkOneStep(
-  app: App,
-  rt: Runtime,
-  iteration = 0,
-  tolerance?: Partial<typeof DEFAULT_TOLERANCE>,
-): Promise<CrossCheckReport> {
+export async function checkOneStep(app: App, rt: Runtime, iteration = 0, tolerance?: Partial<CheckTolerance>): Promise<CrossCheckReport> {
   const tol = { ...DEFAULT_TOLERANCE, ...tolerance };
   if (rt.gpu === null) throw new UsageError("checkOneStep: the runtime's backend is not 'webgpu'");
   await rt.sync();
@@ -245,24 +246,22 @@ function report(
   ref: Runtime,
   dut: Runtime,
   runner: GpuRunner,
-  tol: typeof DEFAULT_TOLERANCE,
+  tol: CheckTolerance,
   tsMs: number,
   gpuMs: number,
 ): CrossCheckReport {
-  const cmp = compareHeaps(ref, dut, tol);
-  const dRef = app.digest(ref);
-  const dGpu = app.digest(dut);
-  const digest = { ts: dRef, gpu: dGpu, rel: relDiff(dRef, dGpu) };
+  const v = checkRuntimes(ref, dut, { reference: app.digest(ref), run: app.digest(dut) }, tol);
   return {
     app: app.name,
     iterations,
-    objects: cmp.objects,
-    fields: cmp.fields,
-    digest,
-    tolerance: tol,
-    structure: cmp.structure,
-    ok: cmp.fieldsOk && digest.rel <= tol.digestRel,
-    worst: cmp.worst,
+    objects: v.objects,
+    fields: v.fields,
+    digest: { ts: v.digest.reference, gpu: v.digest.run, rel: v.digest.rel },
+    tolerance: v.tolerance,
+    structure: v.structure,
+    rank: v.rank,
+    ok: v.ok,
+    worst: v.worst,
     adapter: runner.gpu.info.description || runner.gpu.info.device,
     tsMs,
     gpuMs,
@@ -273,14 +272,11 @@ function report(
 /** A few lines describing a report (for the CLI and the benchmark). */
 export function formatCrossCheck(r: CrossCheckReport): string {
   const lines = [
-    `cross-check ${r.app}, ${r.iterations} iteration(s), adapter ${r.adapter}: ${r.ok ? 'OK' : 'FAILED'} (tolerance: field rel ≤ ${r.tolerance.fieldRel}, digest rel ≤ ${r.tolerance.digestRel})`,
+    `cross-check ${r.app}, ${r.iterations} iteration(s), adapter ${r.adapter}: ${r.ok ? 'OK' : 'FAILED'} (tolerance: ${formatCheckTolerance(r.tolerance)})`,
     `  digest ts ${r.digest.ts} gpu ${r.digest.gpu} rel ${r.digest.rel.toExponential(2)}`,
   ];
   for (const s of r.structure) lines.push(`  structure: ${s}`);
-  for (const [name, d] of Object.entries(r.fields)) {
-    lines.push(
-      `  ${name.padEnd(16)} max |Δ| ${d.maxAbs.toExponential(2)}  scale ${d.scale.toExponential(2)}  rel ${d.rel.toExponential(2)}${d.maxAbs > 0 ? `  (handle ${d.handle}: ts ${d.ts}, gpu ${d.gpu})` : ''}`,
-    );
-  }
+  for (const c of r.rank) lines.push(`  ${c}: objects matched by rank (the handles differ)`);
+  for (const [name, d] of Object.entries(r.fields)) lines.push(`  ${name.padEnd(16)} ${formatFieldDiff(d, ['ts', 'gpu'])}`);
   return lines.join('\n');
 }

@@ -10,6 +10,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { App, AppFlag, AppParams } from '../apps/app.js';
+import { DEFAULT_CHECK_TOLERANCE, type CheckTolerance, type Tolerance } from '../runtime/compare.js';
 import { MAX_THREADS, parseSize, SmmoError } from '../runtime/index.js';
 import { editDistance } from '../runtime/suggest.js';
 import { CliUsageError } from './errors.js';
@@ -19,8 +20,8 @@ import { CliUsageError } from './errors.js';
 export const BACKENDS = ['ts', 'wasm', 'webgpu'] as const;
 export type Backend = (typeof BACKENDS)[number];
 
-/** What kind of value a flag takes; 'switch' takes none. */
-export type FlagKind = 'count' | 'positive' | 'u32' | 'float' | 'path' | 'size' | 'choice' | 'switch';
+/** What kind of value a flag takes; 'switch' takes none; 'tolerance': a finite number ≥ 0. */
+export type FlagKind = 'count' | 'positive' | 'u32' | 'float' | 'tolerance' | 'path' | 'size' | 'choice' | 'switch';
 
 export interface FlagSpec {
   name: string;
@@ -35,6 +36,36 @@ export interface FlagSpec {
   max?: number;
   /** A good value, shown in messages about a bad one (default: one within the flag's range). */
   example?: string;
+}
+
+/**
+ * --tol, --rel, --field-rel: the comparator's tolerance (runtime/compare.ts states the
+ * rules), shared by `smmo run --check` and `smmo compare` (cli/compare.ts).
+ */
+export function toleranceFlags(prefix: string, defaults: Tolerance): FlagSpec[] {
+  return [
+    {
+      name: 'tol',
+      kind: 'tolerance',
+      value: 'X',
+      description: `${prefix}absolute tolerance, |Δ| ≤ X`,
+      defaultText: String(defaults.abs),
+    },
+    {
+      name: 'rel',
+      kind: 'tolerance',
+      value: 'R',
+      description: `${prefix}relative tolerance, |Δ| ≤ R · max(|a|, |b|)`,
+      defaultText: String(defaults.rel),
+    },
+    {
+      name: 'field-rel',
+      kind: 'tolerance',
+      value: 'F',
+      description: `${prefix}tolerance relative to the field, |Δ| ≤ F · the field's largest finite |value| on either side`,
+      defaultText: String(defaults.fieldRel),
+    },
+  ];
 }
 
 /** The flags every app accepts (issue 6, "CLI contract"). */
@@ -87,7 +118,15 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
     name: 'check',
     kind: 'switch',
     description:
-      'also run the TypeScript reference (one thread) from the same initial state and report the largest difference per field; exit 1 beyond the tolerance (field rel ≤ 1e-4, digest rel ≤ 1e-5)',
+      "also run the TypeScript reference (one thread) from the same initial state and compare every field by the rules of 'smmo compare' (largest difference, objects beyond the tolerance, the worst object) and the digest; exit 1 beyond the tolerance",
+  },
+  ...toleranceFlags('with --check: ', DEFAULT_CHECK_TOLERANCE),
+  {
+    name: 'digest-rel',
+    kind: 'tolerance',
+    value: 'R',
+    description: "with --check: the app digest's tolerance, |Δ| ≤ R · max(|digest|, 1)",
+    defaultText: String(DEFAULT_CHECK_TOLERANCE.digestRel),
   },
   { name: 'json', kind: 'switch', description: 'print the summary as one JSON object, the last line of stdout' },
   { name: 'quiet', kind: 'switch', description: 'no progress bar and no human summary' },
@@ -161,6 +200,8 @@ export interface RunOptions {
   allocator: { rotation: boolean; coalescing: boolean; bitmapAlloc: boolean };
   /** --check: compare with the TypeScript reference run. */
   check: boolean;
+  /** --tol, --rel, --field-rel, --digest-rel (defaults: DEFAULT_CHECK_TOLERANCE); used with --check. */
+  tolerance: CheckTolerance;
   json: boolean;
   quiet: boolean;
   help: boolean;
@@ -236,11 +277,27 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
     ...(passTimeout === undefined ? {} : { passTimeout: validate(spec('pass-timeout'), passTimeout, where) as number }),
     allocator: allocatorFlags(values, where),
     check: values['check'] === true,
+    tolerance: checkTolerance(values, where),
     json: values['json'] === true,
     quiet: values['quiet'] === true,
     help: false,
     params,
   };
+}
+
+/** --tol, --rel, --field-rel, --digest-rel: only with --check. */
+function checkTolerance(values: Record<string, string | boolean | undefined>, where: string): CheckTolerance {
+  const t: CheckTolerance = { ...DEFAULT_CHECK_TOLERANCE };
+  const names = { tol: 'abs', rel: 'rel', 'field-rel': 'fieldRel', 'digest-rel': 'digestRel' } as const;
+  for (const [flag, key] of Object.entries(names)) {
+    const raw = values[flag] as string | undefined;
+    if (raw === undefined) continue;
+    const n = validate(spec(flag), raw, where) as number;
+    if (values['check'] !== true)
+      throw new CliUsageError(`${where}: --${flag} is a tolerance of --check; add --check (e.g. --check --${flag} ${raw})`);
+    t[key] = n;
+  }
+  return t;
 }
 
 /** --no-rotation, --no-coalescing, --bitmap-alloc, and the combinations they refuse. */
@@ -300,6 +357,7 @@ function defaults(app: App): RunOptions {
     interpret: false,
     allocator: { rotation: true, coalescing: true, bitmapAlloc: false },
     check: false,
+    tolerance: { ...DEFAULT_CHECK_TOLERANCE },
     json: false,
     quiet: false,
     help: false,
@@ -331,6 +389,11 @@ export function validate(s: FlagSpec, raw: string, where: string): number | stri
     case 'float': {
       const n = raw.trim() === '' ? NaN : Number(raw);
       if (!Number.isFinite(n)) throw bad('a finite number', '0.5');
+      return n;
+    }
+    case 'tolerance': {
+      const n = raw.trim() === '' ? NaN : Number(raw);
+      if (!(n >= 0) || !Number.isFinite(n)) throw bad('a number ≥ 0', s.example ?? '1e-5');
       return n;
     }
     case 'path':

@@ -20,6 +20,8 @@ import { cpus } from 'node:os';
 import type { App } from '../apps/app.js';
 import { appModule } from '../apps/registry.js';
 import { createRuntime, UsageError, type CompiledMethodStats, type Runtime, type RuntimeOptions } from '../index.js';
+import type { CheckTolerance, FieldDiff } from '../runtime/compare.js';
+import { formatCheckTolerance, formatFieldDiff } from '../runtime/compare.js';
 import { MAX_HEAP_BYTES, planTypes } from '../runtime/layout.js';
 import { CliUsageError } from './errors.js';
 import type { RunOptions } from './flags.js';
@@ -27,15 +29,21 @@ import { progressBar } from './progress.js';
 import { FrameWriter } from './render.js';
 import { dumpState, heapForState, prepareDump, readInitState, restoreInto, type InitState } from './state.js';
 
-/** `--check`: this run against the TypeScript reference from the same initial state. */
+/**
+ * `--check`: this run against the TypeScript reference from the same initial state
+ * (cli/check.ts checkRuntimes; the comparator and its rules: runtime/compare.ts).
+ */
 export interface CheckReport {
   ok: boolean;
-  tolerance: { fieldRel: number; digestRel: number };
+  /** abs, rel, fieldRel (the comparator's) and digestRel: --tol, --rel, --field-rel, --digest-rel. */
+  tolerance: CheckTolerance;
   digest: { reference: number; run: number; rel: number };
-  /** 'Class.field' → largest |difference|, its scale and their ratio. */
-  fields: Record<string, { maxAbs: number; rel: number }>;
-  /** Differences in which objects are alive (the comparison is by handle). */
+  /** 'Class.column' → largest |difference|, its scale and their ratio, objects beyond the tolerance, the worst object. */
+  fields: Record<string, FieldDiff>;
+  /** Classes whose object counts differ (or missing on one side). */
   structure: string[];
+  /** Classes whose objects were matched by rank (their handles differ). */
+  rank: string[];
   worst: string;
   referenceSeconds: number;
 }
@@ -289,9 +297,10 @@ function paramsOf(opts: RunOptions): Record<string, number | string | null> {
 }
 
 /**
- * Run the TypeScript reference (one thread, same seed and parameters, or the same --init state) for the same
- * iterations and compare it with `rt` field by field, by handle. The comparison code is
- * the WebGPU cross-check's (cli/check.ts), loaded only when asked for.
+ * Run the TypeScript reference (one thread, same seed and parameters, or the same --init
+ * state) for the same iterations and judge `rt` against it with the tolerance of
+ * --tol/--rel/--field-rel/--digest-rel: cli/check.ts checkRuntimes, the comparator that
+ * `smmo compare` uses too, loaded only when asked for.
  */
 async function checkAgainstReference(
   app: App,
@@ -301,7 +310,7 @@ async function checkAgainstReference(
   digest: number,
   init: InitState | undefined,
 ): Promise<CheckReport> {
-  const { compareHeaps, DEFAULT_TOLERANCE } = await import('./check.js');
+  const { checkRuntimes } = await import('./check.js');
   const ref = await createRuntime({ classes: app.classes, heap: heapBytes, backend: 'ts' });
   try {
     if (init) await restoreInto(app, ref, init);
@@ -310,18 +319,15 @@ async function checkAgainstReference(
     const t0 = performance.now();
     for (let k = 0; k < opts.iterations; k++) await app.step(ref, first + k);
     const referenceSeconds = (performance.now() - t0) / 1000;
-    const cmp = compareHeaps(ref, rt, DEFAULT_TOLERANCE);
-    const refDigest = app.digest(ref);
-    const rel = refDigest === digest ? 0 : Math.abs(refDigest - digest) / Math.max(Math.abs(refDigest), 1);
-    const fields: CheckReport['fields'] = {};
-    for (const [name, d] of Object.entries(cmp.fields)) fields[name] = { maxAbs: d.maxAbs, rel: d.rel };
+    const v = checkRuntimes(ref, rt, { reference: app.digest(ref), run: digest }, opts.tolerance);
     return {
-      ok: cmp.fieldsOk && rel <= DEFAULT_TOLERANCE.digestRel,
-      tolerance: { ...DEFAULT_TOLERANCE },
-      digest: { reference: refDigest, run: digest, rel },
-      fields,
-      structure: cmp.structure,
-      worst: cmp.worst,
+      ok: v.ok,
+      tolerance: v.tolerance,
+      digest: v.digest,
+      fields: v.fields,
+      structure: v.structure,
+      rank: v.rank,
+      worst: v.worst,
       referenceSeconds,
     };
   } finally {
@@ -380,12 +386,11 @@ export function formatSummary(r: RunReport): string {
     rows.push([
       'check',
       `${c.ok ? 'OK' : 'BEYOND TOLERANCE'} against the TypeScript reference (${c.referenceSeconds.toFixed(3)} s): ` +
-        `digest rel ${c.digest.rel.toExponential(2)} (≤ ${c.tolerance.digestRel}), worst field ${c.worst || '-'}`,
+        `digest rel ${c.digest.rel.toExponential(2)}, worst field ${c.worst || '-'} (tolerance: ${formatCheckTolerance(c.tolerance)})`,
     ]);
-    for (const [name, d] of Object.entries(c.fields)) {
-      rows.push(['', `${name.padEnd(22)} max |Δ| ${d.maxAbs.toExponential(2)}  rel ${d.rel.toExponential(2)} (≤ ${c.tolerance.fieldRel})`]);
-    }
+    for (const [name, d] of Object.entries(c.fields)) rows.push(['', `${name.padEnd(22)} ${formatFieldDiff(d, ['reference', 'run'])}`]);
     for (const s of c.structure) rows.push(['', `objects differ: ${s}`]);
+    for (const s of c.rank) rows.push(['', `${s}: objects matched by rank (the handles differ)`]);
   }
   return rows.map(([k, v]) => `${k.padEnd(12)}${v}`).join('\n');
 }

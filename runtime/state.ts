@@ -2,7 +2,9 @@
  * State files: every object of every concrete class of a runtime, written as Apache
  * Arrow IPC *files* (readable by pyarrow.ipc.open_file, pandas.read_feather, DuckDB …)
  * and read back into a fresh runtime. Used by `smmo run --dump / --init` and
- * `smmo compare` (issue 6, item 6: cross-checking GPU results).
+ * `smmo compare` (issue 6, item 6: cross-checking GPU results); captureState gives the
+ * same columns from a live runtime, for `smmo run --check` (runtime/compare.ts compares
+ * both).
  *
  * Format (version `smmo-state/1`). A state is a DIRECTORY holding one file per concrete
  * class, `<Class>.arrow` (an Arrow IPC file holds one schema, and a table per class is
@@ -209,6 +211,35 @@ function handlesOf(rt: Runtime, t: TypeLayout): Uint32Array {
   return hs;
 }
 
+/** The raw bits of column `c` of the objects `handles` (bool: the stored byte). */
+function readColumn(rt: Runtime, handles: Uint32Array, c: ColumnPlan): Raw {
+  const heap = rt.heap;
+  const n = handles.length;
+  const raw = rawArray(c.field.elemBytes, n);
+  for (let i = 0; i < n; i++) {
+    const h = handles[i]!;
+    const at = heap.blockOffset(h >>> 5) + c.offset;
+    const s = h & 31;
+    switch (c.field.elemBytes) {
+      case 1:
+        raw[i] = heap.u8[at + s]!;
+        break;
+      case 2:
+        raw[i] = heap.u16[(at >>> 1) + s]!;
+        break;
+      case 4:
+        raw[i] = heap.u32[(at >>> 2) + s]!;
+        break;
+      default: {
+        const w = (at >>> 2) + 2 * s;
+        raw[2 * i] = heap.u32[w]!;
+        raw[2 * i + 1] = heap.u32[w + 1]!;
+      }
+    }
+  }
+  return raw;
+}
+
 /** The Arrow table of the objects of concrete type `t`. */
 function classTable(rt: Runtime, t: TypeLayout, info: StateInfo, classes: readonly string[]): Table {
   const heap = rt.heap;
@@ -236,28 +267,7 @@ function classTable(rt: Runtime, t: TypeLayout, info: StateInfo, classes: readon
       data.push(makeData({ type: new Bool(), length: n, data: bits }));
       continue;
     }
-    const raw = rawArray(f.elemBytes, n);
-    for (let i = 0; i < n; i++) {
-      const h = handles[i]!;
-      const at = heap.blockOffset(h >>> 5) + c.offset;
-      const s = h & 31;
-      switch (f.elemBytes) {
-        case 1:
-          raw[i] = heap.u8[at + s]!;
-          break;
-        case 2:
-          raw[i] = heap.u16[(at >>> 1) + s]!;
-          break;
-        case 4:
-          raw[i] = heap.u32[(at >>> 2) + s]!;
-          break;
-        default: {
-          const w = (at >>> 2) + 2 * s;
-          raw[2 * i] = heap.u32[w]!;
-          raw[2 * i + 1] = heap.u32[w + 1]!;
-        }
-      }
-    }
+    const raw = readColumn(rt, handles, c);
     data.push(makeData({ type: type as Float32, length: n, data: asArrowValues(f.kind, raw) as Float32Array }));
   }
   const meta = new Map<string, string>([
@@ -297,6 +307,25 @@ export function writeState(rt: Runtime, dir: string, info: StateInfo): string[] 
     written.push(path);
   }
   return written;
+}
+
+/**
+ * Every object of `rt` as the columns a state file would hold (handles ascending, one
+ * column per field and array element, bool as 0/1, references as handles), without
+ * writing anything: what `smmo run --check` compares (runtime/compare.ts). `file` is
+ * empty. Call `await rt.sync()` first on backend 'webgpu'.
+ */
+export function captureState(rt: Runtime): ClassData[] {
+  return rt.table.concreteIds.map((id) => {
+    const t = rt.table.types[id]!;
+    const handles = handlesOf(rt, t);
+    const columns = columnsOf(t).map((c): ColumnData => {
+      const raw = readColumn(rt, handles, c);
+      if (c.field.kind === 'bool') for (let i = 0; i < raw.length; i++) raw[i] = raw[i] !== 0 ? 1 : 0;
+      return { ...c, values: asArrowValues(c.field.kind, raw) as ColumnData['values'] };
+    });
+    return { name: t.name, type: t, file: '', handles, columns };
+  });
 }
 
 /**

@@ -38,7 +38,8 @@ import {
   type TypeTable,
 } from '../runtime/layout.js';
 import { A, B } from './helpers/allocators.js';
-import { fcParams } from './helpers/fc.js';
+import { FC_SEED, fcParams } from './helpers/fc.js';
+import { seedNote } from './helpers/seed.js';
 import { OracleAllocator } from './oracle/allocator.js';
 
 type Variant = 'dynasoar' | 'noshift' | 'nocoal' | 'bitmap';
@@ -254,6 +255,7 @@ const setupArb: fc.Arbitrary<Setup> = fc
   .map((s) => (s.variant === 'bitmap' ? { ...s, keep: 0 } : s));
 
 test('random operation sequences give byte-identical heaps on the oracle and on the Rust core (fast-check)', (t) => {
+  t.log(seedNote(FC_SEED));
   fc.assert(
     fc.property(setupArb, fc.array(opArb, { maxLength: 80 }), (setup, ops) => {
       const problem = runModel(setup, ops);

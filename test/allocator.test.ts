@@ -29,7 +29,8 @@ import {
 } from '../index.js';
 import { popc } from '../runtime/bits.js';
 import { BLOCK_ALLOC_WORD, MIN_HEAP_BYTES } from '../runtime/layout.js';
-import { fcParams } from './helpers/fc.js';
+import { FC_SEED, fcParams } from './helpers/fc.js';
+import { seedNote } from './helpers/seed.js';
 
 // ------------------------------------------------------------------ classes of three sizes
 
@@ -278,6 +279,7 @@ async function runOps(ops: readonly Op[], stats = { exhausted: 0 }): Promise<str
 }
 
 test('random create / destroy / parallelNew / parallelDo sequences agree with a model (fast-check)', async (t) => {
+  t.log(seedNote(FC_SEED));
   const stats = { exhausted: 0 };
   await fc.assert(
     fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 60 }), async (ops) => {

@@ -4,11 +4,10 @@
  * and `smmo run game-of-life --input BAD` exits with code 2.
  */
 import test from 'ava';
-import { describeChild, runNode } from './helpers/child.js';
+import { describeChild, smmo } from './helpers/child.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { encodePgm, parsePgm, PgmError, readPgm, readPgmHeader } from '../apps/pgm.js';
 import { UsageError } from '../runtime/index.js';
 
@@ -83,8 +82,7 @@ test('smmo run game-of-life --input with a malformed file exits with code 2 and 
   const dir = mkdtempSync(join(tmpdir(), 'smmo-pgm-'));
   const f = join(dir, 'bad.pgm');
   writeFileSync(f, 'P2 3 3 255\n0 0 0\n');
-  const bin = fileURLToPath(new URL('../../bin/smmo.js', import.meta.url));
-  const r = await runNode([bin, 'run', 'game-of-life', '--input', f, '--iterations', '1']);
+  const r = await smmo(['run', 'game-of-life', '--input', f, '--iterations', '1']);
   t.is(r.code, 2, describeChild(r));
   t.regex(r.stderr, /bad\.pgm: not a valid PGM image: the raster is truncated: a 3 × 3 image has 9 pixels, the file has 3/);
 });

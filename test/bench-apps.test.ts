@@ -5,7 +5,7 @@
  * exit with code 2 and name the flag.
  */
 import test from 'ava';
-import { describeChild, runNode, type ChildResult } from './helpers/child.js';
+import { describeChild, smmo } from './helpers/child.js';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,17 +13,12 @@ import { fileURLToPath } from 'node:url';
 import type { BenchReport } from '../bench/apps.js';
 import { parseXml } from './bench-apps-xml.js';
 
-const BIN = fileURLToPath(new URL('../../bin/smmo.js', import.meta.url));
 const WASM_BUILT = existsSync(fileURLToPath(new URL('../../wasm/pkg/smmo_simd.wasm', import.meta.url)));
 
-/**
- * Run the CLI. No short wall-clock kill (it made this test fail under load with "exit 1,
- * empty stderr"): test/helpers/child.ts kills only after a generous limit, and then the
- * assertion message says that the test killed it, after how long and why.
- */
-function smmo(args: string[]): Promise<ChildResult> {
-  return runNode([BIN, ...args]);
-}
+// The CLI runs through test/helpers/child.ts smmo(): no short wall-clock kill (it made
+// this test fail under load with "exit 1, empty stderr"); the helper kills only after a
+// generous limit, and then the assertion message says that the test killed it, after how
+// long and why.
 
 test('smmo bench: tiny sizes → JSON rows per app × backend × threads and baselines, and an SVG chart', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'smmo-bench-apps-'));

@@ -20,7 +20,8 @@ import { ContentionError } from '../runtime/errors.js';
 import { RESERVED_BYTES } from '../runtime/layout.js';
 import { retryLimits } from '../runtime/shared.js';
 import { loadWasmModule, WasmInstance, wasmFile } from '../runtime/wasm.js';
-import { fcParams } from './helpers/fc.js';
+import { FC_SEED, fcParams } from './helpers/fc.js';
+import { seedNote } from './helpers/seed.js';
 
 const SIZES = [1, 2, 31, 32, 33, 63, 64, 65, 1000, 1023, 1024, 1025, 32768, 32769];
 /** Words before and after the bitmap, filled with a sentinel that no operation may change. */
@@ -378,6 +379,7 @@ function runOps(bits: number, ops: readonly Op[]): string {
 }
 
 test('random operation sequences agree with the model for every size class (fast-check)', (t) => {
+  t.log(seedNote(FC_SEED));
   fc.assert(
     fc.property(
       fc.constantFrom(...SIZES).chain((bits) => fc.tuple(fc.constant(bits), fc.array(opArb(bits), { maxLength: 80 }))),

@@ -5,37 +5,21 @@
  * Also unit tests of the progress bar (fake terminal, fake clock).
  */
 import test from 'ava';
-import { describeChild, runNode, type ChildResult } from './helpers/child.js';
+import { describeChild, lastJson, smmo } from './helpers/child.js';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { appNames, loadApp } from '../apps/registry.js';
 import { COMMON_FLAGS } from '../cli/flags.js';
 import { formatDuration, ProgressBar, progressBar } from '../cli/progress.js';
-
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const bin = fileURLToPath(new URL('../../bin/smmo.js', import.meta.url));
-
-type Result = ChildResult;
-
-/** Run the CLI (test/helpers/child.ts: killed only after a generous limit, and then it says so). */
-function smmo(...args: string[]): Promise<Result> {
-  return runNode([bin, ...args], { cwd: root });
-}
 
 /** `text` as a regular expression that matches it literally. */
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-function lastJson(stdout: string): Record<string, unknown> {
-  const lines = stdout.trimEnd().split('\n');
-  return JSON.parse(lines[lines.length - 1]!) as Record<string, unknown>;
-}
-
 // ------------------------------------------------------------------ run
 
 test('run nbody --bodies 2000 --iterations 10 --json: last stdout line is the summary object (issue 2 acceptance)', async (t) => {
-  const r = await smmo('run', 'nbody', '--bodies', '2000', '--iterations', '10', '--json');
+  const r = await smmo(['run', 'nbody', '--bodies', '2000', '--iterations', '10', '--json']);
   t.is(r.code, 0, describeChild(r));
   t.is(r.stderr, '', 'no progress bar or other output on stderr when it is not a terminal');
   const j = lastJson(r.stdout);
@@ -61,9 +45,9 @@ test('run nbody --bodies 2000 --iterations 10 --json: last stdout line is the su
 
 test('run: the digest depends on the seed and only on the seed', async (t) => {
   const [a, b, c] = await Promise.all([
-    smmo('run', 'nbody', '--bodies', '100', '--iterations', '5', '--json'),
-    smmo('run', 'nbody', '--bodies', '100', '--iterations', '5', '--json', '--seed', '42'),
-    smmo('run', 'nbody', '--bodies', '100', '--iterations', '5', '--json', '--seed', '7'),
+    smmo(['run', 'nbody', '--bodies', '100', '--iterations', '5', '--json']),
+    smmo(['run', 'nbody', '--bodies', '100', '--iterations', '5', '--json', '--seed', '42']),
+    smmo(['run', 'nbody', '--bodies', '100', '--iterations', '5', '--json', '--seed', '7']),
   ]);
   for (const r of [a, b, c]) t.is(r.code, 0, describeChild(r));
   t.is(lastJson(a.stdout)['digest'], lastJson(b.stdout)['digest']);
@@ -74,7 +58,7 @@ test('run: the digest depends on the seed and only on the seed', async (t) => {
 test("run --threads 2: the workers find the app's classes (registry module URL) and give the same result", async (t) => {
   // 4000 bodies = 125 blocks: above the runtime's inline threshold, so the workers run the passes.
   const args = ['run', 'nbody', '--bodies', '4000', '--iterations', '1', '--json'];
-  const [one, two] = await Promise.all([smmo(...args, '--threads', '1'), smmo(...args, '--threads', '2')]);
+  const [one, two] = await Promise.all([smmo([...args, '--threads', '1']), smmo([...args, '--threads', '2'])]);
   t.is(one.code, 0, describeChild(one));
   t.is(two.code, 0, describeChild(two));
   t.is(lastJson(two.stdout)['threads'], 2);
@@ -84,7 +68,7 @@ test("run --threads 2: the workers find the app's classes (registry module URL) 
 
 test('run --no-rotation / --no-coalescing / --bitmap-alloc: the allocator variant is in --json, the digest is the default one', async (t) => {
   const base = ['run', 'wa-tor', '--width', '40', '--height', '32', '--iterations', '8', '--json'];
-  const runs = await Promise.all([[], ['--no-rotation', '--no-coalescing'], ['--bitmap-alloc']].map((extra) => smmo(...base, ...extra)));
+  const runs = await Promise.all([[], ['--no-rotation', '--no-coalescing'], ['--bitmap-alloc']].map((extra) => smmo([...base, ...extra])));
   for (const r of runs) t.is(r.code, 0, r.stderr);
   const [def, flat, bitmap] = runs.map((r) => lastJson(r.stdout));
   t.deepEqual(def!['allocator'], { rotation: true, coalescing: true, bitmapAlloc: false });
@@ -95,16 +79,16 @@ test('run --no-rotation / --no-coalescing / --bitmap-alloc: the allocator varian
   const heap = bitmap!['heap'] as Record<string, number>;
   t.is(heap['fragmentation'], 0, 'BitmapAlloc: one object per block');
   t.true(heap['bytes']! > (def!['heap'] as Record<string, number>)['bytes']!, 'the default heap grows for BitmapAlloc');
-  const bad = await smmo('run', 'wa-tor', '--bitmap-alloc', '--no-coalescing');
+  const bad = await smmo(['run', 'wa-tor', '--bitmap-alloc', '--no-coalescing']);
   t.is(bad.code, 2);
   t.regex(bad.stderr, /--bitmap-alloc never coalesces/);
-  const wasm = await smmo('run', 'wa-tor', '--bitmap-alloc', '--backend', 'wasm');
+  const wasm = await smmo(['run', 'wa-tor', '--bitmap-alloc', '--backend', 'wasm']);
   t.is(wasm.code, 2);
   t.regex(wasm.stderr, /use --backend ts/);
 });
 
 test('run: human summary names app, backend, threads, iterations, time, digest, objects and heap', async (t) => {
-  const r = await smmo('run', 'nbody', '--bodies', '64', '--iterations', '3');
+  const r = await smmo(['run', 'nbody', '--bodies', '64', '--iterations', '3']);
   t.is(r.code, 0, describeChild(r));
   for (const key of ['app', 'backend', 'threads', 'iterations', 'seconds', 'digest', 'objects', 'heap']) {
     t.regex(r.stdout, new RegExp(`^${key}\\s`, 'm'), `summary has a '${key}' row`);
@@ -117,8 +101,8 @@ test('run: human summary names app, backend, threads, iterations, time, digest, 
 
 test('run --checked validates the heap at the end; --quiet prints nothing', async (t) => {
   const [checked, quiet] = await Promise.all([
-    smmo('run', 'nbody', '--bodies', '50', '--iterations', '2', '--checked', '--json'),
-    smmo('run', 'nbody', '--bodies', '50', '--iterations', '2', '--quiet'),
+    smmo(['run', 'nbody', '--bodies', '50', '--iterations', '2', '--checked', '--json']),
+    smmo(['run', 'nbody', '--bodies', '50', '--iterations', '2', '--quiet']),
   ]);
   t.is(checked.code, 0, describeChild(checked));
   t.is(lastJson(checked.stdout)['checked'], true);
@@ -129,7 +113,7 @@ test('run --checked validates the heap at the end; --quiet prints nothing', asyn
 });
 
 test('run: --iterations 0 creates the objects and reports them', async (t) => {
-  const r = await smmo('run', 'nbody', '--bodies', '10', '--iterations', '0', '--json');
+  const r = await smmo(['run', 'nbody', '--bodies', '10', '--iterations', '0', '--json']);
   t.is(r.code, 0, describeChild(r));
   t.is(lastJson(r.stdout)['iterations'], 0);
   t.deepEqual(lastJson(r.stdout)['objects'], { Body: 10 });
@@ -138,7 +122,7 @@ test('run: --iterations 0 creates the objects and reports them', async (t) => {
 // ------------------------------------------------------------------ bad command lines (exit 2)
 
 async function usageError(t: import('ava').ExecutionContext, args: string[], ...expected: RegExp[]): Promise<void> {
-  const r = await smmo(...args);
+  const r = await smmo(args);
   t.is(r.code, 2, `exit code of smmo ${args.join(' ')}`);
   t.is(r.stdout, '');
   const lines = r.stderr.trimEnd().split('\n');
@@ -184,7 +168,7 @@ test('unknown app or command → exit 2 listing what exists', async (t) => {
 // ------------------------------------------------------------------ runtime errors (exit 1)
 
 test('heap too small for the objects → exit 1 with the HeapExhaustedError message', async (t) => {
-  const r = await smmo('run', 'nbody', '--bodies', '100000', '--heap', '2MB', '--iterations', '1', '--json');
+  const r = await smmo(['run', 'nbody', '--bodies', '100000', '--heap', '2MB', '--iterations', '1', '--json']);
   t.is(r.code, 1, describeChild(r));
   t.is(r.stdout, '');
   t.regex(r.stderr, /^smmo run nbody: HeapExhaustedError: heap exhausted: no free block left for a new Body block/);
@@ -197,7 +181,7 @@ test('heap too small for the objects → exit 1 with the HeapExhaustedError mess
 test('run <app> --help documents every flag of every app, with defaults', async (t) => {
   for (const name of appNames()) {
     const app = (await loadApp(name))!;
-    const r = await smmo('run', name, '--help');
+    const r = await smmo(['run', name, '--help']);
     t.is(r.code, 0, describeChild(r));
     for (const f of COMMON_FLAGS) t.regex(r.stdout, new RegExp(`^  --${f.name}\\b`, 'm'), `${name}: --${f.name}`);
     for (const f of app.flags) {
@@ -205,13 +189,13 @@ test('run <app> --help documents every flag of every app, with defaults', async 
       if (f.default !== undefined) t.regex(r.stdout, new RegExp(`--${f.name}\\b.*\\(default: ${escape(String(f.default))}\\)`));
     }
     t.regex(r.stdout, new RegExp(`--iterations K .*\\(default: ${app.iterations}\\)`));
-    const viaHelp = await smmo('help', name);
+    const viaHelp = await smmo(['help', name]);
     t.is(viaHelp.stdout, r.stdout, `smmo help ${name} = smmo run ${name} --help`);
   }
 });
 
 test('--help lists commands and apps; --version prints the package version', async (t) => {
-  const [help, version, runHelp] = await Promise.all([smmo('--help'), smmo('--version'), smmo('help', 'run')]);
+  const [help, version, runHelp] = await Promise.all([smmo(['--help']), smmo(['--version']), smmo(['help', 'run'])]);
   t.is(help.code, 0, describeChild(help));
   t.regex(help.stdout, /smmo run <app> \[flags\]/);
   for (const name of appNames()) t.regex(help.stdout, new RegExp(`^  ${name}\\s`, 'm'));
@@ -220,7 +204,7 @@ test('--help lists commands and apps; --version prints the package version', asy
   t.is(runHelp.code, 0, describeChild(runHelp));
   for (const f of COMMON_FLAGS) t.regex(runHelp.stdout, new RegExp(`--${f.name}\\b`));
   // An unknown topic: exit 2, and the message lists every topic, the commands included.
-  const unknown = await smmo('help', 'bnch');
+  const unknown = await smmo(['help', 'bnch']);
   t.is(unknown.code, 2, describeChild(unknown));
   t.regex(unknown.stderr, /no help on 'bnch' \(did you mean 'bench'\?\); the topics are run, compare, bench, nbody/);
 });
@@ -230,7 +214,7 @@ test("README's CLI reference is the CLI's own help text", async (t) => {
   const blocks = [...readme.matchAll(/<!-- output of: smmo ([^>]*?) -->\s*```text\n([\s\S]*?)```/g)];
   t.true(blocks.length >= 2, 'README has the help blocks (<!-- output of: smmo … --> then a ```text block)');
   for (const [, command, text] of blocks) {
-    const r = await smmo(...command!.split(' '));
+    const r = await smmo(command!.split(' '));
     t.is(r.code, 0, describeChild(r));
     t.is(text, r.stdout, `README's block for 'smmo ${command}' differs from the CLI: paste the output of 'node bin/smmo.js ${command}'`);
   }
@@ -267,6 +251,38 @@ test('progress bar: shows k/K, percent, elapsed and ETA within the terminal widt
   t.is([...wide].filter((c) => c === '░').length, 30);
 });
 
+test('--check tolerances: --tol, --rel, --field-rel, --digest-rel reach the report; bad values or no --check → exit 2', async (t) => {
+  const r = await smmo([
+    'run',
+    'nbody',
+    '--bodies',
+    '64',
+    '--iterations',
+    '2',
+    '--check',
+    '--field-rel',
+    '1e-3',
+    '--tol',
+    '1e-9',
+    '--json',
+  ]);
+  t.is(r.code, 0, describeChild(r));
+  const check = lastJson(r.stdout)['check'] as {
+    ok: boolean;
+    tolerance: unknown;
+    fields: Record<string, { beyond: number; scale: number }>;
+  };
+  t.true(check.ok);
+  t.deepEqual(check.tolerance, { abs: 1e-9, rel: 0, fieldRel: 1e-3, digestRel: 1e-5 });
+  t.is(check.fields['Body.posX']!.beyond, 0);
+  t.true(check.fields['Body.posX']!.scale > 0);
+  await Promise.all([
+    usageError(t, ['run', 'nbody', '--check', '--field-rel=-1'], /--field-rel must be a number ≥ 0, got '-1' \(e\.g\. --field-rel 1e-5\)/),
+    usageError(t, ['run', 'nbody', '--check', '--digest-rel', 'Infinity'], /--digest-rel must be a number ≥ 0/),
+    usageError(t, ['run', 'nbody', '--tol', '1e-6'], /--tol is a tolerance of --check; add --check/),
+  ]);
+});
+
 test('progress bar: none when stderr is not a terminal or with --json/--quiet', (t) => {
   t.is(progressBar({ isTTY: false, write: () => true }, 'x', 10, true), null);
   t.is(progressBar({ write: () => true }, 'x', 10, true), null);
@@ -282,7 +298,7 @@ test('formatDuration', (t) => {
 });
 
 test('--check compares a WASM run with the TypeScript reference field by field and passes within tolerance', async (t) => {
-  const r = await smmo('run', 'nbody', '--bodies', '200', '--iterations', '3', '--backend', 'wasm', '--check', '--json');
+  const r = await smmo(['run', 'nbody', '--bodies', '200', '--iterations', '3', '--backend', 'wasm', '--check', '--json']);
   t.is(r.code, 0, describeChild(r));
   const report = lastJson(r.stdout);
   const check = report['check'] as { ok: boolean; fields: Record<string, { rel: number }>; digest: { rel: number } };

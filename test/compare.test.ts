@@ -10,20 +10,17 @@ import test from 'ava';
 import { mkdirSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Body } from '../apps/nbody/body.js';
 import { CLASSES as NBODY } from '../apps/nbody/nbody.js';
 import { Cell, CLASSES as WATOR, Fish, Shark } from '../apps/wa-tor/model.js';
 import { appNames } from '../apps/registry.js';
-import { compare, compareStates, formatCompare, type CompareReport } from '../cli/compare.js';
+import { compare, compareStates, formatCompare, type CompareReport, type FieldDiff } from '../cli/compare.js';
 import { CliUsageError, EXIT_FAILURE, EXIT_OK } from '../cli/errors.js';
 import { createRuntime, type Runtime } from '../index.js';
 import { MIN_HEAP_BYTES } from '../runtime/layout.js';
 import { writeState } from '../runtime/state.js';
-import { describeChild, runNode, type ChildResult } from './helpers/child.js';
+import { describeChild, smmo } from './helpers/child.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const bin = fileURLToPath(new URL('../../bin/smmo.js', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'smmo-compare-'));
 test.after.always(() => rmSync(work, { recursive: true, force: true }));
 let dirs = 0;
@@ -54,9 +51,9 @@ async function report(a: string, b: string, ...flags: string[]): Promise<{ code:
   return { code: r.code, rep: JSON.parse(r.out) as CompareReport };
 }
 
-/** The CLI as a child process (test/helpers/child.ts: killed only after a generous limit, and then it says so). */
-function smmo(...args: string[]): Promise<ChildResult> {
-  return runNode([bin, ...args], { cwd: root });
+/** The fields of a FieldDiff these tests were written for (the report also gives scale, rel and the worst object). */
+function brief(f: FieldDiff | undefined): Pick<FieldDiff, 'kind' | 'maxAbs' | 'beyond'> | undefined {
+  return f && { kind: f.kind, maxAbs: f.maxAbs, beyond: f.beyond };
 }
 
 /** The next float32 above x > 0. */
@@ -119,7 +116,7 @@ test('a reference into a class whose counts differ cannot be matched: it is a di
   const { code, rep } = await report(await state('wa-tor', build(3)), await state('wa-tor', build(2)));
   t.is(code, EXIT_FAILURE);
   t.is(rep.classes['Cell']!.matchedBy, 'handle');
-  t.deepEqual(rep.classes['Cell']!.fields['agent'], { kind: 'ref', maxAbs: 0, beyond: 1 });
+  t.deepEqual(brief(rep.classes['Cell']!.fields['agent']), { kind: 'ref', maxAbs: 0, beyond: 1 });
   // A reference to a Shark is still matched when the Fish counts differ (Cell.agent is a
   // ref(Agent): the target is looked up in each subclass).
   const sharks =
@@ -132,7 +129,7 @@ test('a reference into a class whose counts differ cannot be matched: it is a di
   t.is(r.code, EXIT_FAILURE);
   t.is(r.rep.classes['Fish']!.matchedBy, 'none');
   t.is(r.rep.classes['Shark']!.matchedBy, 'handle');
-  t.deepEqual(r.rep.classes['Cell']!.fields['agent'], { kind: 'ref', maxAbs: 0, beyond: 0 });
+  t.deepEqual(brief(r.rep.classes['Cell']!.fields['agent']), { kind: 'ref', maxAbs: 0, beyond: 0 });
 });
 
 test('a class missing on one side: exit 2 (CliUsageError) naming the file and the class', async (t) => {
@@ -155,7 +152,11 @@ test('CLI: exit 1 for different counts, 2 for a missing class, 0 for equal state
   const two = await state('wa-tor', fish(1, 2));
   const broken = await state('wa-tor', fish(1, 2));
   unlinkSync(join(broken, 'Fish.arrow'));
-  const [counts, missing, same] = await Promise.all([smmo('compare', three, two), smmo('compare', two, broken), smmo('compare', two, two)]);
+  const [counts, missing, same] = await Promise.all([
+    smmo(['compare', three, two]),
+    smmo(['compare', two, broken]),
+    smmo(['compare', two, two]),
+  ]);
   t.is(counts.code, 1, describeChild(counts));
   t.regex(counts.stdout, /Fish\s+\(all\)\s+3 \/ 2\s+-\s+-\s+object counts differ/);
   t.is(missing.code, 2, describeChild(missing));
@@ -186,7 +187,7 @@ test('references: equal when they point to matching objects (by handle or by ran
   // Same handles, one fish on another cell, one null against a cell.
   r = await report(base, await state('wa-tor', build(0, [0, 2, 1])));
   t.is(r.code, EXIT_FAILURE);
-  t.deepEqual(r.rep.classes['Fish']!.fields['position'], { kind: 'ref', maxAbs: 0, beyond: 2 });
+  t.deepEqual(brief(r.rep.classes['Fish']!.fields['position']), { kind: 'ref', maxAbs: 0, beyond: 2 });
   t.is(r.rep.classes['Fish']!.fields['newPosition']!.beyond, 0);
   // Cells at other handles: matched by rank, so the same positions are equal …
   const moved = await state('wa-tor', build(2, [0, 1, -1]));
@@ -221,9 +222,9 @@ test('--tol: a difference exactly at the tolerance is within (exit 0), the next 
   t.is((await run(a, at, '--tol', '0.2499')).code, EXIT_FAILURE);
   const { code, rep } = await report(a, beyond, '--tol', '0.25');
   t.is(code, EXIT_FAILURE);
-  t.deepEqual(rep.classes['Body']!.fields['posX'], { kind: 'f32', maxAbs: nextUp32(1.75) - 1.5, beyond: 1 });
-  t.deepEqual(rep.classes['Body']!.fields['posY'], { kind: 'f32', maxAbs: 0, beyond: 0 });
-  t.deepEqual(rep.tolerance, { abs: 0.25, rel: 0 });
+  t.deepEqual(brief(rep.classes['Body']!.fields['posX']), { kind: 'f32', maxAbs: nextUp32(1.75) - 1.5, beyond: 1 });
+  t.deepEqual(brief(rep.classes['Body']!.fields['posY']), { kind: 'f32', maxAbs: 0, beyond: 0 });
+  t.deepEqual(rep.tolerance, { abs: 0.25, rel: 0, fieldRel: 0 });
 });
 
 test('--rel: exactly at rel · max(|a|, |b|) is within, the next float beyond; either sign and order', async (t) => {
@@ -238,7 +239,7 @@ test('--rel: exactly at rel · max(|a|, |b|) is within, the next float beyond; e
   // |a - b| = 2 = 0.25 · 8 for every pair.
   let r = await report(a, at, '--rel', '0.25');
   t.is(r.code, EXIT_OK);
-  t.deepEqual(r.rep.classes['Body']!.fields['posX'], { kind: 'f32', maxAbs: 2, beyond: 0 });
+  t.deepEqual(brief(r.rep.classes['Body']!.fields['posX']), { kind: 'f32', maxAbs: 2, beyond: 0 });
   t.is((await run(a, at, '--rel', '0.2499')).code, EXIT_FAILURE);
   t.is((await run(a, at, '--tol', '1.99')).code, EXIT_FAILURE, 'and not within the absolute tolerance');
   // 6 against the next float above 8: |a - b| = 2 + 2^-20 > 0.25 · (8 + 2^-20).
@@ -265,7 +266,7 @@ test('either rule suffices: within --tol or within --rel', async (t) => {
   t.is(onlyRel.rep.classes['Body']!.fields['posX']!.beyond, 1);
   const exact = await report(a, b);
   t.is(exact.code, EXIT_FAILURE);
-  t.deepEqual(exact.rep.classes['Body']!.fields['posX'], { kind: 'f32', maxAbs: 2, beyond: 2 });
+  t.deepEqual(brief(exact.rep.classes['Body']!.fields['posX']), { kind: 'f32', maxAbs: 2, beyond: 2 });
 });
 
 test('NaN equals NaN; NaN or an infinity against another value differs beyond every tolerance; -0 equals 0', async (t) => {
@@ -278,7 +279,7 @@ test('NaN equals NaN; NaN or an infinity against another value differs beyond ev
   ]) {
     const rep = await compareStates(a, b, tol);
     t.false(rep.ok);
-    t.deepEqual(rep.classes['Body']!.fields['posX'], { kind: 'f32', maxAbs: Infinity, beyond: 3 }, JSON.stringify(tol));
+    t.deepEqual(brief(rep.classes['Body']!.fields['posX']), { kind: 'f32', maxAbs: Infinity, beyond: 3 }, JSON.stringify(tol));
     t.regex(formatCompare(rep), /\nBody\s+posX\s+7 \/ 7\s+handle\s+Infinity\s+3\n/);
   }
   t.true((await compareStates(a, a, { abs: 0, rel: 0 })).ok, 'NaN, infinities and -0 against themselves');
@@ -290,7 +291,7 @@ test('NaN equals NaN; NaN or an infinity against another value differs beyond ev
     [y, x],
   ] as const) {
     const rep = await compareStates(p, q, { abs: 1, rel: 1 });
-    t.deepEqual(rep.classes['Body']!.fields['posX'], { kind: 'f32', maxAbs: Infinity, beyond: 2 });
+    t.deepEqual(brief(rep.classes['Body']!.fields['posX']), { kind: 'f32', maxAbs: Infinity, beyond: 2 });
   }
 });
 
@@ -334,14 +335,14 @@ test('bad --tol and --rel values, a wrong number of states, --help', async (t) =
   await t.throwsAsync(run(a, a, '--bogus'), { instanceOf: CliUsageError, message: /^smmo compare: .*see 'smmo compare --help'$/ });
   const help = await run('--help');
   t.is(help.code, EXIT_OK);
-  t.regex(help.out, /^Usage: smmo compare A B \[--tol X\] \[--rel R\] \[--json\]/);
+  t.regex(help.out, /^Usage: smmo compare A B \[--tol X\] \[--rel R\] \[--field-rel F\] \[--json\]/);
 });
 
 test('the human report, line by line: header, rule, a row per field, classes without fields, references, the verdict', (t) => {
   const rep: CompareReport = {
     ok: false,
     app: 'wa-tor',
-    tolerance: { abs: 0.5, rel: 0 },
+    tolerance: { abs: 0.5, rel: 0, fieldRel: 0 },
     a: { dir: 'cpu', iterations: 3 },
     b: { dir: 'gpu', iterations: 4 },
     classes: {
@@ -351,12 +352,20 @@ test('the human report, line by line: header, rule, a row per field, classes wit
         objects: [1, 1],
         matchedBy: 'handle',
         fields: {
-          energy: { kind: 'u32', maxAbs: 0, beyond: 0 },
-          position: { kind: 'ref', maxAbs: 0, beyond: 1 },
-          eggTimer: { kind: 'u32', maxAbs: 12345.678, beyond: 1 },
+          energy: { kind: 'u32', maxAbs: 0, scale: 3, rel: 0, beyond: 0, worst: null },
+          position: { kind: 'ref', maxAbs: 0, scale: 0, rel: 0, beyond: 1, worst: { handleA: 65, handleB: 65, a: 33, b: 34 } },
+          eggTimer: {
+            kind: 'u32',
+            maxAbs: 12345.678,
+            scale: 20000,
+            rel: 0.617,
+            beyond: 1,
+            worst: { handleA: 65, handleB: 65, a: 1, b: 12346.678 },
+          },
         },
       },
     },
+    worst: '',
   };
   t.is(
     formatCompare(rep),
@@ -378,9 +387,15 @@ test('the human report, line by line: header, rule, a row per field, classes wit
   const ok: CompareReport = {
     ...rep,
     ok: true,
-    tolerance: { abs: 0, rel: 1e-4 },
+    tolerance: { abs: 0, rel: 1e-4, fieldRel: 0 },
     b: { dir: 'gpu', iterations: 3 },
-    classes: { Body: { objects: [1, 1], matchedBy: 'handle', fields: { posX: { kind: 'f32', maxAbs: 0, beyond: 0 } } } },
+    classes: {
+      Body: {
+        objects: [1, 1],
+        matchedBy: 'handle',
+        fields: { posX: { kind: 'f32', maxAbs: 0, scale: 1, rel: 0, beyond: 0, worst: null } },
+      },
+    },
   };
   t.is(
     formatCompare(ok),
@@ -394,6 +409,13 @@ test('the human report, line by line: header, rule, a row per field, classes wit
       'OK: every field within tolerance (abs 0, rel 0.0001)',
     ].join('\n'),
   );
+  // The worst field's worst object (runtime/compare.ts), and a field-relative tolerance, when there are.
+  const lines = formatCompare({ ...rep, worst: 'Shark.eggTimer', tolerance: { abs: 0.5, rel: 0, fieldRel: 1e-4 } }).split('\n');
+  t.deepEqual(lines.slice(-3), [
+    '',
+    'worst: Shark.eggTimer  max |Δ| 1.23e+4  scale 2.00e+4  rel 6.17e-1  1 beyond  (handle 65: A 1, B 12346.678)',
+    'DIFFERENT: beyond tolerance (abs 0.5, rel 0, field rel 0.0001)',
+  ]);
 });
 
 test('states of two apps, or of an app this smmo does not have: exit 2 (CliUsageError)', async (t) => {
@@ -460,8 +482,8 @@ test('a reference to an abstract class is matched in whichever subclass holds th
   const a = await state('wa-tor', build(false));
   let r = await report(a, await state('wa-tor', build(false)));
   t.is(r.code, EXIT_OK);
-  t.deepEqual(r.rep.classes['Cell']!.fields['agent'], { kind: 'ref', maxAbs: 0, beyond: 0 });
+  t.deepEqual(brief(r.rep.classes['Cell']!.fields['agent']), { kind: 'ref', maxAbs: 0, beyond: 0 });
   r = await report(a, await state('wa-tor', build(true)));
   t.is(r.code, EXIT_FAILURE);
-  t.deepEqual(r.rep.classes['Cell']!.fields['agent'], { kind: 'ref', maxAbs: 0, beyond: 2 });
+  t.deepEqual(brief(r.rep.classes['Cell']!.fields['agent']), { kind: 'ref', maxAbs: 0, beyond: 2 });
 });

@@ -15,7 +15,8 @@ import { createRuntime, HeapExhaustedError, retryLimits } from '../index.js';
 import type { Heap } from '../runtime/heap.js';
 import { BLOCK_ALLOC_WORD, BLOCK_GEN_WORD, MIN_HEAP_BYTES } from '../runtime/layout.js';
 import { A, allocatorFixture, type Fixture } from './helpers/allocators.js';
-import { fcParams } from './helpers/fc.js';
+import { FC_SEED, fcParams } from './helpers/fc.js';
+import { seedNote } from './helpers/seed.js';
 import { Driver, Item } from './workers.fixtures.js';
 
 const FIXTURES = new URL('./workers.fixtures.js', import.meta.url).href;
@@ -276,6 +277,7 @@ type Op =
   | { op: 'reclaim'; th: number };
 
 test('random interleavings of allocate / release / flushKept / reclaimEmpty on three threads keep H1–H5 after every step', (t) => {
+  t.log(seedNote(FC_SEED));
   const opArb: fc.Arbitrary<Op> = fc.oneof(
     {
       weight: 5,

@@ -14,16 +14,12 @@ import test from 'ava';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createRuntime, f32, object, u32, UsageError, type Runtime } from '../index.js';
 import { webgpuPackageAvailable } from '../runtime/webgpu/device.js';
-import { describeChild, runNode, type ChildResult } from './helpers/child.js';
+import { describeChild, REPO_ROOT, smmo } from './helpers/child.js';
 import { Spinner, TIMEOUT_FIXTURES } from './timeout.fixtures.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BIN = join(ROOT, 'bin', 'smmo.js');
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const smmo = (args: string[], env: NodeJS.ProcessEnv = process.env): Promise<ChildResult> => runNode([BIN, ...args], { cwd: ROOT, env });
+const README = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
 
 class Dot extends object({ x: f32 }) {}
 
@@ -56,8 +52,7 @@ test('README Troubleshooting: every quoted message is what smmo prints', async (
   const produced: string[] = [];
   // No GPU adapter: a Vulkan driver file that does not exist (or no `webgpu` package at all).
   const gpu = await smmo(['run', 'nbody', '--bodies', '64', '--iterations', '1', '--backend', 'webgpu'], {
-    ...process.env,
-    VK_ICD_FILENAMES: '/nonexistent/icd.json',
+    env: { ...process.env, VK_ICD_FILENAMES: '/nonexistent/icd.json' },
   });
   t.is(gpu.code, 1, `an unavailable backend exits 1: ${describeChild(gpu)}`);
   const gpuLine = gpu.stderr.trim().split('\n').pop()!;
@@ -187,7 +182,7 @@ test('messages that used to mislead name the flag, the range and the app once', 
   const scale = await smmo(['run', 'wa-tor', '--render', join(tmpdir(), 'never.png'), '--render-scale', '0']);
   t.is(scale.code, 2);
   t.is(scale.stderr.trim(), "smmo run wa-tor: --render-scale must be an integer in 1 … 64, got '0' (e.g. --render-scale 4)");
-  const both = await smmo(['run', 'game-of-life', '--input', join(ROOT, 'README.md'), '--width', '10', '--iterations', '1']);
+  const both = await smmo(['run', 'game-of-life', '--input', join(REPO_ROOT, 'README.md'), '--width', '10', '--iterations', '1']);
   t.is(both.code, 2);
   t.is(both.stderr.trim(), 'smmo run game-of-life: give either --input FILE or --width/--height (a random start), not both');
 });

@@ -7,13 +7,11 @@
  */
 import test from 'ava';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Body } from '../apps/nbody/body.js';
 import { createRuntime, f32, MAX_THREADS, object, UsageError, type RuntimeOptions } from '../index.js';
-import { describeChild, runNode } from './helpers/child.js';
+import { describeChild, smmo } from './helpers/child.js';
 
 class Dot extends object({ x: f32 }) {}
-const BIN = fileURLToPath(new URL('../../bin/smmo.js', import.meta.url));
 
 const typo = (options: Record<string, unknown>): Promise<unknown> =>
   createRuntime({ classes: [Dot], heap: '2MB', ...options } as RuntimeOptions);
@@ -50,11 +48,11 @@ test(`threads is bounded: 1 … ${MAX_THREADS}, checked before any thread starts
 });
 
 test('smmo run --threads beyond 64 exits 2 with the bound, without starting threads', async (t) => {
-  const r = await runNode([BIN, 'run', 'nbody', '--bodies', '100', '--iterations', '1', '--threads', '100000']);
+  const r = await smmo(['run', 'nbody', '--bodies', '100', '--iterations', '1', '--threads', '100000']);
   t.is(r.code, 2, describeChild(r));
   t.is(r.stderr.trim(), "smmo run nbody: --threads must be an integer in 1 … 64, got '100000' (e.g. --threads 64)");
   t.is(r.stdout, '');
-  const help = await runNode([BIN, 'run', '--help']);
+  const help = await smmo(['run', '--help']);
   t.regex(help.stdout, /--threads N +threads that run the do-alls, 1 … 64/);
 });
 

@@ -9,19 +9,17 @@
  * would end (BOUND_MS, a generous allowance for a loaded machine, not a speed requirement).
  */
 import test from 'ava';
-import { fileURLToPath } from 'node:url';
 import { createRuntime, PassTimeoutError, type Runtime, type RuntimeOptions } from '../index.js';
 import { popc } from '../runtime/bits.js';
 import { H_STATE_CLAIM, HEADER_OFFSET, MAX_ALLOC_STATES } from '../runtime/layout.js';
 import { SLOT_CLAIM_OFFSET } from '../runtime/wasm.js';
-import { describeChild, runNode } from './helpers/child.js';
+import { describeChild, smmo } from './helpers/child.js';
 import { Spinner, TIMEOUT_FIXTURES } from './timeout.fixtures.js';
 
 const TIMEOUT_MS = 2000;
 /** How long the thread that returns waits for the other to start (well below TIMEOUT_MS). */
 const START_WAIT_MS = 1500;
 const BOUND_MS = 60_000;
-const BIN = fileURLToPath(new URL('../../bin/smmo.js', import.meta.url));
 
 async function runtime(threads: number, extra: Partial<RuntimeOptions> = {}): Promise<Runtime> {
   return createRuntime({
@@ -182,11 +180,11 @@ test('passTimeout is validated; smmo run --pass-timeout stops a pass that runs l
       message: /option passTimeout must be a number of ms/,
     });
   }
-  const bad = await runNode([BIN, 'run', 'nbody', '--pass-timeout', '0']);
+  const bad = await smmo(['run', 'nbody', '--pass-timeout', '0']);
   t.is(bad.code, 2, describeChild(bad));
   t.regex(bad.stderr, /--pass-timeout must be an integer in 1 … 2147483647/);
   // nbody's computeForce over 4000 bodies (16 M interactions) takes far more than 1 ms.
-  const r = await runNode([BIN, 'run', 'nbody', '--bodies', '4000', '--iterations', '1', '--pass-timeout', '1', '--json']);
+  const r = await smmo(['run', 'nbody', '--bodies', '4000', '--iterations', '1', '--pass-timeout', '1', '--json']);
   t.is(r.code, 1, describeChild(r));
   t.regex(r.stderr, /^smmo run nbody: PassTimeoutError: parallel(New|Do)\(Body.*\) did not finish within passTimeout \(1 ms\)/);
 });

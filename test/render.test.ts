@@ -5,17 +5,14 @@
  * CLI's --render / --render-every / --render-scale and their errors.
  */
 import test from 'ava';
-import { describeChild, runNode, type ChildResult } from './helpers/child.js';
+import { describeChild, lastJson, smmo } from './helpers/child.js';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as zlib from 'node:zlib';
 import type { Picture } from '../apps/app.js';
 import { autoScale, crc32, encodePng, frameName } from '../cli/render.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const bin = fileURLToPath(new URL('../../bin/smmo.js', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'smmo-render-'));
 test.after.always(() => rmSync(work, { recursive: true, force: true }));
 
@@ -140,18 +137,6 @@ test('frame names and the automatic scale', (t) => {
 
 // ------------------------------------------------------------------ CLI
 
-type Result = ChildResult;
-
-/** Run the CLI (test/helpers/child.ts: killed only after a generous limit, and then it says so). */
-function smmo(...args: string[]): Promise<Result> {
-  return runNode([bin, ...args], { cwd: root });
-}
-
-function json(r: Result): Record<string, unknown> {
-  const lines = r.stdout.trimEnd().split('\n');
-  return JSON.parse(lines[lines.length - 1]!) as Record<string, unknown>;
-}
-
 function counts(pixels: Uint8Array): number[] {
   const c = [0, 0, 0];
   for (const p of pixels) c[p]!++;
@@ -161,7 +146,7 @@ function counts(pixels: Uint8Array): number[] {
 test('wa-tor --render-every: frames at 0, K, 2K … and the last; each shows the fish and sharks of that moment', async (t) => {
   const out = join(work, 'wator.png');
   const size = ['--width', '40', '--height', '30', '--seed', '5'];
-  const r = await smmo(
+  const r = await smmo([
     'run',
     'wa-tor',
     ...size,
@@ -174,19 +159,19 @@ test('wa-tor --render-every: frames at 0, K, 2K … and the last; each shows the
     '--render-scale',
     '1',
     '--json',
-  );
+  ]);
   t.is(r.code, 0, describeChild(r));
   const frames = [0, 5, 10, 12].map((k) => join(work, `wator-${String(k).padStart(4, '0')}.png`));
-  t.deepEqual(json(r)['frames'], frames);
+  t.deepEqual(lastJson(r.stdout)['frames'], frames);
   t.false(existsSync(out), 'with --render-every only numbered frames are written');
   // The last frame against the run's own counts; frame 5 against a 5-iteration run.
   const last = decodePng(readFileSync(frames[3]!));
   t.is(last.width, 40);
   t.is(last.height, 30);
-  const objects = json(r)['objects'] as Record<string, number>;
+  const objects = lastJson(r.stdout)['objects'] as Record<string, number>;
   t.deepEqual(counts(last.pixels), [1200 - objects['Fish']! - objects['Shark']!, objects['Fish']!, objects['Shark']!]);
-  const five = await smmo('run', 'wa-tor', ...size, '--iterations', '5', '--json');
-  const o5 = json(five)['objects'] as Record<string, number>;
+  const five = await smmo(['run', 'wa-tor', ...size, '--iterations', '5', '--json']);
+  const o5 = lastJson(five.stdout)['objects'] as Record<string, number>;
   t.deepEqual(counts(decodePng(readFileSync(frames[1]!)).pixels).slice(1), [o5['Fish'], o5['Shark']]);
   t.notDeepEqual(decodePng(readFileSync(frames[0]!)).pixels, last.pixels, 'the frames differ');
 });
@@ -197,9 +182,9 @@ test('game-of-life --render: alive and candidate cells at the grid position of e
   // A 6 × 6 field with a glider (PGM P2, 0 = alive), after 4 generations: moved by (1, 1).
   const rows = ['1 0 1 1 1 1', '1 1 0 1 1 1', '0 0 0 1 1 1', '1 1 1 1 1 1', '1 1 1 1 1 1', '1 1 1 1 1 1'];
   (await import('node:fs')).writeFileSync(glider, `P2\n6 6\n1\n${rows.join('\n')}\n`);
-  const r = await smmo('run', 'game-of-life', '--input', glider, '--iterations', '4', '--render', out, '--json');
+  const r = await smmo(['run', 'game-of-life', '--input', glider, '--iterations', '4', '--render', out, '--json']);
   t.is(r.code, 0, describeChild(r));
-  t.deepEqual(json(r)['frames'], [out]);
+  t.deepEqual(lastJson(r.stdout)['frames'], [out]);
   const d = decodePng(readFileSync(out));
   const scale = autoScale(6, 6);
   t.is(d.width, 6 * scale);
@@ -217,16 +202,16 @@ test('game-of-life --render: alive and candidate cells at the grid position of e
     ],
     'the glider moved one cell right and down',
   );
-  const objects = json(r)['objects'] as Record<string, number>;
+  const objects = lastJson(r.stdout)['objects'] as Record<string, number>;
   const c = counts(d.pixels).map((n) => n / (scale * scale));
   t.deepEqual(c.slice(1), [objects['Alive'], objects['Candidate']]);
 });
 
 test('--render errors: an app without a picture, --render-every without --render, a bad scale → exit 2', async (t) => {
   const [nbody, orphan, scale] = await Promise.all([
-    smmo('run', 'nbody', '--bodies', '10', '--render', join(work, 'n.png')),
-    smmo('run', 'wa-tor', '--render-every', '5'),
-    smmo('run', 'wa-tor', '--render', join(work, 'x.png'), '--render-scale', '0'),
+    smmo(['run', 'nbody', '--bodies', '10', '--render', join(work, 'n.png')]),
+    smmo(['run', 'wa-tor', '--render-every', '5']),
+    smmo(['run', 'wa-tor', '--render', join(work, 'x.png'), '--render-scale', '0']),
   ]);
   t.is(nbody.code, 2, describeChild(nbody));
   t.regex(nbody.stderr, /smmo run nbody: --render: this app has no picture/);

@@ -6,11 +6,10 @@
  * the CLI's --dump / --init / compare with their exit codes.
  */
 import test from 'ava';
-import { describeChild, runNode, type ChildResult } from './helpers/child.js';
+import { describeChild, lastJson, smmo } from './helpers/child.js';
 import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   Bool,
   Field,
@@ -33,8 +32,6 @@ import { compareLoaded } from '../cli/compare.js';
 import { array, bool, createRuntime, f32, f64, i16, i32, i8, object, ref, u16, u32, u8, UsageError, type Runtime } from '../index.js';
 import { readState, restoreState, StateFileError, writeState, type StateInfo } from '../runtime/state.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const bin = fileURLToPath(new URL('../../bin/smmo.js', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'smmo-state-'));
 test.after.always(() => rmSync(work, { recursive: true, force: true }));
 let dirs = 0;
@@ -462,35 +459,23 @@ test('rows in any order (another writer) load as if sorted by handle', async (t)
 
 // ------------------------------------------------------------------ CLI
 
-type Result = ChildResult;
-
-/** Run the CLI (test/helpers/child.ts: killed only after a generous limit, and then it says so). */
-function smmo(...args: string[]): Promise<Result> {
-  return runNode([bin, ...args], { cwd: root });
-}
-
-function json(r: Result): Record<string, unknown> {
-  const lines = r.stdout.trimEnd().split('\n');
-  return JSON.parse(lines[lines.length - 1]!) as Record<string, unknown>;
-}
-
 test('CLI: run --dump, then --init --iterations K on 2 threads gives the digest of 2K; --json names init and dump', async (t) => {
   const a = newDir();
   const size = ['--width', '48', '--height', '40'];
   const [first, straight] = await Promise.all([
-    smmo('run', 'wa-tor', ...size, '--iterations', '5', '--seed', '3', '--dump', a, '--json'),
-    smmo('run', 'wa-tor', ...size, '--iterations', '10', '--seed', '3', '--json'),
+    smmo(['run', 'wa-tor', ...size, '--iterations', '5', '--seed', '3', '--dump', a, '--json']),
+    smmo(['run', 'wa-tor', ...size, '--iterations', '10', '--seed', '3', '--json']),
   ]);
   t.is(first.code, 0, describeChild(first));
   t.deepEqual(
-    json(first)['dump'],
+    lastJson(first.stdout)['dump'],
     ['Cell', 'Fish', 'Shark'].map((c) => join(a, `${c}.arrow`)),
   );
   const b = newDir();
-  const resumed = await smmo('run', 'wa-tor', '--init', a, '--iterations', '5', '--threads', '2', '--dump', b, '--json');
+  const resumed = await smmo(['run', 'wa-tor', '--init', a, '--iterations', '5', '--threads', '2', '--dump', b, '--json']);
   t.is(resumed.code, 0, describeChild(resumed));
-  const j = json(resumed);
-  t.is(j['digest'], json(straight)['digest']);
+  const j = lastJson(resumed.stdout);
+  t.is(j['digest'], lastJson(straight.stdout)['digest']);
   t.is(j['init'], a);
   t.is(j['startIteration'], 5);
   t.deepEqual(j['params'], { width: 48, height: 40 });
@@ -500,57 +485,57 @@ test('CLI: run --dump, then --init --iterations K on 2 threads gives the digest 
 
 test('CLI: --init with a bad or mismatching state, or a flag that disagrees with it → exit 2 naming class and field', async (t) => {
   const a = newDir();
-  t.is((await smmo('run', 'nbody', '--bodies', '64', '--iterations', '1', '--quiet', '--dump', a)).code, 0);
-  const other = await smmo('run', 'collision', '--init', a, '--iterations', '1');
+  t.is((await smmo(['run', 'nbody', '--bodies', '64', '--iterations', '1', '--quiet', '--dump', a])).code, 0);
+  const other = await smmo(['run', 'collision', '--init', a, '--iterations', '1']);
   t.is(other.code, 2, describeChild(other));
   t.regex(other.stderr, /smmo run collision: --init: state .*Body\.arrow \(class Body\): was written by app 'nbody', not 'collision'/);
-  const flag = await smmo('run', 'nbody', '--init', a, '--bodies', '65');
+  const flag = await smmo(['run', 'nbody', '--init', a, '--bodies', '65']);
   t.is(flag.code, 2, describeChild(flag));
   t.regex(flag.stderr, /--bodies 65 disagrees with the state .* \(bodies = 64\)/);
-  t.is((await smmo('run', 'nbody', '--init', a, '--bodies', '64', '--iterations', '1', '--quiet')).code, 0, 'an agreeing flag is fine');
+  t.is((await smmo(['run', 'nbody', '--init', a, '--bodies', '64', '--iterations', '1', '--quiet'])).code, 0, 'an agreeing flag is fine');
   rewrite(join(a, 'Body.arrow'), (fields, data) => {
     const k = column(fields, 'mass');
     fields.splice(k, 1);
     data.splice(k, 1);
   });
-  const missing = await smmo('run', 'nbody', '--init', a);
+  const missing = await smmo(['run', 'nbody', '--init', a]);
   t.is(missing.code, 2, describeChild(missing));
   t.regex(missing.stderr, /\(class Body, field mass\): is missing/);
-  const none = await smmo('run', 'nbody', '--init', join(a, 'nope'));
+  const none = await smmo(['run', 'nbody', '--init', join(a, 'nope')]);
   t.is(none.code, 2, describeChild(none));
   t.regex(none.stderr, /does not exist/);
   // A --dump target that cannot hold the state fails before the run.
-  const onFile = await smmo('run', 'nbody', '--bodies', '64', '--dump', join(a, 'Body.arrow'));
+  const onFile = await smmo(['run', 'nbody', '--bodies', '64', '--dump', join(a, 'Body.arrow')]);
   t.is(onFile.code, 2, describeChild(onFile));
   t.regex(onFile.stderr, /--dump: state .*Body\.arrow: exists and is not a directory/);
 });
 
 test("CLI: --init checks the state's parameters against the app's flags; NaN and infinities in float columns are warnings", async (t) => {
   const a = newDir();
-  t.is((await smmo('run', 'nbody', '--bodies', '64', '--iterations', '1', '--quiet', '--dump', a)).code, 0);
+  t.is((await smmo(['run', 'nbody', '--bodies', '64', '--iterations', '1', '--quiet', '--dump', a])).code, 0);
   const withParams = (params: string): string => {
     const d = newDir();
     cpSync(a, d, { recursive: true });
     rewrite(join(d, 'Body.arrow'), (_f, _d, meta) => meta.set('smmo.params', params));
     return d;
   };
-  const lots = await smmo('run', 'nbody', '--init', withParams('{"bodies":"lots"}'), '--iterations', '1', '--json');
+  const lots = await smmo(['run', 'nbody', '--init', withParams('{"bodies":"lots"}'), '--iterations', '1', '--json']);
   t.is(lots.code, 2, describeChild(lots));
   t.regex(
     lots.stderr,
     /^smmo run nbody: --init: state .*: metadata smmo\.params has bodies = "lots", which the app refuses: --bodies must be an integer in 1 … 4294967295, got 'lots'/,
   );
   t.is(lots.stdout, '', 'nothing echoed into a summary or JSON');
-  const fraction = await smmo('run', 'nbody', '--init', withParams('{"bodies":6.5}'), '--iterations', '1');
+  const fraction = await smmo(['run', 'nbody', '--init', withParams('{"bodies":6.5}'), '--iterations', '1']);
   t.is(fraction.code, 2, describeChild(fraction));
   t.regex(fraction.stderr, /smmo\.params has bodies = 6\.5, which the app refuses/);
-  const text = await smmo('run', 'nbody', '--init', withParams('{"bodies":"64"}'), '--iterations', '1');
+  const text = await smmo(['run', 'nbody', '--init', withParams('{"bodies":"64"}'), '--iterations', '1']);
   t.is(text.code, 2, describeChild(text));
   t.regex(text.stderr, /--bodies must be a number, got the string '64'/);
-  const extra = await smmo('run', 'nbody', '--init', withParams('{"bodies":64,"speed":2}'), '--iterations', '1');
+  const extra = await smmo(['run', 'nbody', '--init', withParams('{"bodies":64,"speed":2}'), '--iterations', '1']);
   t.is(extra.code, 2, describeChild(extra));
   t.regex(extra.stderr, /smmo\.params has 'speed', which is not a parameter of nbody \(its parameters: bodies\)/);
-  const nested = await smmo('run', 'nbody', '--init', withParams('{"bodies":[64]}'), '--iterations', '1');
+  const nested = await smmo(['run', 'nbody', '--init', withParams('{"bodies":[64]}'), '--iterations', '1']);
   t.is(nested.code, 2, describeChild(nested));
   t.regex(nested.stderr, /metadata 'smmo\.params' has bodies: \[64\], not a number, a string or null/);
 
@@ -563,54 +548,54 @@ test("CLI: --init checks the state's parameters against the app's flags; NaN and
     x[1] = Number.NaN;
     (data[column(fields, 'velY')]!.values as Float32Array)[2] = -Infinity;
   });
-  const r = await smmo('run', 'nbody', '--init', odd, '--iterations', '1', '--json');
+  const r = await smmo(['run', 'nbody', '--init', odd, '--iterations', '1', '--json']);
   t.is(r.code, 0, describeChild(r));
-  const warnings = json(r)['warnings'] as string[];
+  const warnings = lastJson(r.stdout)['warnings'] as string[];
   t.is(warnings.length, 2);
   t.regex(warnings[0]!, /^Body\.posX: 2 NaN of 64 values \(state .*Body\.arrow\)$/);
   t.regex(warnings[1]!, /^Body\.velY: 1 ±Infinity of 64 values/);
-  const human = await smmo('run', 'nbody', '--init', odd, '--iterations', '1');
+  const human = await smmo(['run', 'nbody', '--init', odd, '--iterations', '1']);
   t.regex(human.stdout, /^warnings +Body\.posX: 2 NaN of 64 values/m);
-  const clean = await smmo('run', 'nbody', '--init', a, '--iterations', '1', '--json');
-  t.false('warnings' in json(clean), 'no warnings key without warnings');
+  const clean = await smmo(['run', 'nbody', '--init', a, '--iterations', '1', '--json']);
+  t.false('warnings' in lastJson(clean.stdout), 'no warnings key without warnings');
 });
 
 test('CLI: compare → 0 within tolerance, 1 beyond, 2 for bad or mismatching states', async (t) => {
   const [a, b, c, w] = [newDir(), newDir(), newDir(), newDir()];
   const runs = await Promise.all([
-    smmo('run', 'nbody', '--bodies', '100', '--iterations', '3', '--quiet', '--dump', a),
-    smmo('run', 'nbody', '--bodies', '100', '--iterations', '3', '--quiet', '--backend', 'wasm', '--dump', b),
-    smmo('run', 'nbody', '--bodies', '100', '--iterations', '4', '--quiet', '--dump', c),
-    smmo('run', 'wa-tor', '--width', '16', '--height', '16', '--iterations', '1', '--quiet', '--dump', w),
+    smmo(['run', 'nbody', '--bodies', '100', '--iterations', '3', '--quiet', '--dump', a]),
+    smmo(['run', 'nbody', '--bodies', '100', '--iterations', '3', '--quiet', '--backend', 'wasm', '--dump', b]),
+    smmo(['run', 'nbody', '--bodies', '100', '--iterations', '4', '--quiet', '--dump', c]),
+    smmo(['run', 'wa-tor', '--width', '16', '--height', '16', '--iterations', '1', '--quiet', '--dump', w]),
   ]);
   for (const r of runs) t.is(r.code, 0, describeChild(r));
-  const same = await smmo('compare', a, a);
+  const same = await smmo(['compare', a, a]);
   t.is(same.code, 0, describeChild(same));
   t.regex(same.stdout, /OK: every field within tolerance/);
   t.regex(same.stdout, /Body\s+posX\s+100 \/ 100\s+handle\s+0\s+0/);
-  const later = await smmo('compare', a, c, '--json');
+  const later = await smmo(['compare', a, c, '--json']);
   t.is(later.code, 1, describeChild(later));
-  const rep = json(later) as { ok: boolean; classes: { Body: { fields: Record<string, { maxAbs: number; beyond: number }> } } };
+  const rep = lastJson(later.stdout) as { ok: boolean; classes: { Body: { fields: Record<string, { maxAbs: number; beyond: number }> } } };
   t.false(rep.ok);
   t.true(rep.classes.Body.fields['posX']!.maxAbs > 0);
   t.true(rep.classes.Body.fields['posX']!.beyond > 0);
   t.is(rep.classes.Body.fields['mass']!.maxAbs, 0, 'masses do not change');
-  const loose = await smmo('compare', a, c, '--tol', '1');
+  const loose = await smmo(['compare', a, c, '--tol', '1']);
   t.is(loose.code, 0, loose.stdout);
-  const backends = await smmo('compare', a, b, '--rel', '1e-3');
+  const backends = await smmo(['compare', a, b, '--rel', '1e-3']);
   t.is(backends.code, 0, backends.stdout);
-  const apps = await smmo('compare', a, w);
+  const apps = await smmo(['compare', a, w]);
   t.is(apps.code, 2, describeChild(apps));
   t.regex(apps.stderr, /is a state of app nbody, .* of app wa-tor/);
   writeFileSync(join(c, 'Body.arrow'), readFileSync(join(c, 'Body.arrow')).subarray(0, 300));
-  const broken = await smmo('compare', a, c);
+  const broken = await smmo(['compare', a, c]);
   t.is(broken.code, 2, describeChild(broken));
   t.regex(broken.stderr, /\(class Body\): is truncated/);
-  const bad = await smmo('compare', a, b, '--tol', 'x');
+  const bad = await smmo(['compare', a, b, '--tol', 'x']);
   t.is(bad.code, 2, describeChild(bad));
   t.regex(bad.stderr, /--tol must be a number/);
-  t.is((await smmo('compare', a)).code, 2);
-  const help = await smmo('compare', '--help');
+  t.is((await smmo(['compare', a])).code, 2);
+  const help = await smmo(['compare', '--help']);
   t.is(help.code, 0, describeChild(help));
   t.regex(help.stdout, /Usage: smmo compare A B/);
 });

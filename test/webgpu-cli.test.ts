@@ -4,21 +4,17 @@
  * practice ~1e-12), and the report names the backend that ran.
  */
 import test from 'ava';
-import { describeChild, runNode } from './helpers/child.js';
-import { fileURLToPath } from 'node:url';
+import { describeChild, lastJson, smmo } from './helpers/child.js';
 import { webgpuPackageAvailable } from '../runtime/webgpu/device.js';
 
 const available = await webgpuPackageAvailable();
 const SKIP = '[skipped: the optional npm package `webgpu` is not installed; `npm install` installs it]';
 if (!available) console.log(`webgpu-cli.test: ${SKIP}`);
 
-const smmo = fileURLToPath(new URL('../../bin/smmo.js', import.meta.url));
-
 function run(args: string[]): Promise<Record<string, unknown>> {
-  return runNode([smmo, ...args]).then((r) => {
+  return smmo(args).then((r) => {
     if (r.code !== 0) throw new Error(describeChild(r));
-    const last = r.stdout.trim().split('\n').pop() ?? '';
-    return JSON.parse(last) as Record<string, unknown>;
+    return lastJson(r.stdout);
   });
 }
 

@@ -360,7 +360,7 @@ test('compareHeaps notices a wrong value and a missing object', async (t) => {
     const c = compareHeaps(a, b);
     t.false(c.fieldsOk);
     t.is(c.worst, 'Body.velX');
-    t.is(c.fields['Body.velX']!.handle, first);
+    t.is(c.fields['Body.velX']!.worst!.handleA, first);
     b.destroy(b.get(Body, first));
     t.regex(compareHeaps(a, b).structure[0] ?? '', /Body: 34 live objects in the reference, 33 on the GPU side/);
   } finally {

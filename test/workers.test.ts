@@ -5,7 +5,8 @@
  * exactly once, deviceDo's snapshot inside a pass, arguments by value, and nbody's
  * digest on 1, 2 and 4 threads.
  *
- * Seeded: the seed is printed (t.log); replay with SMMO_SEED=<seed>. Thread
+ * Seeded (test/helpers/seed.ts: SMMO_SEED, else a fixed default): the seed is printed
+ * (t.log); replay with SMMO_SEED=<seed>. Thread
  * interleavings differ between runs, but every rule in the fixtures depends only on
  * the seed, so the *logical* outcome is the same and is compared with a 1-thread run.
  * `inlineBlocks: 0` forces every pass onto the workers, even the small ones here.
@@ -14,13 +15,14 @@
  */
 import test from 'ava';
 import { createRuntime, type Runtime } from '../index.js';
+import { seedNote, testSeed } from './helpers/seed.js';
 import { SLOT_BITS } from '../runtime/layout.js';
 import { ALL_ONES, BLOCK_ALLOC_WORD } from '../runtime/layout.js';
 import { popc } from '../runtime/bits.js';
 import { Agent, Driver, FIXTURES, ITEMS_PER_DRIVER, Item, Probe, Tomb, offspring } from './workers.fixtures.js';
 import { CLASSES as NBODY_CLASSES, init as nbodyInit, step as nbodyStep, digest as nbodyDigest } from '../apps/nbody/nbody.js';
 
-const SEED = process.env['SMMO_SEED'] !== undefined ? Number(process.env['SMMO_SEED']) : (Math.random() * 2 ** 32) >>> 0;
+const SEED = testSeed();
 const NBODY = new URL('../apps/nbody/nbody.js', import.meta.url).href;
 
 function runtime(classes: Parameters<typeof createRuntime>[0]['classes'], threads: number, heap = '8MB'): Promise<Runtime> {
@@ -85,7 +87,7 @@ async function stressRun(threads: number, drivers: number, passes: number, check
 }
 
 test.serial('concurrent create/delete on 3 threads keeps every invariant after every pass, same logical state as 1 thread', async (t) => {
-  t.log(`seed ${SEED} (replay: SMMO_SEED=${SEED})`);
+  t.log(seedNote(SEED));
   const drivers = 320; // 64+ blocks of 5 Drivers
   const passes = 25;
   const check = (rt: Runtime, pass: number): void => {
@@ -184,7 +186,7 @@ async function churnRun(t: { log(...a: unknown[]): void }, threads: number, roun
 }
 
 test.serial('a pass that creates and deletes (wa-tor-like) visits every object live at its start exactly once', async (t) => {
-  t.log(`seed ${SEED} (replay: SMMO_SEED=${SEED})`);
+  t.log(seedNote(SEED));
   const many = await churnRun(t, 3, 10);
   const one = await churnRun(t, 1, 10);
   t.deepEqual(many, one);
@@ -192,7 +194,7 @@ test.serial('a pass that creates and deletes (wa-tor-like) visits every object l
 });
 
 test.serial('the same, with every snapshot copied by the workers (schedule.ts P7)', async (t) => {
-  t.log(`seed ${SEED} (replay: SMMO_SEED=${SEED})`);
+  t.log(seedNote(SEED));
   const many = await churnRun(t, 3, 10, 2);
   const one = await churnRun(t, 1, 10);
   t.deepEqual(many, one);
@@ -201,6 +203,7 @@ test.serial('the same, with every snapshot copied by the workers (schedule.ts P7
 // ------------------------------------------------------------------ snapshot and arguments
 
 test.serial('deviceDo inside a pass on workers sees exactly the objects live when the pass started', async (t) => {
+  t.log(seedNote(SEED));
   const rt = await runtime([Driver, Item], 3);
   try {
     await rt.parallelNew(Driver, 256, 'setup', SEED);
@@ -220,6 +223,7 @@ test.serial('deviceDo inside a pass on workers sees exactly the objects live whe
 });
 
 test.serial('arguments are passed by value; an smmo object argument arrives as the same object', async (t) => {
+  t.log(seedNote(SEED));
   const rt = await runtime([Driver, Item], 2);
   try {
     await rt.parallelNew(Driver, 256, 'setup', SEED);
@@ -239,6 +243,7 @@ test.serial('arguments are passed by value; an smmo object argument arrives as t
 });
 
 test.serial('parallelNew with a method init runs on the workers: every index exactly once', async (t) => {
+  t.log(seedNote(SEED));
   const rt = await runtime([Driver, Item], 3);
   try {
     const n = 5000;

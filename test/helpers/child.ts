@@ -6,8 +6,16 @@
  * (the slowest child, `smmo bench` at tiny sizes, takes about 40 s on the 2-core dev VM).
  * A killed child is reported as such: describeChild() says it was killed, after how long
  * and why, with what it had printed (never a bare "exit 1, empty stderr").
+ *
+ * smmo(args) runs the CLI (bin/smmo.js) this way, from the repository root; lastJson()
+ * reads the object that `--json` prints as the last line of stdout.
  */
 import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root and the CLI (this file is compiled to dist/test/helpers/). */
+export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const SMMO_BIN = fileURLToPath(new URL('../../../bin/smmo.js', import.meta.url));
 
 export const CHILD_LIMIT_MS = Number(process.env['SMMO_TEST_CHILD_LIMIT_MS']) || 480_000;
 
@@ -65,6 +73,17 @@ export function runChild(command: string, args: readonly string[], opts: ChildOp
 /** Run a Node.js script (this test process's node). */
 export function runNode(args: readonly string[], opts: ChildOptions = {}): Promise<ChildResult> {
   return runChild(process.execPath, args, opts);
+}
+
+/** Run the CLI, `node bin/smmo.js ...args`, in the repository root (unless `opts.cwd` says otherwise). */
+export function smmo(args: readonly string[], opts: ChildOptions = {}): Promise<ChildResult> {
+  return runNode([SMMO_BIN, ...args], { cwd: REPO_ROOT, ...opts });
+}
+
+/** The JSON object on the last line of `stdout` (what `--json` prints). */
+export function lastJson(stdout: string): Record<string, unknown> {
+  const lines = stdout.trimEnd().split('\n');
+  return JSON.parse(lines[lines.length - 1]!) as Record<string, unknown>;
 }
 
 /** What happened to a child, for assertion messages. */

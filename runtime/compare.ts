@@ -1,0 +1,297 @@
+/**
+ * The one comparator of two sets of objects, class by class and field by field: what
+ * `smmo compare A B` (cli/compare.ts, two state directories) and `smmo run --check` /
+ * crossCheck (cli/check.ts, a run against the TypeScript reference) both judge with. Its
+ * input is columns as a state file holds them (runtime/state.ts ClassData: per concrete
+ * class the handles ascending and one column per field and array element, bool as 0/1,
+ * references as handles); readState gives them for a state directory, captureState for a
+ * live runtime. A is the reference (the first state, or the TypeScript run), B the other.
+ *
+ * Rules (one set, for both commands):
+ *
+ *  - Classes are matched by name. A class present on one side only is listed in `missing`
+ *    and makes the comparison fail (a state directory without one of its app's classes is
+ *    already refused when read: readState). So is a column present on one side only or
+ *    with another kind.
+ *  - Objects: a class whose object counts differ is not compared field by field
+ *    (`matchedBy: 'none'`) and fails whatever the tolerance. With equal counts objects are
+ *    matched by handle when both sides hold the same handles, otherwise by rank: the i-th
+ *    smallest handle of A with the i-th smallest of B (handles differ after --init, or
+ *    when an allocator placed objects elsewhere in the same order).
+ *  - References are equal when both are null, or when B's points to the object matched
+ *    with the target of A's (looked up in every concrete class the field may point to);
+ *    a reference into a class whose counts differ cannot be matched and differs. No
+ *    tolerance applies: a reference that differs is beyond every tolerance. Their maxAbs,
+ *    scale and rel are 0; `beyond` counts them.
+ *  - Numbers (bool as 0/1): a pair (a, b) is equal when a === b (so −0 equals 0) or both
+ *    are NaN. Otherwise |Δ| = |a − b|, taken as +∞ when either side is NaN or infinite
+ *    (NaN against a number, ±∞ against anything but itself). The field's scale is the
+ *    largest finite |value| of the field on either side. A pair is within tolerance when
+ *    |Δ| is finite and
+ *        |Δ| ≤ abs   or   |Δ| ≤ rel · max(|a|, |b|)   or   |Δ| ≤ fieldRel · scale;
+ *    an infinite |Δ| is beyond every tolerance (the relative rule alone would accept
+ *    ∞ ≤ rel · ∞). With only fieldRel given, "every pair within" is the same as the
+ *    field's rel = maxAbs / scale being ≤ fieldRel (the cross-check's per-field rule).
+ *  - Per field: maxAbs = the largest |Δ|, rel = maxAbs / scale (0 when maxAbs is 0, +∞
+ *    when the scale is 0 and maxAbs is not), beyond = pairs not within tolerance, worst =
+ *    the first object (in handle order) whose |Δ| is maxAbs, with both handles and both
+ *    values (references: the first that differs).
+ *  - The comparison passes (`ok`) when nothing is missing, every class's counts agree and
+ *    no field has a pair beyond tolerance. `worst` names the field ('Class.column') that
+ *    fails first in the order: beyond tolerance before within, then larger rel; '' when
+ *    no field differs at all.
+ *
+ * The default tolerance is each command's (exact for `smmo compare`, fieldRel 1e-4 for
+ * --check: cli/check.ts DEFAULT_TOLERANCE); the rules do not change with the command.
+ * The cross-check also compares the app's digest, which a state does not hold.
+ */
+import type { TypeTable } from './layout.js';
+import type { ScalarKind } from './schema.js';
+import { indexOfSorted } from './sorted.js';
+import type { ClassData } from './state.js';
+
+/** Tolerances, each ≥ 0 and finite (0: that rule accepts only equal values). */
+export interface Tolerance {
+  /** Absolute: |Δ| ≤ abs. */
+  abs: number;
+  /** Relative to the pair: |Δ| ≤ rel · max(|a|, |b|). */
+  rel: number;
+  /** Relative to the field: |Δ| ≤ fieldRel · scale (the field's largest finite |value|). */
+  fieldRel: number;
+}
+
+export const EXACT: Readonly<Tolerance> = { abs: 0, rel: 0, fieldRel: 0 };
+
+/** The cross-check's tolerance: the comparator's, and the app digest's (which a state does not hold). */
+export interface CheckTolerance extends Tolerance {
+  /** |Δdigest| / max(|digest|, 1) ≤ digestRel. */
+  digestRel: number;
+}
+
+/** `smmo run --check` and crossCheck by default (cli/check.ts explains the numbers). */
+export const DEFAULT_CHECK_TOLERANCE: Readonly<CheckTolerance> = { abs: 0, rel: 0, fieldRel: 1e-4, digestRel: 1e-5 };
+
+/** One side of a comparison: a state as read (LoadedState) or captured from a runtime. */
+export interface ColumnSet {
+  /** Concrete classes; handles ascending, row r of every column belongs to handles[r]. */
+  classes: readonly ClassData[];
+  /** The classes' table, for the classes a reference may point to. */
+  table: TypeTable;
+}
+
+/** The object where a field differs most. */
+export interface WorstObject {
+  /** Its handle in A, and the handle of the object it is matched with in B. */
+  handleA: number;
+  handleB: number;
+  /** The two values (references: the two handles, 0 = null). */
+  a: number;
+  b: number;
+}
+
+export interface FieldDiff {
+  kind: ScalarKind;
+  /** Largest |a − b| over matched objects (+∞ for NaN or an infinity against another value; 0 for references). */
+  maxAbs: number;
+  /** Largest finite |value| of the field on either side (0 for references). */
+  scale: number;
+  /** maxAbs / scale (0 when maxAbs is 0; +∞ when scale is 0 and maxAbs is not). */
+  rel: number;
+  /** Objects whose values differ beyond the tolerance (references: that differ at all). */
+  beyond: number;
+  /** The object with the largest difference; null when none differs. */
+  worst: WorstObject | null;
+}
+
+export interface ClassDiff {
+  /** Object counts in A and B. */
+  objects: [number, number];
+  /** 'handle' | 'rank' | 'none' (object counts differ: fields not compared). */
+  matchedBy: 'handle' | 'rank' | 'none';
+  /** Column name → difference. */
+  fields: Record<string, FieldDiff>;
+}
+
+export interface ColumnsDiff {
+  ok: boolean;
+  tolerance: Tolerance;
+  /** Class name → difference (classes of A, in A's order; those of B only are in `missing`). */
+  classes: Record<string, ClassDiff>;
+  /** Classes and columns present on one side only, or of another kind: 'Fish: only in A'. */
+  missing: string[];
+  /** 'Class.column' of the worst field ('' when no field differs). */
+  worst: string;
+}
+
+/** |a − b| as the rules take it: 0 for equal values and two NaNs, +∞ when NaN or an infinity meets another value. */
+export function valueDiff(a: number, b: number): number {
+  if (a === b || (a !== a && b !== b)) return 0;
+  const d = Math.abs(a - b);
+  return d === d ? d : Infinity; // NaN − x is NaN; ∞ − ∞ of one sign never gets here (a === b)
+}
+
+/** Whether the pair (a, b) of a field of scale `scale` is within `tol` (the rules above). */
+export function withinTolerance(a: number, b: number, scale: number, tol: Tolerance): boolean {
+  const d = valueDiff(a, b);
+  if (d === 0) return true;
+  if (d === Infinity) return false;
+  return d <= tol.abs || d <= tol.rel * Math.max(Math.abs(a), Math.abs(b)) || d <= tol.fieldRel * scale;
+}
+
+/** Compare B with A (the reference) under `tol`: see the rules above. */
+export function compareColumns(a: ColumnSet, b: ColumnSet, tol: Tolerance): ColumnsDiff {
+  for (const k of ['abs', 'rel', 'fieldRel'] as const) {
+    if (!(tol[k] >= 0 && Number.isFinite(tol[k])))
+      throw new RangeError(`compareColumns: tolerance ${k} must be a finite number ≥ 0, got ${tol[k]}`);
+  }
+  const bByName = new Map(b.classes.map((c) => [c.name, c]));
+  const aNames = new Set(a.classes.map((c) => c.name));
+  const missing: string[] = [];
+  for (const c of a.classes) if (!bByName.has(c.name)) missing.push(`${c.name}: only in A`);
+  for (const c of b.classes) if (!aNames.has(c.name)) missing.push(`${c.name}: only in B`);
+
+  // How each class's objects match, for the fields and for references into it.
+  const match = new Map<string, 'handle' | 'rank' | 'none'>();
+  for (const ca of a.classes) {
+    const cb = bByName.get(ca.name);
+    if (cb === undefined) continue;
+    const n = ca.handles.length;
+    const same = n === cb.handles.length && ca.handles.every((h, k) => h === cb.handles[k]);
+    match.set(ca.name, same ? 'handle' : n === cb.handles.length ? 'rank' : 'none');
+  }
+  /** B's handle of the object matched with A's object `h` (a reference's target) among `targets`, or -1. */
+  const corresponding = (h: number, targets: readonly ClassData[]): number => {
+    for (const t of targets) {
+      const r = indexOfSorted(t.handles, h);
+      if (r < 0) continue;
+      const how = match.get(t.name);
+      return how === 'handle' ? h : how === 'rank' ? bByName.get(t.name)!.handles[r]! : -1;
+    }
+    return -1;
+  };
+
+  const classes: Record<string, ClassDiff> = {};
+  let ok = missing.length === 0;
+  let worst = '';
+  let worstKey: [number, number] = [-1, -1];
+  for (const ca of a.classes) {
+    const cb = bByName.get(ca.name);
+    if (cb === undefined) continue;
+    const matchedBy = match.get(ca.name)!;
+    const diff: ClassDiff = { objects: [ca.handles.length, cb.handles.length], matchedBy, fields: {} };
+    classes[ca.name] = diff;
+    if (matchedBy === 'none') {
+      ok = false;
+      continue;
+    }
+    const colsB = new Map(cb.columns.map((c) => [c.name, c]));
+    for (const col of ca.columns) {
+      const other = colsB.get(col.name);
+      if (other === undefined || other.field.kind !== col.field.kind) {
+        missing.push(`${ca.name}.${col.name}: ${other === undefined ? 'only in A' : `${col.field.kind} in A, ${other.field.kind} in B`}`);
+        ok = false;
+        continue;
+      }
+      const f =
+        col.field.kind === 'ref'
+          ? compareRefs(ca, cb, col.values, other.values, targetsOf(a, col.field.target!), corresponding)
+          : compareNumbers(col.field.kind, ca, cb, col.values, other.values, tol);
+      diff.fields[col.name] = f;
+      if (f.beyond > 0) ok = false;
+      if (f.maxAbs === 0 && f.beyond === 0) continue;
+      const key: [number, number] = [f.beyond > 0 ? 1 : 0, f.rel];
+      if (key[0] > worstKey[0] || (key[0] === worstKey[0] && key[1] > worstKey[1])) {
+        worstKey = key;
+        worst = `${ca.name}.${col.name}`;
+      }
+    }
+    for (const col of cb.columns) {
+      if (!ca.columns.some((c) => c.name === col.name)) {
+        missing.push(`${ca.name}.${col.name}: only in B`);
+        ok = false;
+      }
+    }
+  }
+  return { ok, tolerance: { abs: tol.abs, rel: tol.rel, fieldRel: tol.fieldRel }, classes, missing, worst };
+}
+
+/** A's classes a reference field may point to (the target class and its concrete subclasses). */
+function targetsOf(a: ColumnSet, target: NonNullable<ClassData['columns'][number]['field']['target']>): ClassData[] {
+  const t = a.table.byClass(target());
+  const names = new Set((t?.concrete ?? []).map((id) => a.table.types[id]!.name));
+  return a.classes.filter((c) => names.has(c.name));
+}
+
+type Values = ArrayLike<number>;
+
+function compareNumbers(kind: ScalarKind, ca: ClassData, cb: ClassData, va: Values, vb: Values, tol: Tolerance): FieldDiff {
+  const n = ca.handles.length;
+  let scale = 0;
+  for (const v of [va, vb]) {
+    for (let r = 0; r < n; r++) {
+      const x = Math.abs(v[r]!);
+      if (x > scale && x !== Infinity) scale = x;
+    }
+  }
+  const f: FieldDiff = { kind, maxAbs: 0, scale, rel: 0, beyond: 0, worst: null };
+  for (let r = 0; r < n; r++) {
+    const x = va[r]!;
+    const y = vb[r]!;
+    const d = valueDiff(x, y);
+    if (d === 0) continue;
+    if (d > f.maxAbs) {
+      f.maxAbs = d;
+      f.worst = { handleA: ca.handles[r]!, handleB: cb.handles[r]!, a: x, b: y };
+    }
+    if (!withinTolerance(x, y, scale, tol)) f.beyond++;
+  }
+  f.rel = f.maxAbs === 0 ? 0 : scale === 0 ? Infinity : f.maxAbs / scale;
+  return f;
+}
+
+function compareRefs(
+  ca: ClassData,
+  cb: ClassData,
+  va: Values,
+  vb: Values,
+  targets: readonly ClassData[],
+  corresponding: (h: number, targets: readonly ClassData[]) => number,
+): FieldDiff {
+  const f: FieldDiff = { kind: 'ref', maxAbs: 0, scale: 0, rel: 0, beyond: 0, worst: null };
+  for (let r = 0; r < ca.handles.length; r++) {
+    const x = va[r]!;
+    const y = vb[r]!;
+    if (x === 0 || y === 0 ? x === y : corresponding(x, targets) === y) continue;
+    f.beyond++;
+    f.worst ??= { handleA: ca.handles[r]!, handleB: cb.handles[r]!, a: x, b: y };
+  }
+  return f;
+}
+
+/**
+ * A field's difference in one line, e.g. `max |Δ| 2.00e+0  scale 8.00e+0  rel 2.50e-1  1 beyond
+ * (handle 33: ts 6, gpu 8)`; `sides` names A and B. References: how many differ and the first.
+ */
+export function formatFieldDiff(d: FieldDiff, sides: readonly [string, string] = ['A', 'B']): string {
+  const w = d.worst;
+  const handle = w === null ? '' : w.handleA === w.handleB ? `handle ${w.handleA}` : `handle ${w.handleA} / ${w.handleB}`;
+  if (d.kind === 'ref') {
+    return d.beyond === 0
+      ? 'references equal'
+      : `${d.beyond} reference(s) differ (${handle}: ${sides[0]} → ${w!.a}, ${sides[1]} → ${w!.b})`;
+  }
+  const beyond = d.beyond > 0 ? `  ${d.beyond} beyond` : '';
+  const worst = w === null ? '' : `  (${handle}: ${sides[0]} ${w.a}, ${sides[1]} ${w.b})`;
+  return `max |Δ| ${d.maxAbs.toExponential(2)}  scale ${d.scale.toExponential(2)}  rel ${d.rel.toExponential(2)}${beyond}${worst}`;
+}
+
+/** A cross-check's tolerance in words: 'field rel ≤ 0.0001, digest rel ≤ 0.00001' (abs and rel only when set). */
+export function formatCheckTolerance(t: CheckTolerance): string {
+  const parts = [
+    t.abs > 0 ? `abs ≤ ${t.abs}` : '',
+    t.rel > 0 ? `rel ≤ ${t.rel}` : '',
+    `field rel ≤ ${t.fieldRel}`,
+    `digest rel ≤ ${t.digestRel}`,
+  ];
+  return parts.filter(Boolean).join(', ');
+}
