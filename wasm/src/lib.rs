@@ -48,10 +48,12 @@ fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
 pub mod alloc;
 mod blocks;
 pub mod collision;
+pub mod gol;
 mod lanes;
 #[allow(dead_code)]
 mod layout;
 pub mod nbody;
+mod objects;
 #[allow(dead_code)]
 mod params;
 pub mod wator;
