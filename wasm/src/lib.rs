@@ -57,6 +57,7 @@ mod objects;
 #[allow(dead_code)]
 mod params;
 pub mod wator;
+pub mod wator_update;
 
 /// Bumped whenever an export changes its signature or meaning (checked by runtime/wasm.ts).
 pub const ABI_VERSION: u32 = 3;

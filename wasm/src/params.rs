@@ -445,6 +445,47 @@ pub extern "C" fn smmo_params_wator_fish_prepare() -> u32 {
     WATOR_FISH_PREPARE_DESCRIPTOR.as_ptr() as u32
 }
 
+/// Parameters of `wator_fish_update` (declared by wa-tor: Fish.update).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct WatorFishUpdate {
+    pub random_state: [u32; 4],
+    pub position: u32,
+    pub new_position: u32,
+    pub egg_timer: u32,
+    pub cell_agent: u32,
+    pub allocator: u32,
+    pub child_type: u32,
+    pub child_zero: Table,
+    pub child_random_state: [u32; 4],
+    pub child_position: u32,
+    pub child_new_position: u32,
+    pub child_egg_timer: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<WatorFishUpdate>() == 76);
+
+impl WatorFishUpdate {
+    /// The table the host wrote at byte `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` is the address of a `WatorFishUpdate` written by the host (runtime/kernels.ts), aligned to 4.
+    #[inline(always)]
+    pub unsafe fn read(ptr: u32) -> Self {
+        // SAFETY: the caller guarantees a written, aligned table at `ptr`.
+        unsafe { core::ptr::read(ptr as usize as *const Self) }
+    }
+}
+
+static WATOR_FISH_UPDATE_DESCRIPTOR: [u8; 238] =
+    *b"randomState:offset[4],position:offset,newPosition:offset,eggTimer:offset,cellAgent:offset,allocator:alloc_state,childType:type_id,childZero:zero,childRandomState:offset[4],childPosition:offset,childNewPosition:offset,childEggTimer:offset\0";
+
+/// The descriptor of `WatorFishUpdate` (NUL-terminated "name:abi,…"), checked by the host at binding.
+#[no_mangle]
+pub extern "C" fn smmo_params_wator_fish_update() -> u32 {
+    WATOR_FISH_UPDATE_DESCRIPTOR.as_ptr() as u32
+}
+
 /// Parameters of `wator_shark_prepare` (declared by wa-tor: Shark.prepare).
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -481,4 +522,48 @@ static WATOR_SHARK_PREPARE_DESCRIPTOR: [u8; 168] =
 #[no_mangle]
 pub extern "C" fn smmo_params_wator_shark_prepare() -> u32 {
     WATOR_SHARK_PREPARE_DESCRIPTOR.as_ptr() as u32
+}
+
+/// Parameters of `wator_shark_update` (declared by wa-tor: Shark.update).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct WatorSharkUpdate {
+    pub random_state: [u32; 4],
+    pub position: u32,
+    pub new_position: u32,
+    pub egg_timer: u32,
+    pub energy: u32,
+    pub cell_agent: u32,
+    pub allocator: u32,
+    pub fish_type: u32,
+    pub child_type: u32,
+    pub child_zero: Table,
+    pub child_random_state: [u32; 4],
+    pub child_position: u32,
+    pub child_new_position: u32,
+    pub child_egg_timer: u32,
+    pub child_energy: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<WatorSharkUpdate>() == 88);
+
+impl WatorSharkUpdate {
+    /// The table the host wrote at byte `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` is the address of a `WatorSharkUpdate` written by the host (runtime/kernels.ts), aligned to 4.
+    #[inline(always)]
+    pub unsafe fn read(ptr: u32) -> Self {
+        // SAFETY: the caller guarantees a written, aligned table at `ptr`.
+        unsafe { core::ptr::read(ptr as usize as *const Self) }
+    }
+}
+
+static WATOR_SHARK_UPDATE_DESCRIPTOR: [u8; 288] =
+    *b"randomState:offset[4],position:offset,newPosition:offset,eggTimer:offset,energy:offset,cellAgent:offset,allocator:alloc_state,fishType:type_id,childType:type_id,childZero:zero,childRandomState:offset[4],childPosition:offset,childNewPosition:offset,childEggTimer:offset,childEnergy:offset\0";
+
+/// The descriptor of `WatorSharkUpdate` (NUL-terminated "name:abi,…"), checked by the host at binding.
+#[no_mangle]
+pub extern "C" fn smmo_params_wator_shark_update() -> u32 {
+    WATOR_SHARK_UPDATE_DESCRIPTOR.as_ptr() as u32
 }
