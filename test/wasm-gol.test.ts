@@ -9,14 +9,19 @@
  *    builds of the module (simd128 and scalar): one thread, so the allocator hands out the
  *    same handles; sizes whose agents span several blocks, with births and deaths on every
  *    step, and a grid whose Cell blocks are not all full (the ranks table's breaks);
+ *  - Cell blocks with holes (cells created one by one, some deleted): the ranks table
+ *    with breaks inside it, and with more breaks than the scratch area holds (the ranges
+ *    then run the TypeScript methods): heaps byte-identical to ts all the same;
+ *  - checked mode: the same heap as ts (the slot generations a deletion bumps);
  *  - whole runs: the same digest on ts and wasm, on 1, 2 and 4 threads; validateHeap();
  *  - a heap too small for the agents: the allocating kernel fails with the same
  *    HeapExhaustedError as the method (wrapped alike in the do-all's MethodError), and the
  *    heap stays valid.
  */
 import test from 'ava';
-import { CLASSES, digest, init, randomStart, startFromCells, step, type GolStart } from '../apps/game-of-life/gol.js';
-import { Alive, Candidate, Cell } from '../apps/game-of-life/model.js';
+import { adoptGrid, CLASSES, digest, init, randomStart, startFromCells, step, type GolStart } from '../apps/game-of-life/gol.js';
+import { Alive, Candidate, Cell, CELL_NEW, newAlive } from '../apps/game-of-life/model.js';
+import { cellTable, resetCellTable } from '../apps/grid.js';
 import { createRuntime, HeapExhaustedError, MethodError, type Runtime, type SmmoClass } from '../index.js';
 import type { WasmVariant } from '../runtime/wasm.js';
 import { persistentHeapBytes } from './helpers/heap-bytes.js';
@@ -157,6 +162,70 @@ test('a full heap inside an allocating kernel: HeapExhaustedError as on ts, and 
   t.is(firstDiff(heaps[1]!, heaps[0]!), -1, 'the same heap after the failed pass');
 });
 
+/**
+ * A grid whose Cell blocks have holes: cells created one by one with `spare` extra cells,
+ * then one cell deleted in every `every`-th block (slot 5), so cell i is not slot i mod 32
+ * of a full block; then the start's live cells, adopted as a grid (gol.ts adoptGrid) and
+ * their Candidates created.
+ */
+async function holedGrid(start: GolStart, backend: 'ts' | 'wasm', every: number): Promise<Runtime> {
+  const n = start.width * start.height;
+  const rt = await createRuntime({ classes: CLASSES, heap: (4 << 20) + n * 48, backend, modules: [MODULE] });
+  const slots = rt.stats().types['Cell']!.slotsPerBlock;
+  const extra = Math.ceil(n / (slots - 1) / every) + 1;
+  const made: Cell[] = [];
+  for (let i = 0; i < n + extra; i++) made.push(rt.create(Cell));
+  let deleted = 0;
+  for (const c of made) {
+    if (deleted < extra && (c.handle & 31) === 5 && (c.handle >>> 5) % every === 0) {
+      rt.destroy(c);
+      deleted++;
+    }
+  }
+  // Drop what is left over past the grid, from the highest handles.
+  let excess = rt.count(Cell) - n;
+  for (let i = made.length - 1; excess > 0; i--) {
+    const c = made[i]!;
+    if ((c.handle & 31) === 5 && (c.handle >>> 5) % every === 0) continue; // deleted above
+    rt.destroy(c);
+    excess--;
+  }
+  resetCellTable(rt.context);
+  const cells = cellTable(rt.context, Cell, n);
+  for (const id of start.alive) {
+    const cell = rt.get(Cell, cells[id]!);
+    cell.agent = newAlive(rt.context, id);
+    cell.state = CELL_NEW;
+  }
+  resetCellTable(rt.context);
+  adoptGrid(rt, start.width, start.height);
+  await rt.parallelDo(Alive, 'createCandidates', start.width, start.height);
+  return rt;
+}
+
+for (const [label, start, every] of [
+  ['holes in every 3rd Cell block: breaks inside the ranks table', randomStart(40, 30, 0.35, 9), 3],
+  ['a hole in every Cell block of 130 × 110: the ranks table does not fit, the TypeScript methods run', randomStart(130, 110, 0.3, 9), 1],
+] as const) {
+  test(`${label}; heaps byte-identical to ts`, async (t) => {
+    const ts = await holedGrid(start, 'ts', every);
+    const wasm = await holedGrid(start, 'wasm', every);
+    try {
+      t.is(firstDiff(persistentHeapBytes(wasm), persistentHeapBytes(ts)), -1, 'after init');
+      for (let k = 0; k < 6; k++) {
+        for (const [cls, method] of PASSES) {
+          for (const rt of [ts, wasm]) await rt.parallelDo(cls as typeof Alive, method as 'prepare', start.width, start.height);
+          t.is(firstDiff(persistentHeapBytes(wasm), persistentHeapBytes(ts)), -1, `step ${k}, ${cls.name}.${method}`);
+        }
+      }
+      wasm.validateHeap();
+    } finally {
+      await ts.close();
+      await wasm.close();
+    }
+  });
+}
+
 test('Cell blocks: the kernels read cells through the pass ranks table whatever their layout', async (t) => {
   const start = randomStart(33, 17, 0.4, 11);
   const rt = await runtimeFor(start, 'wasm', 2);
@@ -171,5 +240,28 @@ test('Cell blocks: the kernels read cells through the pass ranks table whatever 
   } finally {
     await rt.close();
     await ref.close();
+  }
+});
+
+test('checked mode: the allocating kernels bump the slot generations as destroy() does (heaps byte-identical to ts)', async (t) => {
+  const start = randomStart(40, 24, 0.35, 4);
+  const rts: Runtime[] = [];
+  for (const backend of ['ts', 'wasm'] as const) {
+    const rt = await createRuntime({ classes: CLASSES, heap: 4 << 20, backend, checked: true, modules: [MODULE] });
+    await init(rt, start);
+    rts.push(rt);
+  }
+  const [ts, wasm] = rts as [Runtime, Runtime];
+  try {
+    for (let k = 0; k < 8; k++) {
+      await step(ts);
+      await step(wasm);
+      t.is(firstDiff(persistentHeapBytes(wasm), persistentHeapBytes(ts)), -1, `step ${k}`);
+    }
+    t.is(wasm.stats().backend.methods['Alive.update'], 'wasm');
+    wasm.validateHeap();
+  } finally {
+    await ts.close();
+    await wasm.close();
   }
 });

@@ -10,6 +10,7 @@
  *    module (simd128 and scalar): one thread, so the allocator hands out the same handles;
  *  - whole runs: the digest is the same on ts and wasm, on 1, 2 and 4 threads, and the
  *    model's invariants and validateHeap() hold;
+ *  - checked mode: the same heap as ts (the slot generations a deletion bumps);
  *  - a heap too small for the agents: the allocating kernel fails with the same
  *    HeapExhaustedError as the method (in the same MethodError), the heap stays valid;
  *  - the kernel-parameter extension (runtime/kernels.ts: `field` with `class`, `typeId`)
@@ -138,6 +139,29 @@ test('the same digest on ts and wasm, 1, 2 and 4 threads (64 × 48, 15 steps)', 
     }
   }
   t.deepEqual(digests, [digests[0], digests[0], digests[0], digests[0], digests[0]]);
+});
+
+test('checked mode: the allocating kernels bump the slot generations as destroy() does (heaps byte-identical to ts)', async (t) => {
+  const rts: Runtime[] = [];
+  for (const backend of ['ts', 'wasm'] as const) {
+    const rt = await createRuntime({ classes: CLASSES, heap: 4 << 20, backend, checked: true, modules: [MODULE] });
+    await init(rt, 30, 20, 5);
+    rts.push(rt);
+  }
+  const [ts, wasm] = rts as [Runtime, Runtime];
+  try {
+    for (let k = 0; k < 10; k++) {
+      await step(ts);
+      await step(wasm);
+      t.is(firstDiff(blockBytes(wasm), blockBytes(ts)), -1, `step ${k}`);
+    }
+    t.is(wasm.stats().backend.methods['Shark.update'], 'wasm');
+    checkInvariants(wasm);
+    wasm.validateHeap();
+  } finally {
+    await ts.close();
+    await wasm.close();
+  }
 });
 
 test('a full heap inside an allocating kernel: HeapExhaustedError as on ts, and a valid heap', async (t) => {
