@@ -16,7 +16,7 @@
  *  - whole runs: the same digest on ts and wasm, on 1, 2 and 4 threads; validateHeap();
  *  - a heap too small for the agents: the allocating kernel fails with the same
  *    HeapExhaustedError as the method (wrapped alike in the do-all's MethodError), and the
- *    heap stays valid.
+ *    heap stays valid; on worker threads too (the failing object named, the heap valid).
  */
 import test from 'ava';
 import { adoptGrid, CLASSES, digest, init, randomStart, startFromCells, step, type GolStart } from '../apps/game-of-life/gol.js';
@@ -263,5 +263,24 @@ test('checked mode: the allocating kernels bump the slot generations as destroy(
   } finally {
     await ts.close();
     await wasm.close();
+  }
+});
+
+test('a full heap inside an allocating kernel on worker threads: MethodError with the HeapExhaustedError, a valid heap', async (t) => {
+  const start = randomStart(96, 96, 0.5, 5);
+  const rt = await createRuntime({ classes: CLASSES, heap: 1179648, backend: 'wasm', threads: 2, modules: [MODULE], ...THREADED });
+  try {
+    await init(rt, start);
+    let e: unknown = null;
+    try {
+      for (let k = 0; k < 50; k++) await step(rt);
+    } catch (err) {
+      e = err;
+    }
+    t.true(e instanceof MethodError, `expected a MethodError, got ${String(e)}`);
+    t.regex((e as MethodError).message, /threw on object [1-9]\d* .*HeapExhaustedError/);
+    rt.validateHeap();
+  } finally {
+    await rt.close();
   }
 });
