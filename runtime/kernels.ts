@@ -65,7 +65,8 @@
  *             listed block is full, its objects slots 0 … slots − 1. Made once per pass and
  *             thread (the objects of `class` must be neither created nor deleted during the
  *             pass). A table that does not fit the scratch area (more than about 300 blocks
- *             that are not full) makes the range run the TypeScript method instead.
+ *             that are not full) makes the range run the TypeScript method instead (same
+ *             heap: both keep the executor contract; stats() still names the method 'wasm').
  *
  * Allocating kernels (a declaration with an `allocator` parameter). The kernel calls the
  * allocator core (wasm/src/alloc/) on the calling thread's state and keeps its executor
