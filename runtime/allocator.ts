@@ -203,6 +203,16 @@ export class Allocator {
     }
   }
 
+  /** @internal Copy the retry limits into the state before a kernel allocates with it (runtime/kernels.ts). */
+  syncLimits(): void {
+    this.limits();
+  }
+
+  /** @internal The typed error of the last failure on this state (an allocating kernel returned its code: runtime/kernels.ts). */
+  lastError(): Error {
+    return this.error();
+  }
+
   /** (K5) Give each thread its own first block per pass (threads > 1, keep > 0). */
   setOwnFirstBlock(on: boolean): void {
     this.x.setOwnFirst(this.state, on ? 1 : 0);

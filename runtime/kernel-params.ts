@@ -13,8 +13,10 @@
  *       sources build.
  *  (P2) One layout. Each parameter has an ABI type (paramAbi): a field offset `offset` (u32)
  *       or `offset[n]` (elements 0…n−1 of an inline array), a type id `type_id` (u32), a
- *       number `f32` | `f64` | `u32` | `i32` (arg, value), or a deviceDo table `table[k]`
- *       (two u32: pointer and count of entries of 2 + k words). The table is laid out as
+ *       number `f32` | `f64` | `u32` | `i32` (arg, value), a deviceDo table `table[k]`
+ *       (two u32: pointer and count of entries of 2 + k words), the thread's allocator
+ *       state `alloc_state` (u32), or a `zero` or `ranks` table (pointer and count, as
+ *       `table`; kernels.ts says what they hold). The table is laid out as
  *       C lays out the struct: each entry at the next multiple of its alignment (8 for
  *       f64, else 4), the size rounded up to the largest alignment. The host writes it
  *       into the thread's scratch area and passes its address as the kernel's sixth and
@@ -72,6 +74,12 @@ export function paramAbi(p: KernelParam, name: string, label: string): string {
       return p.type;
     case 'deviceDo':
       return `table[${p.fields.length}]`;
+    case 'allocator':
+      return 'alloc_state';
+    case 'zero':
+      return 'zero';
+    case 'ranks':
+      return 'ranks';
     default:
       throw new KernelParamsError(label, `parameter ${name}: unknown kind in ${JSON.stringify(p)}`);
   }
@@ -79,7 +87,7 @@ export function paramAbi(p: KernelParam, name: string, label: string): string {
 
 function sizeOf(abi: string): { bytes: number; align: number } {
   if (abi === 'f64') return { bytes: 8, align: 8 };
-  if (abi.startsWith('table[')) return { bytes: 8, align: 4 };
+  if (abi.startsWith('table[') || abi === 'zero' || abi === 'ranks') return { bytes: 8, align: 4 };
   const n = /^offset\[(\d+)\]$/.exec(abi);
   return { bytes: n ? 4 * Number(n[1]) : 4, align: 4 };
 }
@@ -151,8 +159,8 @@ function rustfmtStatic(head: string, rhs: string): string {
 function rustType(abi: string): string {
   const n = /^offset\[(\d+)\]$/.exec(abi);
   if (n) return `[u32; ${n[1]}]`;
-  if (abi.startsWith('table[')) return 'Table';
-  if (abi === 'offset' || abi === 'type_id') return 'u32';
+  if (abi.startsWith('table[') || abi === 'zero' || abi === 'ranks') return 'Table';
+  if (abi === 'offset' || abi === 'type_id' || abi === 'alloc_state') return 'u32';
   return abi;
 }
 

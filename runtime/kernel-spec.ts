@@ -47,7 +47,13 @@ export type KernelParam =
   | { readonly kind: 'typeId'; readonly class: string }
   | { readonly kind: 'arg'; readonly index: number; readonly type: KernelNumberType }
   | { readonly kind: 'value'; readonly value: number; readonly type: KernelNumberType }
-  | { readonly kind: 'deviceDo'; readonly class: string; readonly fields: readonly string[]; readonly type: ScalarKind };
+  | { readonly kind: 'deviceDo'; readonly class: string; readonly fields: readonly string[]; readonly type: ScalarKind }
+  /** The calling thread's allocator state (word index): the kernel creates or deletes objects (kernels.ts, "Allocating kernels"). */
+  | { readonly kind: 'allocator' }
+  /** How to zero a new object of concrete class `class`: a table of its fields' [byte offset, element bytes]. */
+  | { readonly kind: 'zero'; readonly class: string }
+  /** Rank → handle of the objects of concrete class `class` in the pass (apps/grid.ts cell ids): a table of the pass. */
+  | { readonly kind: 'ranks'; readonly class: string };
 
 export type WgslArgKind = 'f32' | 'u32' | 'i32';
 

@@ -48,13 +48,52 @@
  *             parameter table, one entry per concrete type S of `class`: [first index,
  *             count] of S's blocks in the pass's block list, then the byte offsets of
  *             `fields` in S's blocks. Inside a pass that is exactly what
- *             ThreadContext.deviceDo visits: the listed blocks and their iteration bitmaps.
+ *             ThreadContext.deviceDo visits: the listed blocks and their iteration bitmaps;
+ *   allocator the calling thread's allocator state (word index; Allocator.state): the kernel
+ *             creates or deletes objects (below, "Allocating kernels");
+ *   zero      (pointer, count) of a table in the scratch area: per field element of
+ *             concrete class `class`, [byte offset of its SOA array, element bytes]. A
+ *             kernel that creates a `class` object zeroes exactly these, as create() does
+ *             (ThreadContext.zeroers), so a field added to the class is zeroed without
+ *             touching the kernel;
+ *   ranks     (pointer, count) of a table in the scratch area that maps a rank r to the
+ *             handle of the r-th smallest live object of concrete class `class` (apps/grid.ts:
+ *             cell ids), made from the pass's block list of `class` (ascending block
+ *             indices): words [first index in the list, blocks, slots per block], then
+ *             `count` entries [list position q, rank of q's first object, q's allocation
+ *             mask] for the listed blocks that are not full, in list order; every other
+ *             listed block is full, its objects slots 0 … slots − 1. Made once per pass and
+ *             thread (the objects of `class` must be neither created nor deleted during the
+ *             pass). A table that does not fit the scratch area (more than about 300 blocks
+ *             that are not full) makes the range run the TypeScript method instead (same
+ *             heap: both keep the executor contract; stats() still names the method 'wasm').
+ *
+ * Allocating kernels (a declaration with an `allocator` parameter). The kernel calls the
+ * allocator core (wasm/src/alloc/) on the calling thread's state and keeps its executor
+ * contract (wasm/src/alloc/core.rs) exactly as the TypeScript loop does (ThreadContext
+ * runnerFor): per block with lanes warp begin, before each lane the lanes left, after the
+ * block warp end; so allocations are coalesced into the same slots and the heap after the
+ * pass is byte-identical to the TypeScript method's. It creates an object as create() does
+ * (allocate, zero every field: `zero`) and deletes one as destroy() does (release: the
+ * core clears the object's iteration bit and, in checked mode, bumps its slot generation).
+ * It returns 0, or after an allocator error (stopping at once, its warp left open, the
+ * error in the state's error words) the handle of the object whose method failed: the
+ * host then closes the warp (Allocator.warpEnd, as runBlocks does after a method that
+ * threw), names that object as the pass's current one and throws the typed error
+ * (Allocator.lastError: HeapExhaustedError for a full heap), so the do-all reports the
+ * same MethodError as for the TypeScript method. Checked mode: a kernel
+ * deletes only objects it reached as live (the running lane, an object a live reference
+ * names), so destroy()'s checks cannot fail there; the generation bump is the core's and
+ * happens alike.
  */
 import { KernelParamsError, UsageError } from './errors.js';
+import type { Allocator } from './allocator.js';
+import { popc } from './bits.js';
 import type { Heap } from './heap.js';
+import { BLOCK_ALLOC_WORD } from './layout.js';
 import { checkDescriptor, paramTable, type ParamTable } from './kernel-params.js';
 import type { TypeLayout, TypeTable } from './layout.js';
-import type { ScalarKind } from './schema.js';
+import type { ScalarKind, SmmoObject } from './schema.js';
 import { checkBackend, kernelFor, type Backend, type KernelSpec } from './kernel-spec.js';
 import type { WasmInstance } from './wasm.js';
 
@@ -70,8 +109,10 @@ export interface KernelHost {
   readonly heap: Heap;
   readonly table: TypeTable;
   /** The running do-all pass: [first index, count] per type id in the block list; null outside a pass. */
-  readonly pass: { readonly lists: Int32Array } | null;
+  readonly pass: { readonly lists: Int32Array; current: SmmoObject | null } | null;
   readonly backendUse: Map<string, Backend>;
+  /** The thread's allocator (allocating kernels: its state, its errors). */
+  readonly allocator: Allocator;
   kernels: KernelDispatch;
 }
 
@@ -88,6 +129,12 @@ class BoundKernel {
   private readonly argSlots: [number, string, number][] = [];
   /** deviceDo tables: byte offset of (pointer, count) in the table, then per source [type id, ...field offsets]. */
   private readonly tables: { at: number; width: number; sources: number[][] }[] = [];
+  /** zero tables: byte offset of (pointer, count) in the table, then [offset, bytes] per field element. */
+  private readonly zeros: { at: number; words: number[] }[] = [];
+  /** ranks tables: byte offset of (pointer, count) in the table, the class, and the table of the last pass. */
+  private readonly ranks: { at: number; t: TypeLayout; pass: object | null; words: number[] | null }[] = [];
+  /** The kernel creates or deletes objects (an `allocator` parameter). */
+  private allocates = false;
   private readonly table: ParamTable;
   private readonly list: number;
   private readonly blocks: number;
@@ -140,6 +187,20 @@ class BoundKernel {
           this.tables.push({ at: e.offset, width: 2 + p.fields.length, sources });
           break;
         }
+        case 'allocator':
+          this.allocates = true;
+          this.fixed.push([e.offset, 'u32', ctx.allocator.state]);
+          break;
+        case 'zero': {
+          const u = concreteNamed(ctx, p.class, label);
+          const words: number[] = [];
+          for (const f of u.fields) for (const off of f.offsets) words.push(off, f.elemBytes);
+          this.zeros.push({ at: e.offset, words });
+          break;
+        }
+        case 'ranks':
+          this.ranks.push({ at: e.offset, t: concreteNamed(ctx, p.class, label), pass: null, words: null });
+          break;
       }
     }
     if (fn.length !== 6) {
@@ -151,14 +212,34 @@ class BoundKernel {
     }
   }
 
-  run(from: number, to: number, args: readonly unknown[]): void {
+  /** Run blocks [from, to); false when a table does not fit the scratch area (the caller runs the TypeScript method). */
+  run(from: number, to: number, args: readonly unknown[]): boolean {
     const at = this.writeTable(args);
+    if (at < 0) return false;
     // In chunks: V8 runs a wasm function first as baseline (Liftoff) code and swaps in
     // optimised code only for later calls (it has no on-stack replacement for wasm), so one
     // call per pass would run a whole first pass at baseline speed, about half as fast.
-    for (let a = from; a < to; a += CALL_BLOCKS) {
-      this.fn(this.list, a, Math.min(a + CALL_BLOCKS, to), this.blocks, this.blockBytes, at);
+    if (!this.allocates) {
+      for (let a = from; a < to; a += CALL_BLOCKS) this.fn(this.list, a, Math.min(a + CALL_BLOCKS, to), this.blocks, this.blockBytes, at);
+      return true;
     }
+    // Allocating kernels (module comment): a status per call; after an error the warp is
+    // still open, and closing it gives its cached slots back.
+    const alloc = this.ctx.allocator;
+    alloc.syncLimits();
+    try {
+      for (let a = from; a < to; a += CALL_BLOCKS) {
+        const failed = this.fn(this.list, a, Math.min(a + CALL_BLOCKS, to), this.blocks, this.blockBytes, at);
+        if (failed !== 0) {
+          const pass = this.ctx.pass;
+          if (pass !== null) pass.current = { __h: failed >>> 0 } as SmmoObject;
+          throw alloc.lastError();
+        }
+      }
+    } finally {
+      alloc.warpEnd();
+    }
+    return true;
   }
 
   /**
@@ -177,11 +258,32 @@ class BoundKernel {
         throw new UsageError(`${this.label}: argument ${index} must be a number for the wasm kernel, got ${typeof x}`);
       store(heap, base + off, type, x);
     }
-    if (this.tables.length === 0) return base;
-    const pass = this.ctx.pass;
-    if (pass === null) throw new UsageError(`${this.label}: its kernel uses deviceDo and can only run inside a do-all pass`);
     const u32 = heap.u32;
     let at = base + this.table.bytes;
+    for (const z of this.zeros) {
+      const bytes = 4 * z.words.length;
+      if (at + bytes > end) throw new UsageError(`${this.label}: the zero table of its kernel does not fit the kernel scratch area`);
+      u32[(base + z.at) >>> 2] = at;
+      u32[(base + z.at + 4) >>> 2] = z.words.length >>> 1;
+      u32.set(z.words, at >>> 2);
+      at += bytes;
+    }
+    if (this.tables.length === 0 && this.ranks.length === 0) return base;
+    const pass = this.ctx.pass;
+    if (pass === null) throw new UsageError(`${this.label}: its kernel uses deviceDo or ranks and can only run inside a do-all pass`);
+    for (const r of this.ranks) {
+      if (r.pass !== pass) {
+        r.words = this.rankTable(r.t, pass.lists);
+        r.pass = pass;
+      }
+      const words = r.words!;
+      const bytes = 4 * words.length;
+      if (at + bytes > end) return -1;
+      u32[(base + r.at) >>> 2] = at;
+      u32[(base + r.at + 4) >>> 2] = (words.length - 3) / 3;
+      u32.set(words, at >>> 2);
+      at += bytes;
+    }
     for (const table of this.tables) {
       const bytes = 4 * table.width * table.sources.length;
       if (at + bytes > end)
@@ -198,6 +300,26 @@ class BoundKernel {
       at += bytes;
     }
     return base;
+  }
+
+  /** The ranks table of concrete type `t` for a pass with block lists `lists` (module comment, `ranks`). */
+  private rankTable(t: TypeLayout, lists: Int32Array): number[] {
+    const heap = this.ctx.heap;
+    const start = lists[2 * t.id]!;
+    const count = lists[2 * t.id + 1]!;
+    const words = [start, count, t.slots];
+    const list = heap.u32;
+    const listWord = this.list >>> 2;
+    const high = t.highMask;
+    let rank = 0;
+    for (let q = 0; q < count; q++) {
+      const bid = list[listWord + start + q]!;
+      const live = heap.i32[heap.blockWord(bid) + BLOCK_ALLOC_WORD]! & ~high;
+      const n = popc(live);
+      if (n !== t.slots) words.push(q, rank, live >>> 0);
+      rank += n;
+    }
+    return words;
   }
 }
 
@@ -257,8 +379,7 @@ export class KernelDispatch {
     let k = this.cache[typeId]?.get(method);
     if (k === undefined) k = this.note(typeId, method);
     if (k === null) return false;
-    k.run(from, to, args);
-    return true;
+    return k.run(from, to, args);
   }
 
   /**

@@ -1,13 +1,18 @@
 /**
- * wa-tor's WASM kernels (wasm/src/wator.rs, declared in apps/wa-tor/kernels.ts) against the
- * TypeScript methods they implement: Cell.prepare, Cell.decide, Fish.prepare, Shark.prepare.
+ * wa-tor's WASM kernels (wasm/src/wator.rs and wator_update.rs, declared in
+ * apps/wa-tor/kernels.ts) against the TypeScript methods they implement: Cell.prepare,
+ * Cell.decide, Fish.prepare, Shark.prepare, and the allocating Fish.update and Shark.update.
  *
- *  - pass by pass, the heap (every block, headers and dead lanes included; not the
- *    iteration words, which hold the last snapshot) is byte-identical
+ *  - pass by pass, the heap (every block, headers and dead lanes included, the allocator's
+ *    bitmaps and states; not the block list and iteration words, which hold the last
+ *    snapshot: helpers/heap-bytes.ts) is byte-identical
  *    after each of the eight do-alls of a step on backend ts and on both builds of the
  *    module (simd128 and scalar): one thread, so the allocator hands out the same handles;
- *  - whole runs: the digest is the same on ts and wasm, on 1 and 2 threads, and the model's
- *    invariants and validateHeap() hold;
+ *  - whole runs: the digest is the same on ts and wasm, on 1, 2 and 4 threads, and the
+ *    model's invariants and validateHeap() hold;
+ *  - checked mode: the same heap as ts (the slot generations a deletion bumps);
+ *  - a heap too small for the agents: the allocating kernel fails with the same
+ *    HeapExhaustedError as the method (in the same MethodError), the heap stays valid;
  *  - the kernel-parameter extension (runtime/kernels.ts: `field` with `class`, `typeId`)
  *    refuses an abstract or unknown class with a UsageError naming it (the do-all reports
  *    it wrapped in its MethodError).
@@ -15,13 +20,14 @@
 import test from 'ava';
 import { Agent, Cell, Fish, Shark } from '../apps/wa-tor/model.js';
 import { checkInvariants, CLASSES, digest, init, step } from '../apps/wa-tor/wator.js';
-import { createRuntime, KERNELS, type KernelSpec, type Runtime, type SmmoClass } from '../index.js';
-import { RESERVED_BYTES } from '../runtime/layout.js';
+import { createRuntime, HeapExhaustedError, KERNELS, MethodError, type KernelSpec, type Runtime, type SmmoClass } from '../index.js';
 import type { WasmVariant } from '../runtime/wasm.js';
 import { persistentHeapBytes } from './helpers/heap-bytes.js';
 
 const MODULE = new URL('../apps/wa-tor/index.js', import.meta.url);
 const THREADED = { inlineBlocks: 0, startTimeoutMs: 120_000 };
+/** Room for the cells and the start's agents of 64 × 48, not for the agents the first steps breed (measured). */
+const FULL_HEAP = 1_245_184;
 
 async function runtimeFor(
   width: number,
@@ -56,12 +62,13 @@ const PASSES: readonly [SmmoClass, string][] = [
 ];
 
 /**
- * Bytes of every block (headers and all lanes, dead ones included), less the iteration
+ * The heap past the reserved region (blocks with headers and all lanes, dead ones
+ * included; the allocator's bitmaps and states), less the block list and the iteration
  * words: those hold the last snapshot, which covers every class for a kernel and only
  * the classes a compiled method reaches on backend ts (helpers/heap-bytes.ts).
  */
 function blockBytes(rt: Runtime): Uint8Array {
-  return persistentHeapBytes(rt).slice(rt.heap.plan.blocksOffset - RESERVED_BYTES, rt.heap.plan.heapBytes - RESERVED_BYTES);
+  return persistentHeapBytes(rt);
 }
 
 function firstDiff(a: Uint8Array, b: Uint8Array): number {
@@ -98,9 +105,9 @@ for (const [w, h, seed, steps] of [
         'Cell.prepare': 'wasm',
         'Fish.prepare': 'wasm',
         'Cell.decide': 'wasm',
-        'Fish.update': 'ts',
+        'Fish.update': 'wasm',
         'Shark.prepare': 'wasm',
-        'Shark.update': 'ts',
+        'Shark.update': 'wasm',
       });
       t.is(ts.stats().backend.methods['Cell.decide'], 'ts');
       checkInvariants(simd);
@@ -111,13 +118,14 @@ for (const [w, h, seed, steps] of [
   });
 }
 
-test('the same digest on ts and wasm, 1 and 2 threads (64 × 48, 15 steps)', async (t) => {
+test('the same digest on ts and wasm, 1, 2 and 4 threads (64 × 48, 15 steps)', async (t) => {
   const digests: number[] = [];
   for (const [backend, threads] of [
     ['ts', 1],
     ['wasm', 1],
     ['wasm', 2],
     ['ts', 2],
+    ['wasm', 4],
   ] as const) {
     const rt = await runtimeFor(64, 48, 42, backend, threads);
     try {
@@ -130,7 +138,57 @@ test('the same digest on ts and wasm, 1 and 2 threads (64 × 48, 15 steps)', asy
       await rt.close();
     }
   }
-  t.deepEqual(digests, [digests[0], digests[0], digests[0], digests[0]]);
+  t.deepEqual(digests, [digests[0], digests[0], digests[0], digests[0], digests[0]]);
+});
+
+test('checked mode: the allocating kernels bump the slot generations as destroy() does (heaps byte-identical to ts)', async (t) => {
+  const rts: Runtime[] = [];
+  for (const backend of ['ts', 'wasm'] as const) {
+    const rt = await createRuntime({ classes: CLASSES, heap: 4 << 20, backend, checked: true, modules: [MODULE] });
+    await init(rt, 30, 20, 5);
+    rts.push(rt);
+  }
+  const [ts, wasm] = rts as [Runtime, Runtime];
+  try {
+    for (let k = 0; k < 10; k++) {
+      await step(ts);
+      await step(wasm);
+      t.is(firstDiff(blockBytes(wasm), blockBytes(ts)), -1, `step ${k}`);
+    }
+    t.is(wasm.stats().backend.methods['Shark.update'], 'wasm');
+    checkInvariants(wasm);
+    wasm.validateHeap();
+  } finally {
+    await ts.close();
+    await wasm.close();
+  }
+});
+
+test('a full heap inside an allocating kernel: HeapExhaustedError as on ts, and a valid heap', async (t) => {
+  const errors: string[] = [];
+  const heaps: Uint8Array[] = [];
+  for (const backend of ['ts', 'wasm'] as const) {
+    const rt = await createRuntime({ classes: CLASSES, heap: FULL_HEAP, backend, modules: [MODULE] });
+    try {
+      await init(rt, 64, 48, 42);
+      let e: unknown = null;
+      try {
+        for (let k = 0; k < 40; k++) await step(rt);
+      } catch (err) {
+        e = err;
+      }
+      t.true(e instanceof MethodError, `${backend}: expected a MethodError, got ${String(e)}`);
+      t.true((e as MethodError).cause instanceof HeapExhaustedError, `${backend}: expected a HeapExhaustedError cause`);
+      errors.push((e as MethodError).message);
+      rt.validateHeap();
+      heaps.push(persistentHeapBytes(rt));
+    } finally {
+      await rt.close();
+    }
+  }
+  t.regex(errors[0]!, /^(Fish|Shark)\.update threw on object \d+ \(calling thread\): HeapExhaustedError/);
+  t.is(errors[1], errors[0]);
+  t.is(firstDiff(heaps[1]!, heaps[0]!), -1, 'the same heap after the failed pass');
 });
 
 // A Cell subclass whose prepare kernel names a class it cannot use.

@@ -31,9 +31,14 @@
  * Candidate; CELL_ALIVE / CELL_NEW ⇔ an Alive with isNew false / true. In Alive.prepare
  * a new Alive moves its cell from CELL_NEW to CELL_ALIVE while others read it, but they
  * only ask "alive?", which both values answer alike.
+ *
+ * Backends: with `--backend wasm` all five passes run as the Rust kernels of
+ * wasm/src/gol.rs (declared in kernels.ts), with the same rules, reads and writes, the
+ * allocating ones through the allocator core; the methods below stay the reference.
  */
-import { bool, i32, i8, object, ref, u8, type SmmoContext } from '../../runtime/index.js';
+import { bool, i32, i8, KERNELS, object, ref, u8, type SmmoContext } from '../../runtime/index.js';
 import { cellTable } from '../grid.js';
+import { aliveKernels, candidateKernels } from './kernels.js';
 
 export const ACTION_NONE = 0;
 export const ACTION_DIE = 1;
@@ -93,6 +98,8 @@ export abstract class Agent extends object(
 export class Alive extends Agent.extend({
   isNew: bool, // came alive in this step: must still create its Candidates
 }) {
+  static readonly [KERNELS] = aliveKernels; // prepare, update, createCandidates (kernels.ts)
+
   /** Decide: die with fewer than 2 or more than 3 live neighbours. */
   prepare(width: number, height: number): void {
     if (this.isNew) {
@@ -159,6 +166,8 @@ export class Alive extends Agent.extend({
 
 /** An empty cell next to a live one. */
 export class Candidate extends Agent.extend({}) {
+  static readonly [KERNELS] = candidateKernels; // prepare, update (kernels.ts)
+
   /** Decide: come alive with exactly 3 live neighbours; disappear with none. */
   prepare(width: number, height: number): void {
     const n = this.aliveNeighbours(width, height);

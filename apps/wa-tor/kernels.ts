@@ -1,9 +1,10 @@
 /**
- * The WASM kernels of wa-tor's non-allocating passes (wasm/src/wator.rs), declared by
- * `Cell[KERNELS]`, `Fish[KERNELS]` and `Shark[KERNELS]` (runtime/kernels.ts explains the
- * spec and the dispatch): Cell.prepare, Cell.decide, Fish.prepare, Shark.prepare. The
- * update passes create and delete agents, which only the TypeScript allocator can do, so
- * they stay TypeScript on every backend.
+ * The WASM kernels of every wa-tor pass, declared by `Cell[KERNELS]`, `Fish[KERNELS]` and
+ * `Shark[KERNELS]` (runtime/kernels.ts explains the spec and the dispatch): Cell.prepare,
+ * Cell.decide, Fish.prepare, Shark.prepare (wasm/src/wator.rs), and Fish.update and
+ * Shark.update (wasm/src/wator_update.rs), which create and delete agents: their kernels
+ * call the allocator core on the calling thread's state (`allocator`), zero a new agent
+ * as create() does (`zero`) and keep the executor contract ("Allocating kernels" there).
  *
  * Agreement: exact. Integer fields, the same draws from the same streams in the same
  * lane order; test/wasm-wator.test.ts checks the heap byte for byte after each pass and
@@ -61,12 +62,32 @@ export function cellKernels(): readonly KernelSpec[] {
   ];
 }
 
+/** The fields of a new agent of concrete class `cls` that spawnFish / spawnShark set (model.ts). */
+function child(cls: 'Fish' | 'Shark'): Record<string, KernelParam> {
+  return {
+    childType: { kind: 'typeId', class: cls },
+    childZero: { kind: 'zero', class: cls },
+    childRandomState: { kind: 'field', name: 'randomState', type: 'u32', elements: 4, class: cls },
+    childPosition: { kind: 'field', name: 'position', type: 'ref', class: cls },
+    childNewPosition: { kind: 'field', name: 'newPosition', type: 'ref', class: cls },
+    childEggTimer: { kind: 'field', name: 'eggTimer', type: 'u32', class: cls },
+    ...(cls === 'Shark' ? { childEnergy: { kind: 'field', name: 'energy', type: 'u32', class: 'Shark' } } : {}),
+  };
+}
+const allocator = { kind: 'allocator' } as const;
+const cellAgent = cellFields.cellAgent;
+
 export function fishKernels(): readonly KernelSpec[] {
   return [
     {
       method: 'prepare',
       export: 'wator_fish_prepare',
       params: { randomState, position: ref, newPosition: ref, eggTimer: u32, ...cellFields },
+    },
+    {
+      method: 'update',
+      export: 'wator_fish_update',
+      params: { randomState, position: ref, newPosition: ref, eggTimer: u32, cellAgent, allocator, ...child('Fish') },
     },
   ];
 }
@@ -85,6 +106,22 @@ export function sharkKernels(): readonly KernelSpec[] {
         ...cellFields,
         // `instanceof Fish` of a neighbour's agent: Fish has no subclasses
         fishType: { kind: 'typeId', class: 'Fish' },
+      },
+    },
+    {
+      method: 'update',
+      export: 'wator_shark_update',
+      params: {
+        randomState,
+        position: ref,
+        newPosition: ref,
+        eggTimer: u32,
+        energy: u32,
+        cellAgent,
+        allocator,
+        // `prey instanceof Fish`: Fish has no subclasses
+        fishType: { kind: 'typeId', class: 'Fish' },
+        ...child('Shark'),
       },
     },
   ];

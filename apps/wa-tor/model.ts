@@ -27,10 +27,10 @@
  *    the fish on the cell it was granted. New agents get their stream seed from the
  *    parent's stream.
  *
- * Backends: with `--backend wasm` the four passes that neither create nor delete objects
- * (Cell.prepare, Cell.decide, Fish.prepare, Shark.prepare) run as the Rust kernels of
- * wasm/src/wator.rs (declared in kernels.ts), with the same rules and writes; the methods
- * below stay the reference. Every reference read here makes a view object, which is most
+ * Backends: with `--backend wasm` every pass runs as a Rust kernel (declared in
+ * kernels.ts): Cell.prepare, Cell.decide, Fish.prepare, Shark.prepare in wasm/src/wator.rs,
+ * the allocating Fish.update and Shark.update in wasm/src/wator_update.rs (through the
+ * allocator core), with the same rules and writes; the methods below stay the reference. Every reference read here makes a view object, which is most
  * of these methods' cost: the methods read each reference once (README "Performance").
  */
 import { array, bool, KERNELS, object, ref, u32, type SmmoContext } from '../../runtime/index.js';

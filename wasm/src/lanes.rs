@@ -58,8 +58,9 @@ pub trait Vector: Copy {
     /// `p .. p+4` is inside the memory and aligned to the group's size (16 bytes for F4 and
     /// U4, 4 for B4: SOA arrays are 16-byte aligned, blocks.rs); no other thread writes any
     /// of the four lanes meanwhile — lanes outside the pass included, whose values the
-    /// caller ignores (true of the passes that run kernels: none creates objects, so nobody
-    /// initialises a free slot during them).
+    /// caller ignores (true of the passes whose kernels load lane groups: none of them
+    /// creates objects, so nobody initialises a free slot during them; the allocating
+    /// kernels of gol.rs and wator_update.rs read and write one object at a time).
     unsafe fn load(p: *const Self::Elem) -> Self;
     /// Writes all four lanes at `p .. p+4`.
     ///

@@ -27,8 +27,9 @@
 //! * the host runs a kernel only inside a do-all pass whose block list and iteration bitmaps
 //!   it has written (ThreadContext.snapshot), on blocks no other thread runs in that pass;
 //! * kernels use no recursion (the per-thread stacks are small and unguarded); a kernel that
-//!   creates or deletes objects calls the allocator core (`alloc::core::Alloc`) with the
-//!   calling thread's allocator state and follows its executor contract (alloc/core.rs).
+//!   creates or deletes objects calls the allocator core (through the exports of
+//!   `alloc/ffi.rs`, as the host does) with the calling thread's allocator state and follows
+//!   its executor contract (alloc/core.rs; `objects.rs` does both).
 //!
 //! Besides the memory the module imports one host function, `env.smmo_pause(attempt)`: the
 //! bounded sleep of the allocator's retry loops (alloc/bits.rs).
@@ -52,13 +53,16 @@ fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
 pub mod alloc;
 mod blocks;
 pub mod collision;
+pub mod gol;
 mod lanes;
 #[allow(dead_code)]
 mod layout;
 pub mod nbody;
+mod objects;
 #[allow(dead_code)]
 mod params;
 pub mod wator;
+pub mod wator_update;
 
 /// Bumped whenever an export changes its signature or meaning (checked by runtime/wasm.ts).
 pub const ABI_VERSION: u32 = 3;

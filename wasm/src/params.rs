@@ -82,6 +82,194 @@ pub extern "C" fn smmo_params_collision_resolve_merge() -> u32 {
     COLLISION_RESOLVE_MERGE_DESCRIPTOR.as_ptr() as u32
 }
 
+/// Parameters of `gol_alive_create_candidates` (declared by game-of-life: Alive.createCandidates).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct GolAliveCreateCandidates {
+    pub cell_id: u32,
+    pub is_new: u32,
+    pub cells: Table,
+    pub cell_agent: u32,
+    pub cell_state: u32,
+    pub allocator: u32,
+    pub candidate_type: u32,
+    pub candidate_zero: Table,
+    pub candidate_cell_id: u32,
+    pub width: i32,
+    pub height: i32,
+}
+
+const _: () = assert!(core::mem::size_of::<GolAliveCreateCandidates>() == 52);
+
+impl GolAliveCreateCandidates {
+    /// The table the host wrote at byte `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` is the address of a `GolAliveCreateCandidates` written by the host (runtime/kernels.ts), aligned to 4.
+    #[inline(always)]
+    pub unsafe fn read(ptr: u32) -> Self {
+        // SAFETY: the caller guarantees a written, aligned table at `ptr`.
+        unsafe { core::ptr::read(ptr as usize as *const Self) }
+    }
+}
+
+static GOL_ALIVE_CREATE_CANDIDATES_DESCRIPTOR: [u8; 180] =
+    *b"cellId:offset,isNew:offset,cells:ranks,cellAgent:offset,cellState:offset,allocator:alloc_state,candidateType:type_id,candidateZero:zero,candidateCellId:offset,width:i32,height:i32\0";
+
+/// The descriptor of `GolAliveCreateCandidates` (NUL-terminated "name:abi,…"), checked by the host at binding.
+#[no_mangle]
+pub extern "C" fn smmo_params_gol_alive_create_candidates() -> u32 {
+    GOL_ALIVE_CREATE_CANDIDATES_DESCRIPTOR.as_ptr() as u32
+}
+
+/// Parameters of `gol_alive_prepare` (declared by game-of-life: Alive.prepare).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct GolAlivePrepare {
+    pub cell_id: u32,
+    pub action: u32,
+    pub is_new: u32,
+    pub cells: Table,
+    pub cell_state: u32,
+    pub width: i32,
+    pub height: i32,
+}
+
+const _: () = assert!(core::mem::size_of::<GolAlivePrepare>() == 32);
+
+impl GolAlivePrepare {
+    /// The table the host wrote at byte `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` is the address of a `GolAlivePrepare` written by the host (runtime/kernels.ts), aligned to 4.
+    #[inline(always)]
+    pub unsafe fn read(ptr: u32) -> Self {
+        // SAFETY: the caller guarantees a written, aligned table at `ptr`.
+        unsafe { core::ptr::read(ptr as usize as *const Self) }
+    }
+}
+
+static GOL_ALIVE_PREPARE_DESCRIPTOR: [u8; 91] =
+    *b"cellId:offset,action:offset,isNew:offset,cells:ranks,cellState:offset,width:i32,height:i32\0";
+
+/// The descriptor of `GolAlivePrepare` (NUL-terminated "name:abi,…"), checked by the host at binding.
+#[no_mangle]
+pub extern "C" fn smmo_params_gol_alive_prepare() -> u32 {
+    GOL_ALIVE_PREPARE_DESCRIPTOR.as_ptr() as u32
+}
+
+/// Parameters of `gol_alive_update` (declared by game-of-life: Alive.update).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct GolAliveUpdate {
+    pub cell_id: u32,
+    pub action: u32,
+    pub is_new: u32,
+    pub cells: Table,
+    pub cell_agent: u32,
+    pub cell_state: u32,
+    pub allocator: u32,
+    pub candidate_type: u32,
+    pub candidate_zero: Table,
+    pub candidate_cell_id: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<GolAliveUpdate>() == 48);
+
+impl GolAliveUpdate {
+    /// The table the host wrote at byte `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` is the address of a `GolAliveUpdate` written by the host (runtime/kernels.ts), aligned to 4.
+    #[inline(always)]
+    pub unsafe fn read(ptr: u32) -> Self {
+        // SAFETY: the caller guarantees a written, aligned table at `ptr`.
+        unsafe { core::ptr::read(ptr as usize as *const Self) }
+    }
+}
+
+static GOL_ALIVE_UPDATE_DESCRIPTOR: [u8; 173] =
+    *b"cellId:offset,action:offset,isNew:offset,cells:ranks,cellAgent:offset,cellState:offset,allocator:alloc_state,candidateType:type_id,candidateZero:zero,candidateCellId:offset\0";
+
+/// The descriptor of `GolAliveUpdate` (NUL-terminated "name:abi,…"), checked by the host at binding.
+#[no_mangle]
+pub extern "C" fn smmo_params_gol_alive_update() -> u32 {
+    GOL_ALIVE_UPDATE_DESCRIPTOR.as_ptr() as u32
+}
+
+/// Parameters of `gol_candidate_prepare` (declared by game-of-life: Candidate.prepare).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct GolCandidatePrepare {
+    pub cell_id: u32,
+    pub action: u32,
+    pub cells: Table,
+    pub cell_state: u32,
+    pub width: i32,
+    pub height: i32,
+}
+
+const _: () = assert!(core::mem::size_of::<GolCandidatePrepare>() == 28);
+
+impl GolCandidatePrepare {
+    /// The table the host wrote at byte `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` is the address of a `GolCandidatePrepare` written by the host (runtime/kernels.ts), aligned to 4.
+    #[inline(always)]
+    pub unsafe fn read(ptr: u32) -> Self {
+        // SAFETY: the caller guarantees a written, aligned table at `ptr`.
+        unsafe { core::ptr::read(ptr as usize as *const Self) }
+    }
+}
+
+static GOL_CANDIDATE_PREPARE_DESCRIPTOR: [u8; 78] = *b"cellId:offset,action:offset,cells:ranks,cellState:offset,width:i32,height:i32\0";
+
+/// The descriptor of `GolCandidatePrepare` (NUL-terminated "name:abi,…"), checked by the host at binding.
+#[no_mangle]
+pub extern "C" fn smmo_params_gol_candidate_prepare() -> u32 {
+    GOL_CANDIDATE_PREPARE_DESCRIPTOR.as_ptr() as u32
+}
+
+/// Parameters of `gol_candidate_update` (declared by game-of-life: Candidate.update).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct GolCandidateUpdate {
+    pub cell_id: u32,
+    pub action: u32,
+    pub cells: Table,
+    pub cell_agent: u32,
+    pub cell_state: u32,
+    pub allocator: u32,
+    pub alive_type: u32,
+    pub alive_zero: Table,
+    pub alive_cell_id: u32,
+    pub alive_is_new: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<GolCandidateUpdate>() == 48);
+
+impl GolCandidateUpdate {
+    /// The table the host wrote at byte `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` is the address of a `GolCandidateUpdate` written by the host (runtime/kernels.ts), aligned to 4.
+    #[inline(always)]
+    pub unsafe fn read(ptr: u32) -> Self {
+        // SAFETY: the caller guarantees a written, aligned table at `ptr`.
+        unsafe { core::ptr::read(ptr as usize as *const Self) }
+    }
+}
+
+static GOL_CANDIDATE_UPDATE_DESCRIPTOR: [u8; 166] =
+    *b"cellId:offset,action:offset,cells:ranks,cellAgent:offset,cellState:offset,allocator:alloc_state,aliveType:type_id,aliveZero:zero,aliveCellId:offset,aliveIsNew:offset\0";
+
+/// The descriptor of `GolCandidateUpdate` (NUL-terminated "name:abi,…"), checked by the host at binding.
+#[no_mangle]
+pub extern "C" fn smmo_params_gol_candidate_update() -> u32 {
+    GOL_CANDIDATE_UPDATE_DESCRIPTOR.as_ptr() as u32
+}
+
 /// Parameters of `nbody_compute_force` (declared by nbody: Body.computeForce, collision: Body.computeForce).
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -257,6 +445,47 @@ pub extern "C" fn smmo_params_wator_fish_prepare() -> u32 {
     WATOR_FISH_PREPARE_DESCRIPTOR.as_ptr() as u32
 }
 
+/// Parameters of `wator_fish_update` (declared by wa-tor: Fish.update).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct WatorFishUpdate {
+    pub random_state: [u32; 4],
+    pub position: u32,
+    pub new_position: u32,
+    pub egg_timer: u32,
+    pub cell_agent: u32,
+    pub allocator: u32,
+    pub child_type: u32,
+    pub child_zero: Table,
+    pub child_random_state: [u32; 4],
+    pub child_position: u32,
+    pub child_new_position: u32,
+    pub child_egg_timer: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<WatorFishUpdate>() == 76);
+
+impl WatorFishUpdate {
+    /// The table the host wrote at byte `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` is the address of a `WatorFishUpdate` written by the host (runtime/kernels.ts), aligned to 4.
+    #[inline(always)]
+    pub unsafe fn read(ptr: u32) -> Self {
+        // SAFETY: the caller guarantees a written, aligned table at `ptr`.
+        unsafe { core::ptr::read(ptr as usize as *const Self) }
+    }
+}
+
+static WATOR_FISH_UPDATE_DESCRIPTOR: [u8; 238] =
+    *b"randomState:offset[4],position:offset,newPosition:offset,eggTimer:offset,cellAgent:offset,allocator:alloc_state,childType:type_id,childZero:zero,childRandomState:offset[4],childPosition:offset,childNewPosition:offset,childEggTimer:offset\0";
+
+/// The descriptor of `WatorFishUpdate` (NUL-terminated "name:abi,…"), checked by the host at binding.
+#[no_mangle]
+pub extern "C" fn smmo_params_wator_fish_update() -> u32 {
+    WATOR_FISH_UPDATE_DESCRIPTOR.as_ptr() as u32
+}
+
 /// Parameters of `wator_shark_prepare` (declared by wa-tor: Shark.prepare).
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -293,4 +522,48 @@ static WATOR_SHARK_PREPARE_DESCRIPTOR: [u8; 168] =
 #[no_mangle]
 pub extern "C" fn smmo_params_wator_shark_prepare() -> u32 {
     WATOR_SHARK_PREPARE_DESCRIPTOR.as_ptr() as u32
+}
+
+/// Parameters of `wator_shark_update` (declared by wa-tor: Shark.update).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct WatorSharkUpdate {
+    pub random_state: [u32; 4],
+    pub position: u32,
+    pub new_position: u32,
+    pub egg_timer: u32,
+    pub energy: u32,
+    pub cell_agent: u32,
+    pub allocator: u32,
+    pub fish_type: u32,
+    pub child_type: u32,
+    pub child_zero: Table,
+    pub child_random_state: [u32; 4],
+    pub child_position: u32,
+    pub child_new_position: u32,
+    pub child_egg_timer: u32,
+    pub child_energy: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<WatorSharkUpdate>() == 88);
+
+impl WatorSharkUpdate {
+    /// The table the host wrote at byte `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` is the address of a `WatorSharkUpdate` written by the host (runtime/kernels.ts), aligned to 4.
+    #[inline(always)]
+    pub unsafe fn read(ptr: u32) -> Self {
+        // SAFETY: the caller guarantees a written, aligned table at `ptr`.
+        unsafe { core::ptr::read(ptr as usize as *const Self) }
+    }
+}
+
+static WATOR_SHARK_UPDATE_DESCRIPTOR: [u8; 288] =
+    *b"randomState:offset[4],position:offset,newPosition:offset,eggTimer:offset,energy:offset,cellAgent:offset,allocator:alloc_state,fishType:type_id,childType:type_id,childZero:zero,childRandomState:offset[4],childPosition:offset,childNewPosition:offset,childEggTimer:offset,childEnergy:offset\0";
+
+/// The descriptor of `WatorSharkUpdate` (NUL-terminated "name:abi,…"), checked by the host at binding.
+#[no_mangle]
+pub extern "C" fn smmo_params_wator_shark_update() -> u32 {
+    WATOR_SHARK_UPDATE_DESCRIPTOR.as_ptr() as u32
 }

@@ -1,6 +1,6 @@
 //! Kernels of apps/wa-tor/model.ts: the four passes that neither create nor delete objects
-//! (`Cell.prepare`, `Cell.decide`, `Fish.prepare`, `Shark.prepare`; the update passes
-//! allocate, and the allocator is TypeScript). Declared in apps/wa-tor/kernels.ts.
+//! (`Cell.prepare`, `Cell.decide`, `Fish.prepare`, `Shark.prepare`; the update passes,
+//! which do, are in wator_update.rs). Declared in apps/wa-tor/kernels.ts.
 //!
 //! Every export takes the fixed kernel arguments `(list, from, to, blocks, block_bytes)` of
 //! the crate root's kernel contract, then the parameters of its spec, in order. Field offsets

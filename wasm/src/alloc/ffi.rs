@@ -1,5 +1,5 @@
-//! The allocator's exports: what runtime/allocator.ts (the host binding) calls. A Rust
-//! kernel of this module calls `core::Alloc` directly instead.
+//! The allocator's exports: what runtime/allocator.ts (the host binding) calls, and what an
+//! allocating Rust kernel calls too (objects.rs: the same dispatch and error reporting).
 //!
 //! Conventions:
 //!  - `st` is the word index (byte address / 4) of the calling thread's state, from
