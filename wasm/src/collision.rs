@@ -142,6 +142,8 @@ pub unsafe extern "C" fn collision_prepare_merge(list: u32, from: u32, to: u32, 
                         // SAFETY: slot t < 32 of block ob's arrays (a block of the pass):
                         // fields no method writes during this pass.
                         let (ox, oy, om) = unsafe { (*ox.add(t), *oy.add(t), *om.add(t)) };
+                        // As the TypeScript method: a NaN mass compares false either way.
+                        #[allow(clippy::neg_cmp_op_on_partial_ord)]
                         if !(om < m) {
                             return; // lighter bodies only (so never this one)
                         }
@@ -229,7 +231,7 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
                 Some(x) => x,
                 // B is a Body of the pass, so one source has its type: unreachable by
                 // construction (a trap, rather than a wrong answer, if that ever breaks).
-                None => core::arch::wasm32::unreachable(),
+                None => crate::trap(),
             };
             let [bx_off, by_off, bm_off] = bf.fields;
             let [bt_off] = bref.fields;
@@ -273,6 +275,8 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
                         // SAFETY: slot t < 32 of block ob's arrays (a block of the pass):
                         // fields no method writes during this pass.
                         let (ox, oy, om) = unsafe { (*ox.add(t), *oy.add(t), *om.add(t)) };
+                        // As the TypeScript method: a NaN mass compares false either way.
+                        #[allow(clippy::neg_cmp_op_on_partial_ord)]
                         if !(om > bm) {
                             return;
                         }

@@ -186,7 +186,7 @@ impl Bits {
     #[inline(always)]
     fn bytes(self) -> u32 {
         let n = self.0;
-        (n & 1) * 0xff | (n & 2) * 0x7f80 | (n & 4) * 0x3f_c000 | (n & 8) * 0x1fe0_0000
+        ((n & 1) * 0xff) | ((n & 2) * 0x7f80) | ((n & 4) * 0x3f_c000) | ((n & 8) * 0x1fe0_0000)
     }
 }
 

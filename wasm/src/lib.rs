@@ -50,6 +50,21 @@ fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
     core::arch::wasm32::unreachable()
 }
 
+/// Stop the module: a trap (the host sees a WebAssembly RuntimeError). Only wasm32 builds
+/// run this crate; on another target it is merely checked (scripts/lint-rust.mjs runs
+/// clippy for the host), where this panics instead.
+#[inline(always)]
+pub(crate) fn trap() -> ! {
+    #[cfg(target_arch = "wasm32")]
+    {
+        core::arch::wasm32::unreachable()
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        panic!("trap")
+    }
+}
+
 pub mod alloc;
 mod blocks;
 pub mod collision;

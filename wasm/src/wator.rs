@@ -202,6 +202,7 @@ pub unsafe extern "C" fn wator_cell_decide(list: u32, from: u32, to: u32, blocks
 /// `h`'s cell, which only the agent on that cell raises, or the STAY flag of `h`'s own cell;
 /// so no other agent writes those bytes in the same pass (model.ts: Who writes what).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // the agent's stream, fields and the two types: all per call
 unsafe fn request_move(
     heap: Heap,
     h: u32,

@@ -452,10 +452,7 @@ pub extern "C" fn smmo_bitmap_scan_find_set(base: u32, bits: u32, seed: u32, rot
 #[no_mangle]
 pub extern "C" fn smmo_bitmap_find_and_clear(base: u32, bits: u32, seed: u32, rotate: u32, spin: u32, max: u32) -> i32 {
     // SAFETY: as in smmo_bitmap_set.
-    match unsafe { standalone(base, bits).find_and_clear::<Atomic>(&env(spin, max, rotate), seed) } {
-        Ok(p) => p,
-        Err(_) => -2,
-    }
+    unsafe { standalone(base, bits).find_and_clear::<Atomic>(&env(spin, max, rotate), seed) }.unwrap_or(-2)
 }
 
 /// Set every position (formatting; nothing else may use the bitmap meanwhile).
