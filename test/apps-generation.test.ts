@@ -18,6 +18,7 @@ import {
   digest,
   digestOf,
   init,
+  picture,
   pixelOf,
   startFromCells,
   startFromParams,
@@ -153,6 +154,32 @@ test('a row of three: worked by hand for 3 steps, then the dying cells age out a
     t.deepEqual(alives(rt, 5), ['2,2:0']);
     t.is(rt.count(Candidate), 8, 'the lone survivor keeps its 8 neighbours as Candidates');
     rt.validateHeap();
+  } finally {
+    await rt.close();
+  }
+});
+
+test('picture: empty 0, Candidate 1, an Alive the grey level of its state', async (t) => {
+  const rt = await runtimeFor(
+    startFromCells(5, 5, [
+      [1, 2],
+      [2, 2],
+      [3, 2],
+    ]),
+  );
+  try {
+    await step(rt);
+    await step(rt);
+    const p = picture(rt);
+    t.deepEqual([p.width, p.height, p.palette.length], [5, 5, 256]);
+    const at = (x: number, y: number): number => p.pixels[y * 5 + x]!;
+    t.is(at(2, 2), pixelOf(0));
+    t.is(at(2, 1), pixelOf(1));
+    t.is(at(1, 2), pixelOf(2));
+    t.is(at(1, 1), 1, 'a Candidate');
+    t.deepEqual([...p.palette[pixelOf(0)]!], [255, 255, 255]);
+    t.true(p.palette[pixelOf(2)]![0]! < 255, 'dying cells are darker');
+    t.is(at(0, 0), 0, 'empty: never next to a new Alive');
   } finally {
     await rt.close();
   }
