@@ -90,12 +90,14 @@ export const SIZES: Readonly<Record<SizeName, Readonly<Record<string, { params: 
     collision: { params: { bodies: 3000 }, iterations: 5 },
     'wa-tor': { params: { width: 256, height: 256 }, iterations: 30 },
     'game-of-life': { params: { width: 256, height: 256 }, iterations: 20 },
+    generation: { params: { width: 256, height: 256, cross: 20 }, iterations: 20 },
   },
   medium: {
     nbody: { params: { bodies: 6000 }, iterations: 5 },
     collision: { params: { bodies: 6000 }, iterations: 5 },
     'wa-tor': { params: { width: 512, height: 512 }, iterations: 30 },
     'game-of-life': { params: { width: 512, height: 512 }, iterations: 20 },
+    generation: { params: { width: 512, height: 512, cross: 40 }, iterations: 20 },
   },
 };
 
@@ -335,7 +337,7 @@ function median(xs: readonly number[]): number {
 function digestsAgree(a: number, b: number): { agrees: boolean; rel: number } {
   if (a === b) return { agrees: true, rel: 0 };
   const rel = Math.abs(a - b) / Math.max(Math.abs(a), 1);
-  // Integer digests (wa-tor, game-of-life: counts plus a hash) must be equal.
+  // Integer digests (wa-tor, game-of-life, generation: counts plus a hash) must be equal.
   return { agrees: !(Number.isInteger(a) && Number.isInteger(b)) && rel <= DIGEST_REL, rel };
 }
 
