@@ -14,6 +14,7 @@ export const APPS: ReadonlyMap<string, URL> = new Map([
   ['collision', new URL('./collision/index.js', import.meta.url)],
   ['wa-tor', new URL('./wa-tor/index.js', import.meta.url)],
   ['game-of-life', new URL('./game-of-life/index.js', import.meta.url)],
+  ['traffic', new URL('./traffic/index.js', import.meta.url)],
 ]);
 
 /** Names of every registered app, in registry order. */

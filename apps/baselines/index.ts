@@ -13,6 +13,7 @@ export const BASELINES: ReadonlyMap<string, Readonly<Record<'aos' | 'soa', Loade
   ['collision', { aos: () => import('../collision/baseline_aos.js'), soa: () => import('../collision/baseline_soa.js') }],
   ['wa-tor', { aos: () => import('../wa-tor/baseline_aos.js'), soa: () => import('../wa-tor/baseline_soa.js') }],
   ['game-of-life', { aos: () => import('../game-of-life/baseline_aos.js'), soa: () => import('../game-of-life/baseline_soa.js') }],
+  ['traffic', { aos: () => import('../traffic/baseline_aos.js'), soa: () => import('../traffic/baseline_soa.js') }],
 ]);
 
 /** The baseline of `app` with `layout`; undefined when the app has none. */
