@@ -90,12 +90,14 @@ export const SIZES: Readonly<Record<SizeName, Readonly<Record<string, { params: 
     collision: { params: { bodies: 3000 }, iterations: 5 },
     'wa-tor': { params: { width: 256, height: 256 }, iterations: 30 },
     'game-of-life': { params: { width: 256, height: 256 }, iterations: 20 },
+    traffic: { params: { intersections: 500 }, iterations: 200 },
   },
   medium: {
     nbody: { params: { bodies: 6000 }, iterations: 5 },
     collision: { params: { bodies: 6000 }, iterations: 5 },
     'wa-tor': { params: { width: 512, height: 512 }, iterations: 30 },
     'game-of-life': { params: { width: 512, height: 512 }, iterations: 20 },
+    traffic: { params: { intersections: 2000 }, iterations: 200 },
   },
 };
 
@@ -107,9 +109,10 @@ export function paramsFor(app: App, given: AppParams): AppParams {
   return p;
 }
 
-/** '1000 bodies', '128×128'. */
+/** '1000 bodies', '128×128', '500 intersections'. */
 export function sizeLabel(params: AppParams): string {
   if (params['bodies'] !== undefined) return `${params['bodies']} bodies`;
+  if (params['intersections'] !== undefined) return `${params['intersections']} intersections`;
   if (params['width'] !== undefined) return `${params['width']}×${params['height']}`;
   return Object.entries(params)
     .map(([k, v]) => `${k}=${v}`)
@@ -335,7 +338,7 @@ function median(xs: readonly number[]): number {
 function digestsAgree(a: number, b: number): { agrees: boolean; rel: number } {
   if (a === b) return { agrees: true, rel: 0 };
   const rel = Math.abs(a - b) / Math.max(Math.abs(a), 1);
-  // Integer digests (wa-tor, game-of-life: counts plus a hash) must be equal.
+  // Integer digests (wa-tor, game-of-life, traffic: counts plus a hash) must be equal.
   return { agrees: !(Number.isInteger(a) && Number.isInteger(b)) && rel <= DIGEST_REL, rel };
 }
 

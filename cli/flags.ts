@@ -147,7 +147,7 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
     name: 'render',
     kind: 'path',
     value: 'FILE',
-    description: 'wa-tor, game-of-life: write the final state as a PNG picture, one cell per pixel',
+    description: 'wa-tor, game-of-life, traffic: write the final state as a PNG picture (grids: a pixel per cell; traffic: the street map)',
   },
   {
     name: 'render-every',
@@ -337,7 +337,9 @@ function stateAndRenderFlags(
     return out;
   }
   if (app.picture === undefined) {
-    throw new CliUsageError(`${where}: --render: this app has no picture; pictures are drawn by the grid apps (wa-tor, game-of-life)`);
+    throw new CliUsageError(
+      `${where}: --render: this app has no picture; pictures are drawn by the grid apps (wa-tor, game-of-life) and traffic`,
+    );
   }
   out.render = { path: String(render), ...(every !== undefined ? { every } : {}), ...(scale !== undefined ? { scale } : {}) };
   return out;
