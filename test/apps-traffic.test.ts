@@ -128,6 +128,61 @@ test('one car on a hand-built street: position and velocity after each step', as
   }
 });
 
+/**
+ * Two streets merging without a light (cells 0 and 1 both lead to cell 2, which leads to
+ * cell 1): a network the generator never builds. Both cars (keys 1 and 2: no slow-down in
+ * iteration 0) have the path [2] (cell 1 is occupied) and drive into cell 2; the second move throws, in smmo and in the AOS baseline.
+ */
+function merge(): Network {
+  const base = street();
+  const cells = 4;
+  const outgoing = Int32Array.from([2, -1, -1, -1, 2, -1, -1, -1, 1, -1, -1, -1, 0, -1, -1, -1]);
+  return {
+    ...base,
+    cells,
+    maxVelocity: new Uint8Array(cells).fill(9),
+    currentMaxVelocity: new Uint8Array(cells).fill(9),
+    numOutgoing: new Uint8Array(cells).fill(1),
+    outgoing,
+    isTarget: new Uint8Array(cells),
+    isProducer: new Uint8Array(cells),
+    producerKey: new Uint32Array(cells),
+    x: new Float32Array(cells),
+    y: new Float32Array(cells),
+    lights: 0,
+    lightCells: new Int32Array(0),
+    lightNumCells: new Uint8Array(0),
+  };
+}
+
+test('two cars driving into one cell (a merge without a light) is an error, not an overwrite', async (t) => {
+  t.false(draw(1, 0, 11) < SLOW_DOWN_THRESHOLD);
+  t.false(draw(2, 0, 11) < SLOW_DOWN_THRESHOLD);
+  const rt = await runtime(1, 8 << 20);
+  try {
+    initFromNetwork(rt, merge());
+    const handles: number[] = [];
+    rt.deviceDo(Cell, (c) => void (handles[c.id] = c.handle));
+    spawnCar(rt.context, rt.get(Cell, handles[0]!), 1, 5);
+    spawnCar(rt.context, rt.get(Cell, handles[1]!), 2, 5);
+    await t.throwsAsync(step(rt, 0), { message: /two cars drive into cell 2/ });
+  } finally {
+    await rt.close();
+  }
+  // The AOS baseline, with the same two cars placed by hand.
+  const aos = new TrafficAos(merge()) as unknown as { cars: unknown[]; cells: { car: unknown }[] };
+  const cellsA = aos.cells;
+  for (const [cell, key] of [
+    [0, 1],
+    [1, 2],
+  ] as const) {
+    const car = { path: [], position: cellsA[cell], velocity: 0, maxVelocity: 5, key, arrived: false };
+    cellsA[cell]!.car = car;
+    aos.cars.push(car);
+  }
+  t.throws(() => (aos as unknown as TrafficAos).step(0), { message: /two cars drive into cell 2/ });
+});
+
 test('the network: deterministic, degrees at most 4, every street ends red, lights over incoming cells', (t) => {
   const a = buildNetwork(60, 42);
   const b = buildNetwork(60, 42);
