@@ -91,6 +91,7 @@ export const SIZES: Readonly<Record<SizeName, Readonly<Record<string, { params: 
     'wa-tor': { params: { width: 256, height: 256 }, iterations: 30 },
     'game-of-life': { params: { width: 256, height: 256 }, iterations: 20 },
     generation: { params: { width: 256, height: 256, cross: 20 }, iterations: 20 },
+    traffic: { params: { intersections: 500 }, iterations: 200 },
   },
   medium: {
     nbody: { params: { bodies: 6000 }, iterations: 5 },
@@ -98,6 +99,7 @@ export const SIZES: Readonly<Record<SizeName, Readonly<Record<string, { params: 
     'wa-tor': { params: { width: 512, height: 512 }, iterations: 30 },
     'game-of-life': { params: { width: 512, height: 512 }, iterations: 20 },
     generation: { params: { width: 512, height: 512, cross: 40 }, iterations: 20 },
+    traffic: { params: { intersections: 2000 }, iterations: 200 },
   },
 };
 
@@ -109,9 +111,10 @@ export function paramsFor(app: App, given: AppParams): AppParams {
   return p;
 }
 
-/** '1000 bodies', '128×128'. */
+/** '1000 bodies', '128×128', '500 intersections'. */
 export function sizeLabel(params: AppParams): string {
   if (params['bodies'] !== undefined) return `${params['bodies']} bodies`;
+  if (params['intersections'] !== undefined) return `${params['intersections']} intersections`;
   if (params['width'] !== undefined) return `${params['width']}×${params['height']}`;
   return Object.entries(params)
     .map(([k, v]) => `${k}=${v}`)
@@ -337,7 +340,7 @@ function median(xs: readonly number[]): number {
 function digestsAgree(a: number, b: number): { agrees: boolean; rel: number } {
   if (a === b) return { agrees: true, rel: 0 };
   const rel = Math.abs(a - b) / Math.max(Math.abs(a), 1);
-  // Integer digests (wa-tor, game-of-life, generation: counts plus a hash) must be equal.
+  // Integer digests (wa-tor, game-of-life, generation, traffic: counts plus a hash) must be equal.
   return { agrees: !(Number.isInteger(a) && Number.isInteger(b)) && rel <= DIGEST_REL, rel };
 }
 

@@ -147,7 +147,8 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
     name: 'render',
     kind: 'path',
     value: 'FILE',
-    description: 'wa-tor, game-of-life, generation: write the final state as a PNG picture, one cell per pixel',
+    description:
+      'wa-tor, game-of-life, generation, traffic: write the final state as a PNG picture (grids: a pixel per cell; traffic: the street map)',
   },
   {
     name: 'render-every',
@@ -338,7 +339,7 @@ function stateAndRenderFlags(
   }
   if (app.picture === undefined) {
     throw new CliUsageError(
-      `${where}: --render: this app has no picture; pictures are drawn by the grid apps (wa-tor, game-of-life, generation)`,
+      `${where}: --render: this app has no picture; pictures are drawn by the grid apps (wa-tor, game-of-life, generation) and traffic`,
     );
   }
   out.render = { path: String(render), ...(every !== undefined ? { every } : {}), ...(scale !== undefined ? { scale } : {}) };

@@ -45,6 +45,7 @@ const SMALL: Record<string, AppParams> = {
   'wa-tor': { width: 40, height: 30 },
   'game-of-life': { width: 48, height: 32, density: 0.3 },
   generation: { width: 48, height: 32, density: 0.3 },
+  traffic: { intersections: 20 },
 };
 const K = 6;
 const SEED = 7;

@@ -14,6 +14,7 @@ export const BASELINES: ReadonlyMap<string, Readonly<Record<'aos' | 'soa', Loade
   ['wa-tor', { aos: () => import('../wa-tor/baseline_aos.js'), soa: () => import('../wa-tor/baseline_soa.js') }],
   ['game-of-life', { aos: () => import('../game-of-life/baseline_aos.js'), soa: () => import('../game-of-life/baseline_soa.js') }],
   ['generation', { aos: () => import('../generation/baseline_aos.js'), soa: () => import('../generation/baseline_soa.js') }],
+  ['traffic', { aos: () => import('../traffic/baseline_aos.js'), soa: () => import('../traffic/baseline_soa.js') }],
 ]);
 
 /** The baseline of `app` with `layout`; undefined when the app has none. */
