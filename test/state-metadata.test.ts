@@ -1,22 +1,24 @@
 /**
- * State files (runtime/state.ts), the checks of each file's schema metadata (readInfo) and
- * nonFiniteValues, in-process: issue 17's mutation run (docs/mutation.md) found them
- * checked only through the CLI tests of test/state, or not at all. Every state here is
- * written by writeState and then edited with apache-arrow, one metadata key at a time.
+ * State files (runtime/state.ts), in-process: the checks of each file's schema metadata
+ * (readInfo), of the directory and the file (readState, readArrowFile), files of several
+ * record batches with rows in any order (readClass), and nonFiniteValues. Issue 17's
+ * mutation run (docs/mutation.md) found these checked only through the CLI tests of
+ * test/state, or not at all. Every state here is written by writeState and then edited
+ * with apache-arrow.
  */
 import test from 'ava';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RecordBatch, Schema, Table, tableFromIPC, tableToIPC } from 'apache-arrow';
-import { createRuntime, f32, f64, i32, object } from '../index.js';
+import { Bool, makeData, makeVector, RecordBatch, Schema, Struct, Table, tableFromIPC, tableToIPC, type Data } from 'apache-arrow';
+import { bool, createRuntime, f32, f64, i32, object } from '../index.js';
 import { nonFiniteValues, readState, StateFileError, writeState, type StateInfo } from '../runtime/state.js';
 
 const work = mkdtempSync(join(tmpdir(), 'smmo-state-meta-'));
 test.after.always(() => rmSync(work, { recursive: true, force: true }));
 let dirs = 0;
 
-class Probe extends object({ p: f32, q: f64, k: i32 }) {}
+class Probe extends object({ p: f32, q: f64, k: i32, b: bool }) {}
 class Other extends object({ x: f32 }) {}
 const CLASSES = [Probe, Other];
 const INFO: StateInfo = { app: 'test', iterations: 3, seed: 7, params: { n: 40, name: 'x', none: null }, appState: { width: 2 } };
@@ -25,7 +27,7 @@ const INFO: StateInfo = { app: 'test', iterations: 3, seed: 7, params: { n: 40, 
 async function stateOf(values: [number, number][] = [[1, 2]], info: StateInfo = INFO): Promise<string> {
   const rt = await createRuntime({ classes: CLASSES, heap: 4 << 20, checked: true });
   try {
-    values.forEach(([p, q], k) => rt.create(Probe, { p, q, k }));
+    values.forEach(([p, q], k) => rt.create(Probe, { p, q, k, b: k % 3 === 1 }));
     rt.create(Other, { x: 1 });
     const dir = join(work, `s${dirs++}`);
     writeState(rt, dir, info);
@@ -127,4 +129,107 @@ test('nonFiniteValues: one line per float column holding NaN or ±Infinity, with
   t.deepEqual(nonFiniteValues(readState(infOnly, CLASSES)), [`Probe.p: 1 ±Infinity of 1 values (state ${join(infOnly, 'Probe.arrow')})`]);
   const nanOnly = await stateOf([[0, NaN]]);
   t.deepEqual(nonFiniteValues(readState(nanOnly, CLASSES)), [`Probe.q: 1 NaN of 1 values (state ${join(nanOnly, 'Probe.arrow')})`]);
+});
+
+test('readState: files other than <Class>.arrow are ignored; an unknown or missing class file names the classes', async (t) => {
+  const dir = await stateOf();
+  writeFileSync(join(dir, 'notes.txt'), 'not a class');
+  writeFileSync(join(dir, 'Probe.arrow.bak'), 'not a class either');
+  t.is(readState(dir, CLASSES).classes.length, 2, 'other files ignored');
+  writeFileSync(join(dir, 'Planet.arrow'), readFileSync(join(dir, 'Other.arrow')));
+  t.throws(() => readState(dir, CLASSES), {
+    instanceOf: StateFileError,
+    message: /Planet\.arrow \(class Planet\): the app has no concrete class Planet \(its classes: Probe, Other\); a state of another app\?/,
+  });
+  rmSync(join(dir, 'Planet.arrow'));
+  rmSync(join(dir, 'Other.arrow'));
+  t.throws(() => readState(dir, CLASSES), {
+    instanceOf: StateFileError,
+    message: /Other\.arrow \(class Other\): is missing: a state holds one file per concrete class \(Probe, Other\)/,
+  });
+});
+
+test('readState: the app and the dump each file belongs to are named when they disagree', async (t) => {
+  const dir = await stateOf();
+  t.throws(() => readState(dir, CLASSES, 'nbody'), { instanceOf: StateFileError, message: /was written by app 'test', not 'nbody'/ });
+  editMeta(join(dir, 'Other.arrow'), (m) => m.set('smmo.seed', '8'));
+  t.throws(() => readState(dir, CLASSES, 'test'), {
+    instanceOf: StateFileError,
+    message: new RegExp(
+      `Other\\.arrow \\(class Other\\): does not belong with ${join(dir, 'Probe.arrow').replace(/[.\\/]/g, '\\$&')}: ` +
+        'app/iterations/seed test/3/8 vs test/3/7; files of different dumps were mixed',
+    ),
+  });
+});
+
+test('readArrowFile: the magic at both ends, a file too short to hold both, and an unreadable body', async (t) => {
+  const dir = await stateOf();
+  const file = join(dir, 'Probe.arrow');
+  const refused = (bytes: string | Buffer, re: RegExp): void => {
+    writeFileSync(file, bytes);
+    t.throws(() => readState(dir, CLASSES), { instanceOf: StateFileError, message: re }, String(bytes).slice(0, 20));
+  };
+  refused('ARROW1', /is truncated \(6 bytes; an Arrow IPC file ends with ARROW1\)/);
+  refused('ARROW1ARROW', /is truncated \(11 bytes/);
+  // 12 bytes with the magic at both ends: not truncated, but no Arrow file either.
+  refused('ARROW1ARROW1', /is not a readable Arrow IPC file \(.+\)$/);
+  refused(Buffer.concat([Buffer.from('ARROW1'), Buffer.alloc(64, 0xff), Buffer.from('ARROW1')]), /is not a readable Arrow IPC file \(/);
+});
+
+/** The rows of `tbl` in the order `perm`, as record batches of the sizes `sizes`. */
+function reordered(tbl: Table, perm: number[], sizes: number[]): Table {
+  const fields = tbl.schema.fields;
+  const batches: RecordBatch[] = [];
+  let from = 0;
+  for (const size of sizes) {
+    const rows = perm.slice(from, from + size);
+    from += size;
+    const children: Data[] = fields.map((f) => {
+      const vec = tbl.getChild(f.name)!;
+      if (String(f.type) === 'Bool') {
+        const bits = new Uint8Array(Math.ceil(size / 8));
+        rows.forEach((r, i) => {
+          if (vec.get(r) === true) bits[i >>> 3]! |= 1 << (i & 7);
+        });
+        return makeData({ type: new Bool(), length: size, data: bits });
+      }
+      const all = vec.toArray() as Float32Array;
+      const Ctor = all.constructor as new (n: number) => Float32Array;
+      const values = new Ctor(size);
+      rows.forEach((r, i) => (values[i] = all[r]!));
+      return makeVector(values).data[0]!;
+    });
+    batches.push(new RecordBatch(tbl.schema, makeData({ type: new Struct(fields), length: size, children })));
+  }
+  return new Table(tbl.schema, batches);
+}
+
+test('readClass: a file of several record batches with its rows in any order loads as the sorted single batch', async (t) => {
+  const values: [number, number][] = Array.from({ length: 23 }, (_, i) => [i / 4, -i * Math.PI]);
+  const dir = await stateOf(values);
+  const want = readState(dir, CLASSES);
+  const file = join(dir, 'Probe.arrow');
+  const tbl = tableFromIPC(readFileSync(file));
+  // A shuffle (i → 7i mod 23), not a reversal, in batches of 5, 1, 9 and 8 rows.
+  const perm = Array.from({ length: 23 }, (_, i) => (7 * i) % 23);
+  writeFileSync(file, tableToIPC(reordered(tbl, perm, [5, 1, 9, 8]), 'file'));
+  t.is(tableFromIPC(readFileSync(file)).batches.length, 4);
+  const got = readState(dir, CLASSES);
+  const [a, b] = [want.classes[0]!, got.classes[0]!];
+  t.deepEqual([...b.handles], [...a.handles]);
+  for (const [k, col] of a.columns.entries()) t.deepEqual([...b.columns[k]!.values], [...col.values], col.name);
+  // Every row's bool is its own object's (b = k mod 3 = 1), not a neighbour's.
+  const ks = [...b.columns.find((c) => c.name === 'k')!.values];
+  t.deepEqual(
+    [...b.columns.find((c) => c.name === 'b')!.values],
+    ks.map((k) => (k % 3 === 1 ? 1 : 0)),
+  );
+  t.deepEqual(
+    [...ks].sort((x, y) => x - y),
+    [...values.keys()],
+  );
+  // In order, but in several batches.
+  writeFileSync(file, tableToIPC(reordered(tbl, [...tbl.getChild('handle')!.toArray().keys()], [10, 13]), 'file'));
+  const split = readState(dir, CLASSES).classes[0]!;
+  for (const [k, col] of a.columns.entries()) t.deepEqual([...split.columns[k]!.values], [...col.values], `${col.name}, two batches`);
 });
