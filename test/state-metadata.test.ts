@@ -10,7 +10,7 @@ import test from 'ava';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Bool, makeData, makeVector, RecordBatch, Schema, Struct, Table, tableFromIPC, tableToIPC, type Data } from 'apache-arrow';
+import { Bool, Field, makeData, makeVector, RecordBatch, Schema, Struct, Table, tableFromIPC, tableToIPC, type Data } from 'apache-arrow';
 import { bool, createRuntime, f32, f64, i32, object } from '../index.js';
 import { nonFiniteValues, readState, StateFileError, writeState, type StateInfo } from '../runtime/state.js';
 
@@ -63,19 +63,31 @@ test('readInfo: every metadata key is checked, naming the file and the class', a
   };
   refused('smmo.format', 'smmo-state/2', /has format 'smmo-state\/2', this smmo reads 'smmo-state\/1'/);
   refused('smmo.class', 'Other', /holds class 'Other'/);
-  for (const v of ['-1', '1.5', '3x', 'x3', '', '99999999999999999999']) {
+  for (const v of ['-1', '1.5', '3x', 'x3', '', '99999999999999999999', '1e3', '0x10', ' 3']) {
     refused('smmo.iterations', v, new RegExp(`metadata 'smmo.iterations' is '${v}', not a non-negative integer`));
   }
   refused('smmo.seed', '4294967296', /metadata 'smmo.seed' is 4294967296, beyond 4294967295/);
   for (const v of ['[1]', 'null', '3', '"s"', '{']) {
     refused('smmo.params', v, /metadata 'smmo.params' is not a JSON object \(/);
   }
+  refused('smmo.params', '[1]', /metadata 'smmo.params' is not a JSON object \(not a JSON object\)/);
+  refused('smmo.params', '{"n":1e999}', /metadata 'smmo.params' has n: null, not a number, a string or null/); // Infinity
+  refused('smmo.appState', '{"width":1e999}', /metadata 'smmo.appState' has width: null, not a finite number/);
   refused('smmo.params', '{"n":[64]}', /metadata 'smmo.params' has n: \[64\], not a number, a string or null/);
   refused('smmo.params', '{"n":true}', /metadata 'smmo.params' has n: true, not a number, a string or null/);
   refused('smmo.params', '{"n":{}}', /has n: \{\}/);
   refused('smmo.appState', '{"width":"2"}', /metadata 'smmo.appState' has width: "2", not a finite number/);
   refused('smmo.appState', '{"width":null}', /metadata 'smmo.appState' has width: null, not a finite number/);
   refused('smmo.appState', '[]', /metadata 'smmo.appState' is not a JSON object/);
+  // A key missing is named as missing, not as a malformed value.
+  for (const key of ['smmo.params', 'smmo.appState', 'smmo.seed']) {
+    writeFileSync(file, good);
+    editMeta(file, (m) => m.delete(key));
+    t.throws(() => readState(dir, CLASSES), {
+      instanceOf: StateFileError,
+      message: new RegExp(`\\(class Probe\\): has no schema metadata '${key}': not written by smmo --dump$`),
+    });
+  }
   // Another file of the same dump that disagrees (app, iterations or seed): mixed dumps.
   for (const [key, v] of [
     ['smmo.app', 'nbody'],
@@ -232,4 +244,33 @@ test('readClass: a file of several record batches with its rows in any order loa
   writeFileSync(file, tableToIPC(reordered(tbl, [...tbl.getChild('handle')!.toArray().keys()], [10, 13]), 'file'));
   const split = readState(dir, CLASSES).classes[0]!;
   for (const [k, col] of a.columns.entries()) t.deepEqual([...split.columns[k]!.values], [...col.values], `${col.name}, two batches`);
+});
+
+test('readClass: an extra column names the columns there should be; a missing handle column is named as such', async (t) => {
+  const dir = await stateOf();
+  const file = join(dir, 'Probe.arrow');
+  const good = readFileSync(file);
+  /** Rewrite Probe.arrow with the columns `names` (an old name, or [new name, old name]). */
+  const columns = (names: (string | [string, string])[]): void => {
+    const tbl = tableFromIPC(good);
+    const pick = names.map((n) => (typeof n === 'string' ? [n, n] : n));
+    const fields = pick.map(([to, from]) => {
+      const f = tbl.schema.fields.find((x) => x.name === from)!;
+      return new Field(to, f.type, f.nullable, f.metadata);
+    });
+    const schema = new Schema(fields, tbl.schema.metadata);
+    const batches = tbl.batches.map((b) => {
+      const children = pick.map(([, from]) => b.getChild(from)!.data[0]!);
+      return new RecordBatch(schema, makeData({ type: new Struct(fields), length: b.numRows, children }));
+    });
+    writeFileSync(file, tableToIPC(new Table(schema, batches), 'file'));
+  };
+  columns(['handle', 'p', 'q', ['kk', 'k'], 'b']);
+  t.throws(() => readState(dir, CLASSES), {
+    instanceOf: StateFileError,
+    message: /field kk\): is not a field of Probe \(its columns: handle, p, q, k, b\)/,
+  });
+  columns(['p', 'q', 'k', 'b']);
+  const e = t.throws(() => readState(dir, CLASSES), { instanceOf: StateFileError, message: /is missing \(the handle column, Uint32\)/ });
+  t.is(e?.field, 'handle');
 });

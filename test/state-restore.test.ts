@@ -87,6 +87,16 @@ test('restoreState refuses a runtime without a class of the state, or whose clas
   } finally {
     await changed.close();
   }
+  // Probe's fields in another order.
+  const Swapped = class Probe extends object({ k: i32, p: f32 }) {};
+  const swapped = await fresh([Swapped, Other]);
+  try {
+    const e = await t.throwsAsync(() => restoreState(swapped, state), { instanceOf: StateFileError });
+    t.is(e?.className, 'Probe');
+    t.regex(e?.message ?? '', /the runtime's Probe has fields k:i32, p:f32; the state's has p:f32, k:i32$/);
+  } finally {
+    await swapped.close();
+  }
 });
 
 test("stateBlocks: the blocks a state's objects fill, class by class (ceil(objects / slots))", async (t) => {
