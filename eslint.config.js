@@ -4,7 +4,7 @@ import { defineConfig, globalIgnores } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  globalIgnores(['dist/', 'node_modules/', 'wasm/target/', 'bench-results/', 'coverage/', '.carry/', '.gl/']),
+  globalIgnores(['dist/', 'node_modules/', 'wasm/target/', 'bench-results/', 'coverage/', '.carry/', '.gl/', '.stryker-tmp/', 'reports/']),
   tseslint.configs.recommended,
   {
     rules: {

@@ -488,3 +488,21 @@ test('set() of a set bit and clear() of a clear bit give up with ContentionError
   }
   t.deepEqual({ ...retryLimits }, saved);
 });
+
+// ------------------------------------------------------------------ indices() from an offset
+
+test('indices(out, at) writes from out[at] on, leaves out[0..at) alone and returns the count it wrote, not the end index', (t) => {
+  // ThreadContext.snapshotLists lists every class's blocks into one array, one class after
+  // the other (indices(blockList, at)); issue 17's mutation run found no test with at > 0.
+  for (const bits of [40, 1025, 32769]) {
+    const f = new Fixture(bits);
+    const set = [0, 1, 31, 33, bits - 1]; // ascending and distinct for every size here
+    for (const p of set) f.bm.set(p);
+    const out = new Uint32Array(16).fill(7);
+    const n = f.bm.view.indices(out, 5);
+    t.is(n, set.length, `bits=${bits}: count of set bits`);
+    t.deepEqual([...out.subarray(0, 5)], [7, 7, 7, 7, 7], `bits=${bits}: nothing before at`);
+    t.deepEqual([...out.subarray(5, 5 + n)], set, `bits=${bits}: the positions, ascending, from at`);
+    t.is(out[5 + n], 7, `bits=${bits}: nothing after the last`);
+  }
+});

@@ -487,3 +487,31 @@ test('a reference to an abstract class is matched in whichever subclass holds th
   t.is(r.code, EXIT_FAILURE);
   t.deepEqual(brief(r.rep.classes['Cell']!.fields['agent']), { kind: 'ref', maxAbs: 0, beyond: 2 });
 });
+
+test('a reference to an abstract class whose subclasses are matched differently (Fish by rank, Shark by handle) follows each subclass', async (t) => {
+  // Cell.agent is a ref(Agent), whose targets are the Fish and Shark classes: the targets
+  // on either side must be the same classes in the same order, or a Fish reference would
+  // be looked up among another class's handles (issue 17, mutation survivors in
+  // compareLoaded: the targets of one side not filtered to the field's target classes).
+  const build =
+    (shift: boolean, swap: boolean) =>
+    (rt: Runtime): void => {
+      const gone = shift ? rt.create(Fish) : null; // moves the Fish handles on one side
+      const f = rt.create(Fish);
+      const s = rt.create(Shark);
+      if (gone) rt.destroy(gone);
+      rt.create(Cell, { agent: f });
+      rt.create(Cell, { agent: s });
+      rt.create(Cell, { agent: swap ? f : s });
+    };
+  const a = await state('wa-tor', build(false, false));
+  let r = await report(a, await state('wa-tor', build(true, false)));
+  t.is(r.rep.classes['Fish']!.matchedBy, 'rank');
+  t.is(r.rep.classes['Shark']!.matchedBy, 'handle');
+  t.is(r.rep.classes['Cell']!.matchedBy, 'handle');
+  t.deepEqual(r.rep.classes['Cell']!.fields['agent'], { kind: 'ref', maxAbs: 0, beyond: 0 });
+  t.is(r.code, EXIT_OK);
+  r = await report(a, await state('wa-tor', build(true, true)));
+  t.deepEqual(r.rep.classes['Cell']!.fields['agent'], { kind: 'ref', maxAbs: 0, beyond: 1 });
+  t.is(r.code, EXIT_FAILURE);
+});
