@@ -253,7 +253,7 @@ test('readClass: an extra column names the columns there should be; a missing ha
   /** Rewrite Probe.arrow with the columns `names` (an old name, or [new name, old name]). */
   const columns = (names: (string | [string, string])[]): void => {
     const tbl = tableFromIPC(good);
-    const pick = names.map((n) => (typeof n === 'string' ? [n, n] : n));
+    const pick = names.map((n): [string, string] => (typeof n === 'string' ? [n, n] : n));
     const fields = pick.map(([to, from]) => {
       const f = tbl.schema.fields.find((x) => x.name === from)!;
       return new Field(to, f.type, f.nullable, f.metadata);
