@@ -20,8 +20,8 @@
 // One Stryker run per group (a module, or part of one, and its tests), in a sandbox copy
 // under .stryker-tmp/; Stryker's JSON reports go to reports/mutation/<group>.json, a summary
 // per group (score, time, every survivor with its dist/ place) to <group>.summary.json, and
-// the summary of the groups run is printed at the end and written to summary.json in the
-// same folder. Not part of CI (see docs/mutation.md for how long it
+// the summary of the groups run is printed at the end and written beside them as JSON (the
+// run's summary). Not part of CI (see docs/mutation.md for how long it
 // takes). The Rust allocator core has its own: npm run mutation:rust (docs/mutation-rust.md).
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
