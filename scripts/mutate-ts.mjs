@@ -60,7 +60,11 @@ const GROUPS = [
     tests: ['heap-validate'],
   },
   // The comparator (runtime/compare.ts) and smmo compare's command around it (cli/compare.ts).
-  { name: 'compare', mutate: () => ['dist/runtime/compare.js', 'dist/cli/compare.js'], tests: ['compare', 'compare-check'] },
+  {
+    name: 'compare',
+    mutate: () => ['dist/runtime/compare.js', 'dist/cli/compare.js'],
+    tests: ['compare', 'compare-check', 'compare-rules'],
+  },
   // runtime/state.ts, the loading side (readState … readClass, checkReferences, restoreState):
   // 833 mutants in the whole file are more than a run can afford here, and so are
   // test/state's app round trips and CLI tests (18 s a run under load): the in-process
