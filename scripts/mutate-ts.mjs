@@ -100,7 +100,9 @@ function hexLines() {
   return `${start + 1}-${end + 1}`;
 }
 
-const ava = 'node node_modules/ava/entrypoints/cli.mjs --fail-fast';
+// ava from the project's node_modules by absolute path: Stryker links node_modules into its
+// sandbox only when it is a directory, not when it is itself a symlink (a git worktree's).
+const ava = `node ${JSON.stringify(join(root, 'node_modules/ava/entrypoints/cli.mjs'))} --fail-fast`;
 mkdirSync(join(root, 'reports/mutation'), { recursive: true });
 const summary = [];
 const started = Date.now();
