@@ -60,7 +60,11 @@ const GROUPS = [
     tests: ['heap-validate'],
   },
   // The comparator (runtime/compare.ts) and smmo compare's command around it (cli/compare.ts).
-  { name: 'compare', mutate: () => ['dist/runtime/compare.js', 'dist/cli/compare.js'], tests: ['compare', 'compare-check'] },
+  {
+    name: 'compare',
+    mutate: () => ['dist/runtime/compare.js', 'dist/cli/compare.js'],
+    tests: ['compare', 'compare-check', 'compare-rules'],
+  },
   // runtime/state.ts, the loading side (readState … readClass, checkReferences, restoreState):
   // 833 mutants in the whole file are more than a run can afford here, and so are
   // test/state's app round trips and CLI tests (18 s a run under load): the in-process
@@ -96,7 +100,9 @@ function hexLines() {
   return `${start + 1}-${end + 1}`;
 }
 
-const ava = 'node node_modules/ava/entrypoints/cli.mjs --fail-fast';
+// ava from the project's node_modules by absolute path: Stryker links node_modules into its
+// sandbox only when it is a directory, not when it is itself a symlink (a git worktree's).
+const ava = `node ${JSON.stringify(join(root, 'node_modules/ava/entrypoints/cli.mjs'))} --fail-fast`;
 mkdirSync(join(root, 'reports/mutation'), { recursive: true });
 const summary = [];
 const started = Date.now();
