@@ -146,7 +146,8 @@ export function compareHeaps(
   const rank: string[] = [];
   for (const [name, c] of Object.entries(diff.classes)) {
     objects[name] = c.objects[0];
-    if (c.matchedBy === 'none') structure.push(`${name}: ${c.objects[0]} live objects in the reference, ${c.objects[1]} on the GPU side`);
+    if (c.matchedBy === 'none')
+      structure.push(`${name}: ${c.objects[0]} live objects in the reference, ${c.objects[1]} in the run checked against it`);
     if (c.matchedBy === 'rank') rank.push(name);
     for (const [field, d] of Object.entries(c.fields)) fields[`${name}.${field}`] = d;
   }

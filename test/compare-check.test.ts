@@ -142,7 +142,7 @@ test('different object counts: both fail whatever the tolerance, reporting the c
   t.false(j.check.ok);
   t.deepEqual(j.report.classes['Body']!.objects, [4, 5]);
   t.is(j.report.classes['Body']!.matchedBy, 'none');
-  t.deepEqual(j.check.structure, ['Body: 4 live objects in the reference, 5 on the GPU side']);
+  t.deepEqual(j.check.structure, ['Body: 4 live objects in the reference, 5 in the run checked against it']);
   t.deepEqual(j.check.fields, {}, 'no field is compared when the counts differ');
 });
 
