@@ -19,9 +19,9 @@
 //!
 //! Who writes what (model.ts): an agent writes its own fields and its own cell; in
 //! createCandidates a new Alive writes the empty cells it is the designated creator of.
-use crate::blocks::{for_each_lane, Pass};
+use crate::blocks::{for_each_lane, Heap, Pass};
 use crate::layout::SLOT_BITS;
-use crate::objects::{for_each_warp, Heap, Objects, Ranks, Status};
+use crate::objects::{for_each_warp, Objects, Ranks, Status};
 use crate::params::{GolAliveCreateCandidates, GolAlivePrepare, GolAliveUpdate, GolCandidatePrepare, GolCandidateUpdate, Table};
 use core::num::NonZeroU32;
 
@@ -137,13 +137,6 @@ impl Grid {
     }
 }
 
-fn heap_of(blocks: u32, block_bytes: u32) -> Heap {
-    Heap {
-        blocks: blocks as usize,
-        block_bytes: block_bytes as usize,
-    }
-}
-
 /// The lanes of blocks [from, to), without warps (the passes that do not allocate).
 ///
 /// # Safety
@@ -166,7 +159,7 @@ unsafe fn for_each_object(pass: &Pass, from: u32, to: u32, mut f: impl FnMut(u32
 pub unsafe extern "C" fn gol_candidate_prepare(list: u32, from: u32, to: u32, blocks: u32, block_bytes: u32, params: u32) {
     // SAFETY: kernel contract: `params` is the table the host wrote for this kernel.
     let p = unsafe { GolCandidatePrepare::read(params) };
-    let heap = heap_of(blocks, block_bytes);
+    let heap = Heap::new(blocks, block_bytes);
     let grid = Grid {
         heap,
         // SAFETY: the host's ranks table of Cell for this pass.
@@ -199,7 +192,7 @@ pub unsafe extern "C" fn gol_candidate_prepare(list: u32, from: u32, to: u32, bl
 pub unsafe extern "C" fn gol_alive_prepare(list: u32, from: u32, to: u32, blocks: u32, block_bytes: u32, params: u32) {
     // SAFETY: kernel contract: `params` is the table the host wrote for this kernel.
     let p = unsafe { GolAlivePrepare::read(params) };
-    let heap = heap_of(blocks, block_bytes);
+    let heap = Heap::new(blocks, block_bytes);
     let grid = Grid {
         heap,
         // SAFETY: the host's ranks table of Cell for this pass.
@@ -256,7 +249,7 @@ unsafe fn new_agent(objects: &Objects, heap: Heap, ty: u32, zero: Table, cell_id
 pub unsafe extern "C" fn gol_candidate_update(list: u32, from: u32, to: u32, blocks: u32, block_bytes: u32, params: u32) -> u32 {
     // SAFETY: kernel contract: `params` is the table the host wrote for this kernel.
     let p = unsafe { GolCandidateUpdate::read(params) };
-    let heap = heap_of(blocks, block_bytes);
+    let heap = Heap::new(blocks, block_bytes);
     // SAFETY: the host's ranks table of Cell for this pass.
     let ranks = unsafe { Ranks::new(p.cells, list) };
     // SAFETY: kernel contract.
@@ -302,7 +295,7 @@ pub unsafe extern "C" fn gol_candidate_update(list: u32, from: u32, to: u32, blo
 pub unsafe extern "C" fn gol_alive_update(list: u32, from: u32, to: u32, blocks: u32, block_bytes: u32, params: u32) -> u32 {
     // SAFETY: kernel contract: `params` is the table the host wrote for this kernel.
     let p = unsafe { GolAliveUpdate::read(params) };
-    let heap = heap_of(blocks, block_bytes);
+    let heap = Heap::new(blocks, block_bytes);
     // SAFETY: the host's ranks table of Cell for this pass.
     let ranks = unsafe { Ranks::new(p.cells, list) };
     // SAFETY: kernel contract.
@@ -335,7 +328,7 @@ pub unsafe extern "C" fn gol_alive_update(list: u32, from: u32, to: u32, blocks:
 pub unsafe extern "C" fn gol_alive_create_candidates(list: u32, from: u32, to: u32, blocks: u32, block_bytes: u32, params: u32) -> u32 {
     // SAFETY: kernel contract: `params` is the table the host wrote for this kernel.
     let p = unsafe { GolAliveCreateCandidates::read(params) };
-    let heap = heap_of(blocks, block_bytes);
+    let heap = Heap::new(blocks, block_bytes);
     let grid = Grid {
         heap,
         // SAFETY: the host's ranks table of Cell for this pass.

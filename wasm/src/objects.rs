@@ -15,47 +15,10 @@
 //! TypeScript loop's error does), its warp left open. The host closes the warp and throws
 //! the typed error (runtime/allocator.ts `lastError`) from that object's method.
 use crate::alloc::ffi::{smmo_alloc_allocate, smmo_alloc_release, smmo_alloc_warp_end};
-use crate::blocks::{for_each_lane, Pass};
-use crate::layout::{BLOCK_TYPE_WORD, SLOT_BITS, S_ERROR, S_LANES_LEFT, S_WARP};
+use crate::blocks::{for_each_lane, Heap, Pass};
+use crate::layout::{SLOT_BITS, S_ERROR, S_LANES_LEFT, S_WARP};
 use crate::params::Table;
 use core::num::NonZeroU32;
-
-/// Where objects are: byte address of a field element from a handle (block index · 32 + slot).
-#[derive(Clone, Copy)]
-pub struct Heap {
-    pub blocks: usize,
-    pub block_bytes: usize,
-}
-
-impl Heap {
-    #[inline(always)]
-    pub fn base(&self, h: u32) -> usize {
-        self.blocks + (h >> SLOT_BITS) as usize * self.block_bytes
-    }
-
-    /// The 4-byte element (u32, i32, ref) of object `h` in the SOA array at block offset `off`.
-    #[inline(always)]
-    pub fn u32_at(&self, h: u32, off: u32) -> *mut u32 {
-        (self.base(h) + off as usize + 4 * (h & 31) as usize) as *mut u32
-    }
-
-    /// The 1-byte element (u8, i8, bool) of object `h` in the SOA array at block offset `off`.
-    #[inline(always)]
-    pub fn u8_at(&self, h: u32, off: u32) -> *mut u8 {
-        (self.base(h) + off as usize + (h & 31) as usize) as *mut u8
-    }
-
-    /// The concrete type id of the block holding `h`.
-    ///
-    /// # Safety
-    /// `h` names a live object, so its block's header is inside the memory and its type
-    /// cannot change while the object lives.
-    #[inline(always)]
-    pub unsafe fn type_of(&self, h: u32) -> u32 {
-        // SAFETY: forwarded.
-        unsafe { *((self.base(h) + 4 * BLOCK_TYPE_WORD as usize) as *const u32) }
-    }
-}
 
 /// Status of an allocating kernel: 0, or the allocator's error code (the error is in the state).
 pub type Status = Result<(), u32>;
@@ -95,7 +58,7 @@ impl Objects {
             // SAFETY: the state's error word, just written by the failed call.
             return Err(unsafe { *(((self.st + S_ERROR) * 4) as usize as *const u32) });
         }
-        let base = self.heap.base(h);
+        let base = self.heap.block_base(h >> SLOT_BITS);
         let s = (h & 31) as usize;
         let mut k = 0;
         while k < zero.count {

@@ -31,11 +31,13 @@ type Stream = [u32; 4];
 
 /// Next output of the stream of object `h` (xoshiro128**); advances it. `nextInFields`.
 ///
+/// Also the update kernels' (wator_update.rs).
+///
 /// # Safety
 /// `h` is a live object whose block has u32 arrays at the offsets of `rs`, and no other
 /// thread reads or writes its stream meanwhile (it is the running lane's own object).
 #[inline(always)]
-unsafe fn next(heap: Heap, h: u32, rs: &Stream) -> u32 {
+pub(crate) unsafe fn next(heap: Heap, h: u32, rs: &Stream) -> u32 {
     let p = [
         heap.u32_at(h, rs[0]),
         heap.u32_at(h, rs[1]),

@@ -17,9 +17,10 @@
 //! Who writes what (model.ts): an agent writes its own fields, the cell it leaves and the
 //! cell it was granted (only it enters that cell), and creates at most one child, on the
 //! cell it left; a shark deletes at most the fish on the cell it was granted.
-use crate::blocks::Pass;
-use crate::objects::{for_each_warp, Heap, Objects, Status};
+use crate::blocks::{Heap, Pass};
+use crate::objects::{for_each_warp, Objects, Status};
 use crate::params::{Table, WatorFishUpdate, WatorSharkUpdate};
+use crate::wator::next;
 
 /// An agent spawns when its egg timer is above this (SPAWN_THRESHOLD).
 const SPAWN_THRESHOLD: u32 = 4;
@@ -27,33 +28,6 @@ const SPAWN_THRESHOLD: u32 = 4;
 const ENERGY_BOOST: u32 = 4;
 /// Energy of a new shark (ENERGY_START).
 const ENERGY_START: u32 = 2;
-
-/// Next output of the stream of object `h` (xoshiro128**, stream.ts `nextInFields`); advances it.
-///
-/// # Safety
-/// `h` is a live object whose block has u32 arrays at the offsets of `rs`.
-#[inline(always)]
-unsafe fn next(heap: Heap, h: u32, rs: &[u32; 4]) -> u32 {
-    let p = [
-        heap.u32_at(h, rs[0]),
-        heap.u32_at(h, rs[1]),
-        heap.u32_at(h, rs[2]),
-        heap.u32_at(h, rs[3]),
-    ];
-    // SAFETY: forwarded.
-    unsafe {
-        let a = *p[0];
-        let b = *p[1];
-        let c = *p[2] ^ a;
-        let d = *p[3] ^ b;
-        let result = b.wrapping_mul(5).rotate_left(7).wrapping_mul(9);
-        *p[0] = a ^ d;
-        *p[1] = b ^ c;
-        *p[2] = c ^ (b << 9);
-        *p[3] = d.rotate_left(11);
-        result
-    }
-}
 
 /// splitmix32 output number `k` (k ≥ 1) from counter `s` (stream.ts `splitmix`).
 #[inline(always)]
@@ -114,10 +88,7 @@ unsafe fn spawn(objects: &Objects, heap: Heap, child: &Child, cell: u32, cell_ag
 pub unsafe extern "C" fn wator_fish_update(list: u32, from: u32, to: u32, blocks: u32, block_bytes: u32, params: u32) -> u32 {
     // SAFETY: kernel contract: `params` is the table the host wrote for this kernel.
     let p = unsafe { WatorFishUpdate::read(params) };
-    let heap = Heap {
-        blocks: blocks as usize,
-        block_bytes: block_bytes as usize,
-    };
+    let heap = Heap::new(blocks, block_bytes);
     let child = Child {
         ty: p.child_type,
         zero: p.child_zero,
@@ -163,10 +134,7 @@ pub unsafe extern "C" fn wator_fish_update(list: u32, from: u32, to: u32, blocks
 pub unsafe extern "C" fn wator_shark_update(list: u32, from: u32, to: u32, blocks: u32, block_bytes: u32, params: u32) -> u32 {
     // SAFETY: kernel contract: `params` is the table the host wrote for this kernel.
     let p = unsafe { WatorSharkUpdate::read(params) };
-    let heap = Heap {
-        blocks: blocks as usize,
-        block_bytes: block_bytes as usize,
-    };
+    let heap = Heap::new(blocks, block_bytes);
     let child = Child {
         ty: p.child_type,
         zero: p.child_zero,
