@@ -293,9 +293,9 @@ export class WorkerPool implements PassExecutor {
         mine = timed(() => runShare(main, ctl, this.plan, spec.kind, spec.call, 0), timeout);
       } catch (e) {
         if (!(e instanceof TimedOut)) throw e;
-        // (timed.ts T2) runShare's own cleanup did not run.
+        // (timed.ts T2) runShare's own cleanup did not run: abandonPass below closes its warp.
         mainTimedOut = true;
-        main.abandonPass();
+        main.pass = null;
         Atomics.store(ctl, C_STOP, 1);
       }
       stuck = await this.waitArrivals(epoch, participants, mainTimedOut ? performance.now() : deadline);
@@ -307,7 +307,7 @@ export class WorkerPool implements PassExecutor {
     if (mainTimedOut || stuck.length > 0) {
       for (const k of stuck) this.dead[k] = undefined; // terminated by us: reported as the timeout, not as a crash
       this.releaseDeadSlots(stuck, main);
-      main.abandonPass(); // idempotent: also after the calling thread's share returned
+      main.abandonPass(); // the calling thread's share was cut off, or its kept blocks are flushed again (idempotent)
       throw new PassTimeoutError(spec.operation, timeout!, [...(mainTimedOut ? [0] : []), ...stuck], this.heapCheck());
     }
     const died = participants.filter((k) => this.dead[k] !== undefined);
