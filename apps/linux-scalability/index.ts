@@ -1,5 +1,6 @@
 import type { App } from '../app.js';
 import {
+  appResults,
   CLASSES,
   DEFAULTS,
   digest,
@@ -9,15 +10,13 @@ import {
   MAX_LANES,
   ORIGINAL,
   restoreState,
-  results,
   saveState,
   step,
-  summaryRows,
 } from './linux.js';
 
 const app: App = {
   name: 'linux-scalability',
-  summary: "the allocator micro-benchmark (the paper's Fig. 13a): lanes create k objects and destroy them; ns per allocation",
+  summary: "DynaSOAr's allocator micro-benchmark (Fig. 13a): lanes create k objects and destroy them; ns per allocation",
   classes: CLASSES,
   flags: [
     {
@@ -47,6 +46,6 @@ const app: App = {
   digest,
   saveState,
   restoreState,
-  results: (rt) => ({ summary: summaryRows(rt), json: { perK: results(rt) } }),
+  results: appResults,
 };
 export default app;

@@ -10,7 +10,7 @@
  * plus one destroy, over all threads together) and allocations per second.
  */
 import { UsageError, type Runtime } from '../../runtime/index.js';
-import type { AppParams } from '../app.js';
+import type { AppParams, AppResults } from '../app.js';
 import { Allocator8, Blob8, CLASSES, MODEL_URL } from './model.js';
 
 export { Allocator8, Blob8, CLASSES, MODEL_URL };
@@ -206,6 +206,15 @@ export function results(rt: Runtime): KResult[] {
     out.push({ k, rounds, allocationsPerPass: perPass, nsPerAllocation: mid, allocationsPerSecond: 1e9 / mid, repetitions: ns });
   }
   return out;
+}
+
+/** App.results: `--json`'s `results` (lanes, k, sweep, perK) and the summary's rows. */
+export function appResults(rt: Runtime): AppResults {
+  const s = stateOf(rt);
+  return {
+    summary: summaryRows(rt),
+    json: { lanes: rt.count(Allocator8), k: s.sweep ? null : s.k, sweep: s.sweep, maxK: MAX_K, perK: results(rt) },
+  };
 }
 
 /** The human summary's lines: the figures for one k, or the sweep as a table. */
