@@ -25,6 +25,8 @@ import {
   sweepKs,
 } from '../apps/linux-scalability/linux.js';
 import type { AppParams } from '../apps/app.js';
+import { WITHOUT_BASELINES } from '../apps/baselines/index.js';
+import { planCases, SIZES } from '../bench/apps.js';
 import { createRuntime, UsageError, type Runtime } from '../index.js';
 import { describeChild, lastJson, smmo } from './helpers/child.js';
 
@@ -229,4 +231,32 @@ test('smmo run linux-scalability: --json results, --sweep table, --backend wasm,
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+});
+
+test('smmo bench: linux-scalability at both sizes; its AOS/SOA cases are skipped with the reason, not silently left out', async (t) => {
+  t.deepEqual(SIZES.small['linux-scalability']?.params, { lanes: 2048, k: 64 });
+  t.deepEqual(SIZES.medium['linux-scalability']?.params, { lanes: 8192, k: 64 });
+  const { cases, skipped } = await planCases({
+    apps: ['linux-scalability'],
+    backends: ['ts', 'wasm'],
+    threads: [1, 2],
+    baselines: ['aos', 'soa'],
+    size: 'small',
+    params: {},
+    iterations: undefined,
+    warmup: 1,
+    repeat: 1,
+    seed: 42,
+    timeoutMs: 60_000,
+  });
+  t.deepEqual(
+    cases.map((c) => `${c.impl} ${c.backend} ${c.threads}`),
+    ['smmo ts 1', 'smmo ts 2'],
+  );
+  t.deepEqual(cases[0]!.params, { k: 64, lanes: 2048 }); // --sweep has no default: off
+  const reason = WITHOUT_BASELINES.get('linux-scalability')!;
+  t.deepEqual(
+    skipped.filter((s) => s.c.impl !== 'smmo').map((s) => s.why),
+    [`linux-scalability has no AOS baseline: ${reason}`, `linux-scalability has no SOA baseline: ${reason}`],
+  );
 });
