@@ -260,3 +260,25 @@ test('smmo bench: linux-scalability at both sizes; its AOS/SOA cases are skipped
     [`linux-scalability has no AOS baseline: ${reason}`, `linux-scalability has no SOA baseline: ${reason}`],
   );
 });
+
+test('--sweep survives --dump/--init: the state says sweep = 1, the resumed run sweeps again', async (t) => {
+  const work = mkdtempSync(join(tmpdir(), 'smmo-linux-'));
+  try {
+    const dir = join(work, 'state');
+    const first = await smmo(['run', 'linux-scalability', '--lanes', '16', '--sweep', '--iterations', '1', '--dump', dir, '--quiet']);
+    t.is(first.code, 0, describeChild(first));
+    const [resumed, clash] = await Promise.all([
+      smmo(['run', 'linux-scalability', '--init', dir, '--iterations', '1', '--json']),
+      smmo(['run', 'linux-scalability', '--init', dir, '--k', '4']),
+    ]);
+    t.is(resumed.code, 0, describeChild(resumed));
+    const j = lastJson(resumed.stdout);
+    t.deepEqual(j['params'], { k: 1024, lanes: 16, sweep: 1 });
+    t.is(j['digest'], 16 * 1024 * 11 * 2);
+    t.is((j['results'] as { perK: unknown[] }).perK.length, 11);
+    t.is(clash.code, 2, describeChild(clash));
+    t.regex(clash.stderr, /--k 4 disagrees with the state/);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+});
