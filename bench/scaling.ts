@@ -10,7 +10,9 @@
  *   3. nbody, 20 000 bodies: ms per step and speedup over 1 thread;
  *   4. linux-scalability: D lanes each allocate k objects of an 8×f64 class and free
  *      them again, kmax / k times (every pass makes lanes × kmax allocations), k = 1 …
- *      kmax: ns per allocation (alloc + free, over all threads) and throughput.
+ *      kmax: ns per allocation (alloc + free, over all threads) and throughput. The
+ *      classes and the measurement of one k (timeK) are the app's
+ *      (apps/linux-scalability, `smmo run linux-scalability --sweep`).
  *
  *   node dist/bench/scaling.js [--threads 1,2,4,8,16] [--force] [--bodies 20000]
  *        [--iterations 2] [--lanes 2048] [--kmax 1024] [--skip nbody,linux,…]
