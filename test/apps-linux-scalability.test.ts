@@ -28,6 +28,7 @@ import type { AppParams } from '../apps/app.js';
 import { WITHOUT_BASELINES } from '../apps/baselines/index.js';
 import { planCases, SIZES } from '../bench/apps.js';
 import { createRuntime, UsageError, type Runtime } from '../index.js';
+import { MAX_HEAP_BYTES } from '../runtime/layout.js';
 import { describeChild, lastJson, smmo } from './helpers/child.js';
 
 const MODULE = new URL('../apps/linux-scalability/index.js', import.meta.url);
@@ -51,6 +52,20 @@ test('rounds: floor(1024 / k), at least 1; the sweep is k = 1, 2, 4, … 1024', 
   t.is(roundsFor(1024), 1);
   t.deepEqual(sweepKs(), [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
   t.is(MAX_K, 1024);
+});
+
+test('the heap holds lanes × k payload objects with room, up to the bounds', (t) => {
+  for (const p of [
+    { k: 1024, lanes: 1024 },
+    { k: 1024, lanes: 16384 },
+    { k: 4, lanes: 1, sweep: 1 },
+  ]) {
+    const live = p.lanes * (p.sweep ? MAX_K : p.k);
+    const bytes = heapFor(p);
+    t.true(bytes >= 64 * 2 ** 20 + live * 64 * 1.2, JSON.stringify(p));
+    t.true(bytes <= MAX_HEAP_BYTES, JSON.stringify(p));
+  }
+  t.is(heapFor({ k: 1, lanes: 1000, sweep: 1 }), heapFor({ k: 1024, lanes: 1000 }), '--sweep: sized for k = 1024');
 });
 
 test('k=4, 2 threads: no object left and validateHeap() after every repetition; the allocation count is exact', async (t) => {
