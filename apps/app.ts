@@ -8,11 +8,13 @@ import type { Runtime, SmmoClass } from '../runtime/index.js';
 export interface AppFlag {
   /** Flag name without dashes, e.g. 'bodies'. */
   name: string;
-  /** 'int' (positive integer), 'float', or 'path'. */
-  type: 'int' | 'float' | 'path';
+  /** 'int' (positive integer), 'float', 'path', or 'switch' (no value: 1 when given, else 0). */
+  type: 'int' | 'float' | 'path' | 'switch';
   description: string;
   /** Default value; undefined: no default (optional flag). */
   default?: number | string;
+  /** Largest value of an 'int' flag (default 4294967295). */
+  max?: number;
 }
 
 export type AppParams = Record<string, number | string | undefined>;
@@ -60,4 +62,16 @@ export interface App {
   restoreState?(rt: Runtime, saved: Record<string, number>): void;
   /** `--render`: the current state as a picture (grid apps; others leave it out). */
   picture?(rt: Runtime): Picture;
+  /**
+   * What the app measured besides the digest (linux-scalability: ns per allocation):
+   * `json` goes into `--json`'s report as `results`, `summary` rows into the human summary.
+   */
+  results?(rt: Runtime): AppResults;
+}
+
+/** An app's own figures after a run (App.results). */
+export interface AppResults {
+  /** [label, text] rows appended to the human summary. */
+  summary: [string, string][];
+  json: Record<string, unknown>;
 }

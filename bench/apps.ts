@@ -31,7 +31,7 @@ import { spawn } from 'node:child_process';
 import { availableParallelism, cpus, loadavg, platform, arch, totalmem } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { App, AppParams } from '../apps/app.js';
-import { loadBaseline } from '../apps/baselines/index.js';
+import { loadBaseline, WITHOUT_BASELINES } from '../apps/baselines/index.js';
 import { appModule, loadApp } from '../apps/registry.js';
 import { createRuntime, SmmoError, type Runtime } from '../index.js';
 import { ownKernels } from '../runtime/kernels.js';
@@ -92,6 +92,7 @@ export const SIZES: Readonly<Record<SizeName, Readonly<Record<string, { params: 
     'game-of-life': { params: { width: 256, height: 256 }, iterations: 20 },
     generation: { params: { width: 256, height: 256, cross: 20 }, iterations: 20 },
     traffic: { params: { intersections: 500 }, iterations: 200 },
+    'linux-scalability': { params: { lanes: 2048, k: 64 }, iterations: 20 },
   },
   medium: {
     nbody: { params: { bodies: 6000 }, iterations: 5 },
@@ -100,6 +101,7 @@ export const SIZES: Readonly<Record<SizeName, Readonly<Record<string, { params: 
     'game-of-life': { params: { width: 512, height: 512 }, iterations: 20 },
     generation: { params: { width: 512, height: 512, cross: 40 }, iterations: 20 },
     traffic: { params: { intersections: 2000 }, iterations: 200 },
+    'linux-scalability': { params: { lanes: 8192, k: 64 }, iterations: 20 },
   },
 };
 
@@ -115,6 +117,7 @@ export function paramsFor(app: App, given: AppParams): AppParams {
 export function sizeLabel(params: AppParams): string {
   if (params['bodies'] !== undefined) return `${params['bodies']} bodies`;
   if (params['intersections'] !== undefined) return `${params['intersections']} intersections`;
+  if (params['lanes'] !== undefined) return `${params['lanes']} lanes, k=${params['k']}`;
   if (params['width'] !== undefined) return `${params['width']}×${params['height']}`;
   return Object.entries(params)
     .map(([k, v]) => `${k}=${v}`)
@@ -363,7 +366,12 @@ export async function planCases(plan: BenchPlan): Promise<{ cases: BenchCase[]; 
         else cases.push(c);
       }
     }
-    for (const layout of plan.baselines) cases.push({ ...base, impl: layout, backend: 'ts', threads: 1 });
+    for (const layout of plan.baselines) {
+      const c: BenchCase = { ...base, impl: layout, backend: 'ts', threads: 1 };
+      const none = WITHOUT_BASELINES.get(name);
+      if (none !== undefined) skipped.push({ c, why: `${name} has no ${layout.toUpperCase()} baseline: ${none}` });
+      else cases.push(c);
+    }
   }
   return { cases, skipped };
 }

@@ -10,7 +10,9 @@
  *   3. nbody, 20 000 bodies: ms per step and speedup over 1 thread;
  *   4. linux-scalability: D lanes each allocate k objects of an 8×f64 class and free
  *      them again, kmax / k times (every pass makes lanes × kmax allocations), k = 1 …
- *      kmax: ns per allocation (alloc + free, over all threads) and throughput.
+ *      kmax: ns per allocation (alloc + free, over all threads) and throughput. The
+ *      classes and the measurement of one k (timeK) are the app's
+ *      (apps/linux-scalability, `smmo run linux-scalability --sweep`).
  *
  *   node dist/bench/scaling.js [--threads 1,2,4,8,16] [--force] [--bodies 20000]
  *        [--iterations 2] [--lanes 2048] [--kmax 1024] [--skip nbody,linux,…]
@@ -45,7 +47,14 @@ import { createRuntime, type Runtime, type RuntimeOptions } from '../index.js';
 import { DEFAULT_KEEP_BLOCKS } from '../runtime/layout.js';
 import { CLASSES as NBODY_CLASSES, init as nbodyInit, step as nbodyStep, digest as nbodyDigest } from '../apps/nbody/nbody.js';
 import { Body, DT } from '../apps/nbody/body.js';
-import { Allocator8, Blob8, Empty, SCALING_CLASSES_URL } from './scaling-classes.js';
+import { Empty, SCALING_CLASSES_URL } from './scaling-classes.js';
+import {
+  Allocator8,
+  CLASSES as LINUX_CLASSES,
+  heapBytes as linuxHeap,
+  MODEL_URL as LINUX_URL,
+  timeK,
+} from '../apps/linux-scalability/linux.js';
 
 const NBODY_URL = new URL('../apps/nbody/nbody.js', import.meta.url).href;
 
@@ -223,11 +232,11 @@ interface LinuxRow {
 }
 
 async function linux(threads: number, method: 'allocFree' | 'allocFreeRaw'): Promise<Omit<LinuxRow, 'speedup'>[]> {
-  const heap = Math.min(4000 * 2 ** 20, 64 * 2 ** 20 + LANES * KMAX * 80);
+  const heap = linuxHeap(LANES, KMAX);
   // inlineBlocks 0: Allocator8 has 30 slots per block, so --lanes 1024 is 35 blocks, which the default threshold
   // (64) would run on the calling thread alone: the measured scaling must come from the workers at any lane count.
   const keepBlocks = KEEP[0]!; // a child gets one value
-  const options = { classes: [Blob8, Allocator8], threads, heap, modules: [SCALING_CLASSES_URL], inlineBlocks: 0, keepBlocks };
+  const options = { classes: LINUX_CLASSES, threads, heap, modules: [LINUX_URL], inlineBlocks: 0, keepBlocks };
   return withRuntime(options, async (rt) => {
     await rt.parallelNew(Allocator8, LANES);
     for (let i = 0; i < 30; i++) await rt.parallelDo(Allocator8, method, 4, 1); // JIT warm-up on every thread
@@ -235,16 +244,8 @@ async function linux(threads: number, method: 'allocFree' | 'allocFreeRaw'): Pro
     // Every pass makes LANES × KMAX allocations: each lane runs KMAX / k rounds of k.
     const total = LANES * KMAX;
     for (let k = 1; k <= KMAX; k *= 2) {
-      const rounds = KMAX / k;
-      await rt.parallelDo(Allocator8, method, k, rounds); // warm-up (and the first touch of these blocks)
-      const ts: number[] = [];
-      for (let r = 0; r < 3; r++) {
-        const t0 = performance.now();
-        await rt.parallelDo(Allocator8, method, k, rounds);
-        ts.push(performance.now() - t0);
-      }
-      if (rt.count(Blob8) !== 0) throw new Error(`linux-scalability: ${rt.count(Blob8)} objects left after k=${k}`);
-      const ms = median(ts);
+      // One untimed pass (the first touch of these blocks), the median of 3 timed; no objects left.
+      const ms = await timeK(rt, k, KMAX / k, { method });
       rows.push({ threads, keepBlocks, k, lanes: LANES, nsPerAlloc: (ms * 1e6) / total, allocsPerSec: total / (ms / 1000) });
     }
     rt.validateHeap();

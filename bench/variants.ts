@@ -12,7 +12,8 @@
  *                    waves): ms per iteration over all K, the digest (every variant must give
  *                    the same), and the heap's fragmentation at the end;
  *   linux-scalability  L lanes each creating k objects of an 8 × f64 class and deleting them,
- *                    1024 / k times per pass (bench/scaling-classes.ts): ns per create + destroy.
+ *                    1024 / k times per pass (apps/linux-scalability: the app's classes and
+ *                    measurement, timeK): ns per create + destroy.
  *
  *   node dist/bench/variants.js [--threads 1,2,4,8,16] [--force] [--variants dynasoar,noshift,nocoal,bitmap]
  *        [--width 256] [--height 256] [--iterations 50] [--lanes 1024] [--k 1,32,1024] [--repeats 3]
@@ -34,7 +35,14 @@ import { CLASSES as WATOR, digest as watorDigest, init as watorInit, step as wat
 import { createRuntime, type AllocatorOptions, type Runtime } from '../index.js';
 import { MAX_HEAP_BYTES, planTypes } from '../runtime/layout.js';
 import { barChart, type BarPanel } from './plot.js';
-import { Allocator8, Blob8, SCALING_CLASSES_URL } from './scaling-classes.js';
+import {
+  Allocator8,
+  CLASSES as LINUX_CLASSES,
+  heapBytes as linuxHeap,
+  MODEL_URL as LINUX_URL,
+  roundsFor,
+  timeK,
+} from '../apps/linux-scalability/linux.js';
 
 const WATOR_MODULE = new URL('../apps/wa-tor/index.js', import.meta.url).href;
 
@@ -109,12 +117,12 @@ async function wator(c: Case): Promise<WatorResult> {
 
 async function linux(c: Case): Promise<LinuxResult> {
   const kmax = Math.max(...c.ks);
-  const heap = heapFor(Math.min(4000 * 2 ** 20, 64 * 2 ** 20 + c.lanes * kmax * 80), [Blob8, Allocator8], c.variant);
+  const heap = heapFor(linuxHeap(c.lanes, kmax), LINUX_CLASSES, c.variant);
   const rt = await createRuntime({
-    classes: [Blob8, Allocator8],
+    classes: LINUX_CLASSES,
     heap,
     threads: c.threads,
-    modules: [SCALING_CLASSES_URL],
+    modules: [LINUX_URL],
     inlineBlocks: 0,
     allocator: VARIANTS[c.variant]!.options,
   });
@@ -123,16 +131,8 @@ async function linux(c: Case): Promise<LinuxResult> {
     for (let i = 0; i < 20; i++) await rt.parallelDo(Allocator8, 'allocFree', 4, 1); // JIT warm-up on every thread
     const ns: Record<string, number> = {};
     for (const k of c.ks) {
-      const rounds = Math.max(1, Math.floor(kmax / k));
-      await rt.parallelDo(Allocator8, 'allocFree', k, rounds);
-      const ts: number[] = [];
-      for (let r = 0; r < 3; r++) {
-        const t0 = performance.now();
-        await rt.parallelDo(Allocator8, 'allocFree', k, rounds);
-        ts.push(performance.now() - t0);
-      }
-      if (rt.count(Blob8) !== 0) throw new Error(`linux-scalability (${c.variant}): objects left after k=${k}`);
-      ns[String(k)] = (median(ts) * 1e6) / (c.lanes * k * rounds);
+      const rounds = roundsFor(k, kmax);
+      ns[String(k)] = ((await timeK(rt, k, rounds, { what: c.variant })) * 1e6) / (c.lanes * k * rounds);
     }
     rt.validateHeap();
     return { ns };

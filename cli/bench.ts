@@ -13,6 +13,7 @@ import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AppParams } from '../apps/app.js';
 import { appNames } from '../apps/registry.js';
+import { MAX_LANES } from '../apps/linux-scalability/linux.js';
 import { formatTable, plotReport, runBench, SIZES, type BenchBackend, type BenchPlan, type SizeName } from '../bench/apps.js';
 import { CliUsageError } from './errors.js';
 import { closest, formatFlags, validate, type FlagSpec } from './flags.js';
@@ -58,6 +59,13 @@ export const BENCH_FLAGS: readonly FlagSpec[] = [
   { name: 'game-of-life-size', kind: 'path', value: 'WxH', description: "game-of-life's grid, e.g. 256x256 (replaces --size's)" },
   { name: 'generation-size', kind: 'path', value: 'WxH', description: "generation's grid, e.g. 256x256 (replaces --size's)" },
   { name: 'traffic-intersections', kind: 'positive', value: 'N', description: "traffic's intersections (replaces --size's)" },
+  {
+    name: 'linux-scalability-lanes',
+    kind: 'positive',
+    value: 'N',
+    description: `linux-scalability's lanes, 1 … ${MAX_LANES} (replaces --size's; k stays 64)`,
+    max: MAX_LANES,
+  },
   { name: 'iterations', kind: 'positive', value: 'K', description: 'timed iterations of every app', defaultText: "the size's, per app" },
   { name: 'warmup', kind: 'count', value: 'W', description: 'untimed iterations before the timed ones', defaultText: '2' },
   { name: 'repeat', kind: 'positive', value: 'R', description: 'repeats of every case, each a fresh process', defaultText: '3' },
@@ -198,6 +206,7 @@ export function parseBenchFlags(args: readonly string[]): BenchOptions {
   if (text('game-of-life-size') !== undefined) plan.params['game-of-life'] = gridSize('game-of-life-size', text('game-of-life-size')!);
   if (text('generation-size') !== undefined) plan.params['generation'] = gridSize('generation-size', text('generation-size')!);
   if (text('traffic-intersections') !== undefined) plan.params['traffic'] = { intersections: num('traffic-intersections', 0) };
+  if (text('linux-scalability-lanes') !== undefined) plan.params['linux-scalability'] = { lanes: num('linux-scalability-lanes', 0), k: 64 };
   if (plan.apps.length === 0) throw new CliUsageError(`${WHERE}: --apps is empty; name at least one of ${appNames().join(', ')}`);
   if (plan.backends.length === 0 && plan.baselines.length === 0)
     throw new CliUsageError(`${WHERE}: nothing to run: --backends and --baselines are both empty`);

@@ -175,10 +175,11 @@ export function appFlagSpecs(app: App): FlagSpec[] {
     const spec: FlagSpec = {
       name: f.name,
       kind: f.type === 'int' ? 'positive' : f.type,
-      value: f.type === 'int' ? 'N' : f.type === 'float' ? 'X' : 'FILE',
       description: f.description,
     };
-    if (f.default !== undefined) spec.defaultText = String(f.default);
+    if (f.type !== 'switch') spec.value = f.type === 'int' ? 'N' : f.type === 'float' ? 'X' : 'FILE';
+    if (f.max !== undefined) spec.max = f.max;
+    if (f.default !== undefined && f.type !== 'switch') spec.defaultText = String(f.default);
     return spec;
   });
 }
@@ -246,6 +247,10 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
   const params: AppParams = {};
   for (const f of app.flags) {
     const raw = text(f.name);
+    if (f.type === 'switch') {
+      params[f.name] = values[f.name] === true ? 1 : 0;
+      continue;
+    }
     params[f.name] =
       raw === undefined
         ? f.default
@@ -349,7 +354,7 @@ function stateAndRenderFlags(
 /** The options of a plain `smmo run <app>`. */
 function defaults(app: App): RunOptions {
   const params: AppParams = {};
-  for (const f of app.flags) params[f.name] = f.default;
+  for (const f of app.flags) params[f.name] = f.type === 'switch' ? 0 : f.default;
   return {
     iterations: app.iterations,
     seed: DEFAULT_SEED,

@@ -64,7 +64,8 @@ digest, objects ({class: count}), heap ({bytes, blockBytes, blocks, usedBlocks,
 fragmentation}), params, seed, checked, heapValidated, allocator ({rotation, coalescing,
 bitmapAlloc}), kernels, compiled, version, node, machine; with --init also init and
 startIteration (and warnings: float columns of the state holding NaN or infinities), with
---dump dump (the files), with --render frames.
+--dump dump (the files), with --render frames; an app that measures something besides
+its digest adds results (linux-scalability: ns per allocation by k) and resultRows.
 
 State files and pictures: --dump DIR writes DIR/<Class>.arrow (Apache Arrow IPC,
 one column per field, a 'handle' column; read them with pyarrow or pandas);

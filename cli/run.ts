@@ -76,6 +76,10 @@ export interface RunReport {
   frames?: string[];
   /** Things the run went on despite (with --init: float columns of the state holding NaN or ±Infinity). */
   warnings?: string[];
+  /** The app's own figures (App.results; linux-scalability: ns per allocation). */
+  results?: Record<string, unknown>;
+  /** The same figures as rows of the human summary. */
+  resultRows?: [string, string][];
   /** Which implementation ran each do-all method ("Body.update": "wasm" | "ts" | "webgpu"). */
   kernels: Record<string, string>;
   /** Per method that ran as TypeScript: compiled, or interpreted and why (runtime stats().compiled). */
@@ -246,6 +250,7 @@ async function report(
 ): Promise<RunReport> {
   const { heapBytes, init, first, frames, seconds } = run;
   const digest = app.digest(rt);
+  const results = app.results?.(rt);
   const stats = rt.stats();
   if (opts.checked) rt.validateHeap();
   const check = opts.check ? await checkAgainstReference(app, opts, heapBytes, rt, digest, init) : undefined;
@@ -277,6 +282,7 @@ async function report(
     heapValidated: opts.checked,
     allocator: { ...opts.allocator },
     ...(check ? { check } : {}),
+    ...(results ? { results: results.json, resultRows: results.summary } : {}),
     ...(init ? { init: opts.init!, startIteration: first } : {}),
     ...(dump ? { dump } : {}),
     ...(frames ? { frames: frames.written } : {}),
@@ -372,6 +378,7 @@ export function formatSummary(r: RunReport): string {
     const name = a.bitmapAlloc ? 'BitmapAlloc' : `DynaSOAr${a.rotation ? '' : '-NoShift'}${a.coalescing ? '' : '-NoCoal'}`;
     rows.push(['allocator', `${name} (the paper's §7 variant)`]);
   }
+  rows.push(...(r.resultRows ?? []));
   if (r.init !== undefined)
     rows.push(['init', `${r.init} (after ${r.startIteration} iterations; now ${(r.startIteration ?? 0) + r.iterations})`]);
   if (r.dump) rows.push(['dump', r.dump.join(', ')]);

@@ -56,6 +56,14 @@ export async function readInitState(app: App, opts: RunOptions, where: string): 
       params[f.name] = undefined;
       continue;
     }
+    if (f.type === 'switch') {
+      if (v !== 0 && v !== 1)
+        throw new CliUsageError(
+          `${where}: --init: state ${opts.init}: metadata smmo.params has ${f.name} = ${JSON.stringify(v)}; a switch is 0 or 1`,
+        );
+      params[f.name] = v;
+      continue;
+    }
     try {
       params[f.name] = validate(
         specs.find((s) => s.name === f.name)!,

@@ -3,7 +3,8 @@
  * digest within tolerance after several steps.
  */
 import test from 'ava';
-import { loadBaseline } from '../apps/baselines/index.js';
+import { BASELINES, loadBaseline, WITHOUT_BASELINES } from '../apps/baselines/index.js';
+import { appNames } from '../apps/registry.js';
 import { NbodyAos } from '../apps/nbody/baseline_aos.js';
 import { NbodySoa } from '../apps/nbody/baseline_soa.js';
 import { CLASSES, digest, init, step } from '../apps/nbody/nbody.js';
@@ -42,7 +43,7 @@ test('smmo, AOS and SOA nbody agree (400 bodies, 10 steps)', async (t) => {
   }
 });
 
-test('the baselines registry has an AOS and an SOA baseline for every app', async (t) => {
+test('the baselines registry has an AOS and an SOA baseline for every app, or says why not', async (t) => {
   for (const app of ['nbody', 'collision', 'wa-tor', 'game-of-life', 'generation', 'traffic']) {
     for (const layout of ['aos', 'soa'] as const) {
       const b = await loadBaseline(app, layout);
@@ -51,4 +52,15 @@ test('the baselines registry has an AOS and an SOA baseline for every app', asyn
     }
   }
   t.is(await loadBaseline('no-such-app', 'aos'), undefined);
+  // Every registered app: both baselines, or none and a reason (never silently neither).
+  t.deepEqual([...WITHOUT_BASELINES.keys()], ['linux-scalability']);
+  for (const app of appNames()) {
+    const without = WITHOUT_BASELINES.get(app);
+    t.is(BASELINES.has(app), without === undefined, app);
+    if (without !== undefined) {
+      t.true(without.length > 20, `${app}: a reason`);
+      t.is(await loadBaseline(app, 'aos'), undefined);
+      t.is(await loadBaseline(app, 'soa'), undefined);
+    }
+  }
 });

@@ -17,6 +17,18 @@ export const BASELINES: ReadonlyMap<string, Readonly<Record<'aos' | 'soa', Loade
   ['traffic', { aos: () => import('../traffic/baseline_aos.js'), soa: () => import('../traffic/baseline_soa.js') }],
 ]);
 
+/**
+ * Apps that have no AOS/SOA baselines on purpose, and why (their READMEs say more). Every
+ * registered app is in BASELINES or here (test/apps-nbody.test.ts checks it); `smmo bench`
+ * lists their baseline cases as skipped with this reason.
+ */
+export const WITHOUT_BASELINES: ReadonlyMap<string, string> = new Map([
+  [
+    'linux-scalability',
+    "an allocator micro-benchmark: what it measures is smmo's allocator, which a program without dynamic allocation does not have",
+  ],
+]);
+
 /** The baseline of `app` with `layout`; undefined when the app has none. */
 export async function loadBaseline(app: string, layout: 'aos' | 'soa'): Promise<Baseline | undefined> {
   const entry = BASELINES.get(app);
