@@ -19,6 +19,7 @@ import {
   ALLOC_FLAG_DEBUG,
   ALLOC_FLAG_COALESCING,
   ALLOC_FLAG_ROTATION,
+  ALLOC_FLAG_OWN_FIRST,
   allocatorStates,
   BLOCK_ALLOC_WORD,
   BLOCK_ITER_WORD,
@@ -78,6 +79,8 @@ export interface HeapOptions {
   rotation?: boolean;
   /** Per-warp request coalescing (§4.2); false is the NoCoal variant. Default true (false for BitmapAlloc). */
   coalescing?: boolean;
+  /** Each thread of a multi-threaded runtime opens a block of its own first in every pass (core.rs K5). Default false. */
+  ownFirstBlock?: boolean;
   /** Which build of the module, and where it is. */
   wasm?: WasmOptions;
 }
@@ -88,6 +91,7 @@ export interface AllocatorFlags {
   rotation: boolean;
   coalescing: boolean;
   bitmapAlloc: boolean;
+  ownFirstBlock: boolean;
 }
 
 export class Heap {
@@ -180,6 +184,7 @@ export class Heap {
       rotation: options.rotation ?? true,
       coalescing: !bitmapAlloc && (options.coalescing ?? true),
       bitmapAlloc,
+      ownFirstBlock: !bitmapAlloc && options.ownFirstBlock === true,
     });
     return heap;
   }
@@ -210,6 +215,7 @@ export class Heap {
       rotation: (f & ALLOC_FLAG_ROTATION) !== 0,
       coalescing: (f & ALLOC_FLAG_COALESCING) !== 0,
       bitmapAlloc: (f & ALLOC_FLAG_BITMAP_ALLOC) !== 0,
+      ownFirstBlock: (f & ALLOC_FLAG_OWN_FIRST) !== 0,
     };
   }
 
@@ -239,6 +245,7 @@ export class Heap {
       (flags.rotation ? ALLOC_FLAG_ROTATION : 0) |
       (flags.coalescing ? ALLOC_FLAG_COALESCING : 0) |
       (flags.bitmapAlloc ? ALLOC_FLAG_BITMAP_ALLOC : 0) |
+      (flags.ownFirstBlock ? ALLOC_FLAG_OWN_FIRST : 0) |
       (DEBUG_LEVEL >= 1 ? ALLOC_FLAG_DEBUG : 0);
     i32[h + H_KEEP_BLOCKS] = p.keepBlocks;
     i32[h + H_FREE_BITMAP_WORD] = p.freeBitmapWord;

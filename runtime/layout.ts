@@ -114,6 +114,12 @@ export const ALLOC_FLAG_ATOMIC = 1;
 export const ALLOC_FLAG_ROTATION = 2;
 export const ALLOC_FLAG_COALESCING = 4;
 export const ALLOC_FLAG_BITMAP_ALLOC = 8;
+/**
+ * RuntimeOptions.allocator.ownFirstBlock: threads of a multi-threaded runtime open a block
+ * of their own first in every pass (core.rs K5). Read by the host (runtime.ts, worker.ts),
+ * which sets each thread's S_OWN_FIRST from it; the core reads S_OWN_FIRST.
+ */
+export const ALLOC_FLAG_OWN_FIRST = 32;
 /** Debug tier 1 (SMMO_DEBUG ≥ 1): the core checks every block transition (wasm/src/alloc/core.rs "Block transitions"). */
 export const ALLOC_FLAG_DEBUG = 16;
 /** Levels of a block bitmap at most (2^30 blocks). */
@@ -240,6 +246,7 @@ export function layoutConstants(): Record<string, number> {
     ALLOC_FLAG_COALESCING,
     ALLOC_FLAG_BITMAP_ALLOC,
     ALLOC_FLAG_DEBUG,
+    ALLOC_FLAG_OWN_FIRST,
     MAX_BITMAP_LEVELS,
     MAX_ALLOC_STATES,
     TYPE_WORDS,

@@ -179,6 +179,7 @@ export class Runtime {
       keepBlocks: keep,
       rotation: variant.rotation,
       coalescing: variant.coalescing,
+      ownFirstBlock: variant.ownFirstBlock,
       wasm: options.wasm ?? {},
     });
     try {
@@ -187,7 +188,7 @@ export class Runtime {
       this.heap.dispose();
       throw e;
     }
-    this.main.allocator.setOwnFirstBlock(threads > 1);
+    this.main.allocator.setOwnFirstBlock(threads > 1 && variant.ownFirstBlock);
     this.backend = configureBackend(this.main, backend);
     this.pool =
       threads === 1 || executors === null

@@ -189,3 +189,39 @@ test('an active block hidden by an upper bit not yet set is found when no block 
     t.is(f.heap.liveInBlock(partial), 31);
   }
 });
+
+test('an active block hidden while another container is being cleared is found before a free block is opened (select_block)', (t) => {
+  const n = allocatorFixture(4).heap.numBlocks;
+  t.true(n > 64, `a heap of ${n} blocks: at least two containers at level 0`);
+  const f = allocatorFixture(4);
+  // Three full blocks of A, then two slots of the second one freed: the one active block of
+  // A, while most of the heap's blocks are still free.
+  const out = new Uint32Array(3 * 32);
+  f.t1.allocateMany(f.tA, out.length, out);
+  f.t1.flushKept();
+  const partial = out[40]! >>> 5;
+  f.t1.release(partial, out[40]! & 31);
+  f.t1.release(partial, out[41]! & 31);
+  const active = f.heap.active[f.tA.id]!;
+  t.is(active.count(), 1);
+  t.true(f.heap.free.count() > 0, 'free blocks exist');
+  // In flight, as two other threads could leave it: the set that made `partial` active has
+  // not reached level 1 yet, and the clear that emptied another container has not either
+  // (its level-1 bit still set). The top level is non-zero; the descent from it fails.
+  const other = partial >>> 5 === 0 ? 1 : 0;
+  flipBit(f.heap.i32, active, 1, partial >>> 5);
+  flipBit(f.heap.i32, active, 1, other);
+  t.false(
+    Array.from({ length: 32 }, (_, k) => bitAt(f.heap.i32, active, 0, other * 32 + k)).some(Boolean),
+    'the other container is empty at level 0',
+  );
+  for (const seed of [0, 1, 31, 0xffffffff]) t.is(f.bitmaps.tryFindSet(active, seed), -1, `descent fails (seed ${seed})`);
+  const freeBefore = f.heap.free.count();
+  const got = blockOf(() => f.t3.allocate(f.tA)); // no hint, no kept block, K5 off
+  t.is(got.block, partial, `the partly filled block, not a new one ${got.error}`);
+  t.is(f.heap.free.count(), freeBefore, 'no block taken from free');
+  flipBit(f.heap.i32, active, 1, partial >>> 5); // both operations complete
+  flipBit(f.heap.i32, active, 1, other);
+  f.heap.validate();
+  t.is(f.heap.liveInBlock(partial), 31);
+});

@@ -94,7 +94,7 @@ test('BitmapAlloc layout: one slot per block, the largest class sets the block, 
   const rt = await createRuntime({ classes: [Small, Mixed], heap: MIN_HEAP_BYTES, allocator: { bitmapAlloc: true } });
   try {
     t.is(rt.heap.plan.keepBlocks, 0, 'no kept blocks');
-    t.deepEqual(rt.heap.flags, { atomic: false, rotation: true, coalescing: false, bitmapAlloc: true });
+    t.deepEqual(rt.heap.flags, { atomic: false, rotation: true, coalescing: false, bitmapAlloc: true, ownFirstBlock: false });
     const m = rt.create(Mixed, { flag: 1, x: 2.5, y: 3.5, z: 4 });
     const s = rt.create(Small, { a: 7 });
     t.deepEqual([m.flag, m.x, m.y, m.z, s.a], [1, 2.5, 3.5, 4, 7]);
@@ -115,6 +115,10 @@ test('bad allocator options are UsageErrors that say what to do', async (t) => {
     [{ classes: [Small], allocator: { bitmapAlloc: true }, keepBlocks: 4 }, /keeps no emptied blocks/],
     [{ classes: [Small], allocator: { shift: false } as AllocatorOptions }, /allocator\.shift is not an allocator option/],
     [{ classes: [Small], allocator: { rotation: 'no' } as unknown as AllocatorOptions }, /allocator\.rotation must be true or false/],
+    [
+      { classes: [Small], allocator: { ownFirstBlock: 1 } as unknown as AllocatorOptions },
+      /allocator\.ownFirstBlock must be true or false/,
+    ],
   ];
   for (const [options, message] of bad) {
     await t.throwsAsync(createRuntime({ heap: MIN_HEAP_BYTES, ...options }), { instanceOf: UsageError, message });

@@ -109,7 +109,7 @@ async function attach(): Promise<Attached> {
   }
   const heap = Heap.attach(cfg.memory, table, cfg.heapBytes, cfg.wasm);
   const ctx = new ThreadContext(heap, table, cfg.checked, cfg.seed, cfg.compile);
-  ctx.allocator.setOwnFirstBlock(true); // allocator K5: workers exist only with threads > 1
+  ctx.allocator.setOwnFirstBlock(heap.flags.ownFirstBlock); // allocator K5 (an option): workers exist only with threads > 1
   configureBackend(ctx, cfg.backend);
   const plan = planControl(cfg.threads, table.types.length);
   return { ctx, ctl: new Int32Array(cfg.control), plan, argsVersion: -1, call: { method: '', args: [] } };

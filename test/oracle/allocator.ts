@@ -197,12 +197,23 @@ export class OracleAllocator {
         this.fresh[id] = 0; // a kept block is this thread's own too
         return kept;
       }
-      return this.fresh[id] === 1 ? this.firstBlock(t) : active.tryFindSet(this.seed + attempt);
+      return this.fresh[id] === 1 ? this.firstBlock(t) : this.findActive(active, this.seed + attempt);
     }
-    const bid = active.tryFindSet(this.seed + attempt);
+    const bid = this.findActive(active, this.seed + attempt);
     if (bid >= 0) return bid;
     const kept = this.popKept(id);
     return kept !== 0 ? kept : -1;
+  }
+
+  /**
+   * An active block, or -1 when there is none: the rotated descent, and when it fails while
+   * the top container still says some block is active (B3, an operation in flight), an
+   * exact scan of level 0 (core.rs find_active).
+   */
+  private findActive(active: OracleBitmap, seed: number): number {
+    const bid = active.tryFindSet(seed);
+    if (bid >= 0 || !active.anyAtTop()) return bid;
+    return active.scanFindSet(seed);
   }
 
   /** Take a kept block of type `id` off this thread's stack (0: none). */

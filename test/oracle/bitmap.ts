@@ -118,6 +118,11 @@ export class OracleBitmap {
     return pos;
   }
 
+  /** Whether the top container has a bit set (with nothing in flight: whether any bit is set). */
+  anyAtTop(): boolean {
+    return loadWord(this.mem, this.levelBase[this.top]!) !== 0;
+  }
+
   /** Position of some set bit by a scan of level 0 (exact when nothing is in flight), or -1. */
   scanFindSet(seed: number): number {
     const base = this.levelBase[0]!;

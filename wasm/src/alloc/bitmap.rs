@@ -266,6 +266,17 @@ impl Bitmap {
         pos as i32
     }
 
+    /// Whether the top container has a bit set: with no operation in flight (B2), whether
+    /// any bit is set. One load.
+    ///
+    /// # Safety
+    /// As [`Bitmap::get`].
+    #[inline]
+    pub unsafe fn any_at_top<M: Mem>(&self) -> bool {
+        // SAFETY: the bitmap lies inside the memory (caller); the top level has one container.
+        unsafe { M::load(self.word(self.lv.top, 0)) != 0 }
+    }
+
     /// Position of some set bit by a scan of level 0 (exact when nothing is in flight), or -1.
     /// The scan starts at container seed mod n (container 0 without rotation).
     ///

@@ -34,9 +34,13 @@
 //!  (K4) A thread that empties the block it is allocating in (its hint) leaves it open
 //!       without invalidating it: an empty used block is a valid state (H4), and the
 //!       responsibility passes to flush_kept or to whichever thread empties it next.
-//!  (K5) In a multi-threaded runtime, a thread without a hint takes its first block of a
-//!       pass from `free`, not from `active`: threads that pick the same active block keep
-//!       sharing it, and every reservation then moves a cache line between cores.
+//!  (K5) Optional (RuntimeOptions.allocator.ownFirstBlock, off by default; the host sets
+//!       S_OWN_FIRST): in a multi-threaded runtime, a thread without a hint takes its first
+//!       block of a pass from `free` (or its kept stack), not from `active`, so that threads
+//!       never share a block they are filling (each reservation would move a cache line
+//!       between cores). It doubles allocation throughput where few partly filled blocks
+//!       exist (linux-scalability), but opens threads × types new blocks per pass, which a
+//!       program that also deletes (wa-tor) pays in fragmentation; hence off by default.
 //!
 //! Deliberate differences from the paper's algorithms:
 //!  (D1) When the block's type changed under a reservation (Alg. 1 l. 14–17), the slot is
@@ -576,9 +580,10 @@ impl<M: Mem> Alloc<M> {
     }
 
     /// A block to allocate in when the hint has none (-1: take a new one from `free`).
-    /// Multi-threaded (K5 on): the thread's own blocks first — a kept one, else, for its
-    /// first block of the pass, a new one — then Alg. 1's active blocks. One thread: Alg. 1's
-    /// order, active blocks first, kept blocks when no active one is found.
+    /// K5 on: the thread's own blocks first — a kept one, else, for its first block of the
+    /// pass, a new one — then Alg. 1's active blocks. Otherwise (one thread, and by default
+    /// on several): Alg. 1's order, active blocks first (the partly filled ones), kept blocks
+    /// when no active one is found.
     fn select_block(&self, t: u32, active: Bm, attempt: u32) -> R<i32> {
         let seed = self.seed().wrapping_add(attempt);
         if self.own_first() {
@@ -591,18 +596,31 @@ impl<M: Mem> Alloc<M> {
                 self.set_per_type(t, TS_FRESH, 0);
                 return Ok(self.new_block(t)? as i32);
             }
-            // SAFETY: a bitmap of this heap (the header names it), inside the memory: the SAFETY
-            // note above `fn set`.
-            return Ok(unsafe { active.map.try_find_set::<M>(&self.env(), seed) });
+            return Ok(self.find_active(active, seed));
         }
-        // SAFETY: a bitmap of this heap (the header names it), inside the memory: the SAFETY
-        // note above `fn set`.
-        let bid = unsafe { active.map.try_find_set::<M>(&self.env(), seed) };
+        let bid = self.find_active(active, seed);
         if bid >= 0 {
             return Ok(bid);
         }
         let kept = self.pop_kept(t);
         Ok(if kept != 0 { kept as i32 } else { -1 })
+    }
+
+    /// An active block (Alg. 1 l. 2), or -1 when there is none. The rotated descent may fail
+    /// while another thread's set or clear is in flight (B3); if the top container then still
+    /// says that some block is active, an exact scan of level 0 finds it. Without the scan a
+    /// spurious failure would open a new block from `free` while partly empty blocks exist:
+    /// under contention that was most of the fragmentation of multi-threaded runs.
+    fn find_active(&self, active: Bm, seed: u32) -> i32 {
+        // SAFETY: a bitmap of this heap (the header names it), inside the memory: the SAFETY
+        // note above `fn set`.
+        unsafe {
+            let bid = active.map.try_find_set::<M>(&self.env(), seed);
+            if bid >= 0 || !active.map.any_at_top::<M>() {
+                return bid;
+            }
+            active.map.scan_find_set::<M>(&self.env(), seed)
+        }
     }
 
     /// Take a kept block of type `t` off this thread's stack (0: none).
