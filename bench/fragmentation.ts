@@ -5,6 +5,7 @@
  *
  *   node dist/bench/fragmentation.js [--sizes 256,512] [--iterations 500] [--threads 1] [--keep N]
  *        [--variant dynasoar|noshift|nocoal|bitmap]  (the allocator variant, bench/variants.ts)
+ *        [--own-first]  (RuntimeOptions.allocator.ownFirstBlock)
  *        [--seed 42] [--out bench-results/fragmentation.json] [--plot bench-results/fragmentation.svg]
  *        [--slots-plot bench-results/wator-slots.svg]
  *
@@ -71,9 +72,17 @@ function summarise(samples: readonly Sample[], key: 'heap' | 'agents', from: num
   };
 }
 
-async function runSize(side: number, iterations: number, threads: number, seed: number, keepBlocks: number | undefined, variant: string) {
+async function runSize(
+  side: number,
+  iterations: number,
+  threads: number,
+  seed: number,
+  keepBlocks: number | undefined,
+  variant: string,
+  ownFirstBlock: boolean,
+) {
   const params = { width: side, height: side };
-  const allocator = VARIANTS[variant]!.options;
+  const allocator = { ...VARIANTS[variant]!.options, ...(ownFirstBlock ? { ownFirstBlock } : {}) };
   const rt = await createRuntime({
     classes: app.classes,
     heap: allocator.bitmapAlloc ? 8 * app.heapFor(params) : app.heapFor(params),
@@ -130,6 +139,7 @@ async function main(): Promise<void> {
       threads: { type: 'string', default: '1' },
       keep: { type: 'string' }, // RuntimeOptions.keepBlocks (default: the runtime's)
       variant: { type: 'string', default: 'dynasoar' }, // RuntimeOptions.allocator (bench/variants.ts VARIANTS)
+      'own-first': { type: 'boolean', default: false }, // RuntimeOptions.allocator.ownFirstBlock
       seed: { type: 'string', default: '42' },
       out: { type: 'string', default: 'bench-results/fragmentation.json' },
       plot: { type: 'string', default: 'bench-results/fragmentation.svg' },
@@ -164,12 +174,13 @@ async function main(): Promise<void> {
   const machine = machineInfo();
   process.stdout.write(`machine: ${machine.cpu}, ${machine.cores} cores, load average ${machine.loadStart.join(' ')}\n`);
   const runs = [];
-  for (const side of sizes) runs.push(await runSize(side, iterations, threads, seed, keep, variant));
+  const ownFirst = values['own-first'] === true;
+  for (const side of sizes) runs.push(await runSize(side, iterations, threads, seed, keep, variant, ownFirst));
   machine.loadEnd = machineInfo().loadStart;
 
   const pct = (v: number): string => `${(v * 100).toFixed(1)} %`;
   process.stdout.write(
-    `\nwa-tor fragmentation, ${iterations} iterations, ${threads} thread(s), keepBlocks ${keep ?? 'default'}, allocator ${VARIANTS[variant]!.label}, seed ${seed}\n`,
+    `\nwa-tor fragmentation, ${iterations} iterations, ${threads} thread(s), keepBlocks ${keep ?? 'default'}, allocator ${VARIANTS[variant]!.label}${ownFirst ? ' (own first blocks)' : ''}, seed ${seed}\n`,
   );
   process.stdout.write(
     'grid        heap: final  mean/max last 100  peak (iteration)   agents: final  mean/max last 100  peak (iteration)\n',

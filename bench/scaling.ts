@@ -16,7 +16,7 @@
  *
  *   node dist/bench/scaling.js [--threads 1,2,4,8,16] [--force] [--bodies 20000]
  *        [--iterations 2] [--lanes 2048] [--kmax 1024] [--skip nbody,linux,…]
- *        [--keep 0,4] [--machine "name"] [--out bench-results/scaling.json]
+ *        [--keep 0,4] [--own-first] [--machine "name"] [--out bench-results/scaling.json]
  *        [--baseline DIR] [--repeats R]
  *
  * --baseline DIR: another built checkout of smmo (e.g. the commit before a change, with its
@@ -87,6 +87,8 @@ const OUT = arg('out', 'bench-results/scaling.json');
 const BASELINE = arg('baseline', '');
 const REPEATS = Math.max(1, Number(arg('repeats', '1')));
 const KEEP = arg('keep', `0,${DEFAULT_KEEP_BLOCKS}`).split(',').map(Number);
+/** --own-first: RuntimeOptions.allocator.ownFirstBlock in the linux sections (passed on to the children). */
+const OWN_FIRST = process.argv.includes('--own-first');
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -236,7 +238,15 @@ async function linux(threads: number, method: 'allocFree' | 'allocFreeRaw'): Pro
   // inlineBlocks 0: Allocator8 has 30 slots per block, so --lanes 1024 is 35 blocks, which the default threshold
   // (64) would run on the calling thread alone: the measured scaling must come from the workers at any lane count.
   const keepBlocks = KEEP[0]!; // a child gets one value
-  const options = { classes: LINUX_CLASSES, threads, heap, modules: [LINUX_URL], inlineBlocks: 0, keepBlocks };
+  const options = {
+    classes: LINUX_CLASSES,
+    threads,
+    heap,
+    modules: [LINUX_URL],
+    inlineBlocks: 0,
+    keepBlocks,
+    allocator: { ownFirstBlock: OWN_FIRST },
+  };
   return withRuntime(options, async (rt) => {
     await rt.parallelNew(Allocator8, LANES);
     for (let i = 0; i < 30; i++) await rt.parallelDo(Allocator8, method, 4, 1); // JIT warm-up on every thread

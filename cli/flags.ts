@@ -115,6 +115,12 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
       "allocator variant BitmapAlloc, the paper's baseline: one object per block, blocks the size of the largest class (needs --backend ts; the default heap grows to match)",
   },
   {
+    name: 'own-first-block',
+    kind: 'switch',
+    description:
+      'allocator: each thread opens a block of its own first in every pass (faster allocation-only passes on many threads; more fragmentation where objects are also deleted)',
+  },
+  {
     name: 'check',
     kind: 'switch',
     description:
@@ -198,8 +204,8 @@ export interface RunOptions {
   interpret: boolean;
   /** --pass-timeout MS (undefined: no limit). */
   passTimeout?: number;
-  /** --no-rotation, --no-coalescing, --bitmap-alloc: the allocator variant (RuntimeOptions.allocator). */
-  allocator: { rotation: boolean; coalescing: boolean; bitmapAlloc: boolean };
+  /** --no-rotation, --no-coalescing, --bitmap-alloc, --own-first-block: the allocator variant (RuntimeOptions.allocator). */
+  allocator: { rotation: boolean; coalescing: boolean; bitmapAlloc: boolean; ownFirstBlock: boolean };
   /** --check: compare with the TypeScript reference run. */
   check: boolean;
   /** --tol, --rel, --field-rel, --digest-rel (defaults: DEFAULT_CHECK_TOLERANCE); used with --check. */
@@ -306,7 +312,7 @@ function checkTolerance(values: Record<string, string | boolean | undefined>, wh
   return t;
 }
 
-/** --no-rotation, --no-coalescing, --bitmap-alloc, and the combinations they refuse. */
+/** --no-rotation, --no-coalescing, --bitmap-alloc, --own-first-block, and the combinations they refuse. */
 function allocatorFlags(values: Record<string, string | boolean | undefined>, where: string): RunOptions['allocator'] {
   const bitmapAlloc = values['bitmap-alloc'] === true;
   if (bitmapAlloc && values['no-coalescing'] === true) {
@@ -315,7 +321,15 @@ function allocatorFlags(values: Record<string, string | boolean | undefined>, wh
   if (bitmapAlloc && values['backend'] !== undefined && values['backend'] !== 'ts') {
     throw new CliUsageError(`${where}: --bitmap-alloc has no SOA arrays for the ${String(values['backend'])} kernels; use --backend ts`);
   }
-  return { rotation: values['no-rotation'] !== true, coalescing: !bitmapAlloc && values['no-coalescing'] !== true, bitmapAlloc };
+  if (bitmapAlloc && values['own-first-block'] === true) {
+    throw new CliUsageError(`${where}: --bitmap-alloc takes every object's block from the free blocks already; drop --own-first-block`);
+  }
+  return {
+    rotation: values['no-rotation'] !== true,
+    coalescing: !bitmapAlloc && values['no-coalescing'] !== true,
+    bitmapAlloc,
+    ownFirstBlock: values['own-first-block'] === true,
+  };
 }
 
 /** --dump, --init, --render*: values and the rules that tie them together. */
@@ -363,7 +377,7 @@ function defaults(app: App): RunOptions {
     heapBytes: undefined,
     checked: false,
     interpret: false,
-    allocator: { rotation: true, coalescing: true, bitmapAlloc: false },
+    allocator: { rotation: true, coalescing: true, bitmapAlloc: false, ownFirstBlock: false },
     check: false,
     tolerance: { ...DEFAULT_CHECK_TOLERANCE },
     json: false,

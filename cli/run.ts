@@ -87,8 +87,8 @@ export interface RunReport {
   checked: boolean;
   /** With --checked: validateHeap() passed after the last iteration. */
   heapValidated: boolean;
-  /** The allocator variant (--no-rotation, --no-coalescing, --bitmap-alloc). */
-  allocator: { rotation: boolean; coalescing: boolean; bitmapAlloc: boolean };
+  /** The allocator variant (--no-rotation, --no-coalescing, --bitmap-alloc, --own-first-block). */
+  allocator: { rotation: boolean; coalescing: boolean; bitmapAlloc: boolean; ownFirstBlock: boolean };
   version: string;
   node: string;
   machine: { cpu: string; cores: number; platform: string; arch: string };
@@ -376,8 +376,8 @@ export function formatSummary(r: RunReport): string {
   const a = r.allocator;
   if (!a.rotation || !a.coalescing || a.bitmapAlloc) {
     const name = a.bitmapAlloc ? 'BitmapAlloc' : `DynaSOAr${a.rotation ? '' : '-NoShift'}${a.coalescing ? '' : '-NoCoal'}`;
-    rows.push(['allocator', `${name} (the paper's §7 variant)`]);
-  }
+    rows.push(['allocator', `${name} (the paper's §7 variant)${a.ownFirstBlock ? ', own first blocks' : ''}`]);
+  } else if (a.ownFirstBlock) rows.push(['allocator', 'DynaSOAr, own first blocks (--own-first-block)']);
   rows.push(...(r.resultRows ?? []));
   if (r.init !== undefined)
     rows.push(['init', `${r.init} (after ${r.startIteration} iterations; now ${(r.startIteration ?? 0) + r.iterations})`]);

@@ -66,14 +66,20 @@ test("run --threads 2: the workers find the app's classes (registry module URL) 
   t.is(lastJson(two.stdout)['digest'], lastJson(one.stdout)['digest']);
 });
 
-test('run --no-rotation / --no-coalescing / --bitmap-alloc: the allocator variant is in --json, the digest is the default one', async (t) => {
+test('run --no-rotation / --no-coalescing / --bitmap-alloc / --own-first-block: the allocator variant is in --json, the digest is the default one', async (t) => {
   const base = ['run', 'wa-tor', '--width', '40', '--height', '32', '--iterations', '8', '--json'];
-  const runs = await Promise.all([[], ['--no-rotation', '--no-coalescing'], ['--bitmap-alloc']].map((extra) => smmo([...base, ...extra])));
+  const runs = await Promise.all(
+    [[], ['--no-rotation', '--no-coalescing'], ['--bitmap-alloc'], ['--own-first-block', '--threads', '2']].map((extra) =>
+      smmo([...base, ...extra]),
+    ),
+  );
   for (const r of runs) t.is(r.code, 0, r.stderr);
-  const [def, flat, bitmap] = runs.map((r) => lastJson(r.stdout));
-  t.deepEqual(def!['allocator'], { rotation: true, coalescing: true, bitmapAlloc: false });
-  t.deepEqual(flat!['allocator'], { rotation: false, coalescing: false, bitmapAlloc: false });
-  t.deepEqual(bitmap!['allocator'], { rotation: true, coalescing: false, bitmapAlloc: true });
+  const [def, flat, bitmap, own] = runs.map((r) => lastJson(r.stdout));
+  t.deepEqual(own!['allocator'], { rotation: true, coalescing: true, bitmapAlloc: false, ownFirstBlock: true });
+  t.is(own!['digest'], def!['digest']);
+  t.deepEqual(def!['allocator'], { rotation: true, coalescing: true, bitmapAlloc: false, ownFirstBlock: false });
+  t.deepEqual(flat!['allocator'], { rotation: false, coalescing: false, bitmapAlloc: false, ownFirstBlock: false });
+  t.deepEqual(bitmap!['allocator'], { rotation: true, coalescing: false, bitmapAlloc: true, ownFirstBlock: false });
   t.is(flat!['digest'], def!['digest']);
   t.is(bitmap!['digest'], def!['digest']);
   const heap = bitmap!['heap'] as Record<string, number>;
@@ -85,6 +91,9 @@ test('run --no-rotation / --no-coalescing / --bitmap-alloc: the allocator varian
   const wasm = await smmo(['run', 'wa-tor', '--bitmap-alloc', '--backend', 'wasm']);
   t.is(wasm.code, 2);
   t.regex(wasm.stderr, /use --backend ts/);
+  const both = await smmo(['run', 'wa-tor', '--bitmap-alloc', '--own-first-block']);
+  t.is(both.code, 2);
+  t.regex(both.stderr, /drop --own-first-block/);
 });
 
 test('run: human summary names app, backend, threads, iterations, time, digest, objects and heap', async (t) => {
