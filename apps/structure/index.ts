@@ -18,7 +18,7 @@ const app: App = {
   iterations: DEFAULTS.iterations,
   // Per node: a node (≤ 52 bytes in its block) and 1.75 springs (≤ 25 bytes each),
   // about 96 bytes, more than doubled for blocks left partly empty by deletions.
-  heapFor: (p) => (16 << 20) + Math.ceil(nodesOf(p) * 240),
+  heapFor: (p) => (4 << 20) + Math.ceil(nodesOf(p) * 240),
   init: (rt, p, seed) => init(rt, nodesOf(p), seed),
   step: (rt) => step(rt),
   digest,

@@ -177,7 +177,11 @@ export class Spring extends object({
 /** The BFS's continue flag (the original's device global dev_bfs_continue): one object. */
 export class Bfs extends object({
   grew: bool, // a node took a distance in the last bfsVisit pass
-  levels: i32, // the deepest level of the last BFS (also keeps this class from being tiny: block sizes follow the smallest class)
+  levels: i32, // the deepest level of the last BFS
+  // Padding: every class's block size follows the smallest class's objects (32 of them
+  // per block, runtime/layout.ts); without it the one Bfs object would shrink the
+  // blocks of the millions of springs and nodes to a few slots each.
+  padding: array(u32, 6),
 }) {}
 
 /** Every class of the app. */
