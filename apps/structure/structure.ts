@@ -225,7 +225,7 @@ const COLOUR_NODE = 9;
 const COLOUR_ANCHOR = 10;
 const COLOUR_PULL = 11;
 
-/** Springs as lines coloured by their load, nodes as pixels coloured by their kind. */
+/** Springs as lines coloured by their load, nodes as 3 × 3 squares coloured by their kind. */
 export function picture(rt: Runtime): Picture {
   const size = PICTURE_SIZE;
   const pixels = new Uint8Array(size * size);
@@ -245,7 +245,9 @@ export function picture(rt: Runtime): Picture {
   });
   rt.deviceDo(NodeBase, (n) => {
     const colour = n instanceof Node ? COLOUR_NODE : n instanceof AnchorPullNode ? COLOUR_PULL : COLOUR_ANCHOR;
-    plot(Math.floor(n.posX * size), Math.floor(n.posY * size), colour);
+    const x = Math.floor(n.posX * size);
+    const y = Math.floor(n.posY * size);
+    for (let dy = -1; dy <= 1; dy++) for (let dx = -1; dx <= 1; dx++) plot(x + dx, y + dy, colour);
   });
   return { width: size, height: size, palette: PALETTE, pixels };
 }
