@@ -3,7 +3,7 @@
  * calling thread, as plain typed arrays), the f32 arithmetic every version shares, and
  * the digest's hash words.
  *
- * The mesh is DynaSOAr's example/structure random dataset (dataset.cc random_dataset),
+ * The mesh is the random dataset of DynaSOAr's structure example (its random_dataset),
  * built the same way with the same generator: C's `srand(seed)` / `rand()` as glibc
  * implements them (`LibcRand`, below), so `--seed 42` (the CLI's default) builds the
  * very mesh the original builds with its `srand(42)`. For `maxNodes` (the original's
@@ -20,7 +20,7 @@
  */
 import { UsageError } from '../../runtime/index.js';
 
-/** The original's configuration.h constants. */
+/** The original's configuration constants. */
 export const MAX_DEGREE = 5;
 /** kNumComputeIterations: force/move rounds per step. */
 export const COMPUTE_ITERATIONS = 40;
@@ -36,7 +36,7 @@ export const KIND_ANCHOR = 2;
 export const KIND_ANCHOR_PULL = 3;
 export const KIND_NODE = 4;
 
-/** dataset.cc's parameters. */
+/** The parameters of the original's random_dataset. */
 const SPRING_MIN = 3;
 const SPRING_MAX = 5;
 const MAX_FORCE = 0.5;
@@ -100,7 +100,7 @@ export class LibcRand {
     return v >>> 1;
   }
 
-  /** dataset.cc's random_float(a, b) in f32: a + (float) rand() / (float) (RAND_MAX / (b - a)). */
+  /** The original's random_float(a, b) in f32: a + (float) rand() / (float) (RAND_MAX / (b - a)). */
   float(a: number, b: number): number {
     const fa = Math.fround(a);
     const fb = Math.fround(b);
@@ -114,7 +114,7 @@ export function checkNodes(n: number): void {
     throw new UsageError(`structure: --nodes must be an integer in ${MIN_NODES} … ${MAX_NODES}, got ${n}`);
 }
 
-/** Numbers of each kind for `maxNodes` (dataset.cc: truncated products). */
+/** Numbers of each kind for `maxNodes` (the original's random_dataset: truncated products). */
 export function meshSizes(maxNodes: number): { nodes: number; pull: number; anchors: number; springs: number } {
   return {
     nodes: Math.trunc(0.65 * maxNodes),

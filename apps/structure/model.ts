@@ -1,6 +1,7 @@
 /**
- * structure classes: fracture of a spring mesh, as DynaSOAr's example/structure/dynasoar
- * (structure.h, structure.cu). Constants: mesh.ts.
+ * structure classes: fracture of a spring mesh, as the DynaSOAr version of DynaSOAr's
+ * structure example (its NodeBase, AnchorNode, AnchorPullNode, Node and Spring classes).
+ * Constants: mesh.ts.
  *
  * A step (structure.ts step()) is:
  *   AnchorPullNode.pull            pos += vel·dt

@@ -24,7 +24,7 @@ import { AnchorNode, AnchorPullNode, Bfs, CLASSES, Node, NodeBase, Spring } from
 export { CLASSES };
 
 /**
- * Defaults of `smmo run structure`. The original (configuration.h) has kMaxNodes = 1.5 M
+ * Defaults of `smmo run structure`. The original's configuration has kMaxNodes = 1.5 M
  * and 500 steps of 40 compute rounds each; the CLI's default is smaller (README).
  */
 export const DEFAULTS = { nodes: 20_000, iterations: 100 };
