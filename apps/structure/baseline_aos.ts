@@ -49,7 +49,6 @@ interface SpringObject {
   force: number;
   maxForce: number;
   deleteFlag: boolean;
-  alive: boolean;
 }
 
 export class StructureAos implements BaselineRun {
@@ -85,7 +84,6 @@ export class StructureAos implements BaselineRun {
         force: 0,
         maxForce: mesh.maxForce[s]!,
         deleteFlag: false,
-        alive: true,
       };
       p1.springs[p1.numSprings++] = spring;
       p2.springs[p2.numSprings++] = spring;
