@@ -17,6 +17,7 @@ export const APPS: ReadonlyMap<string, URL> = new Map([
   ['generation', new URL('./generation/index.js', import.meta.url)],
   ['traffic', new URL('./traffic/index.js', import.meta.url)],
   ['linux-scalability', new URL('./linux-scalability/index.js', import.meta.url)],
+  ['structure', new URL('./structure/index.js', import.meta.url)],
 ]);
 
 /** Names of every registered app, in registry order. */

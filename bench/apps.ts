@@ -93,6 +93,7 @@ export const SIZES: Readonly<Record<SizeName, Readonly<Record<string, { params: 
     generation: { params: { width: 256, height: 256, cross: 20 }, iterations: 20 },
     traffic: { params: { intersections: 500 }, iterations: 200 },
     'linux-scalability': { params: { lanes: 2048, k: 64 }, iterations: 20 },
+    structure: { params: { nodes: 5000 }, iterations: 10 },
   },
   medium: {
     nbody: { params: { bodies: 6000 }, iterations: 5 },
@@ -102,6 +103,7 @@ export const SIZES: Readonly<Record<SizeName, Readonly<Record<string, { params: 
     generation: { params: { width: 512, height: 512, cross: 40 }, iterations: 20 },
     traffic: { params: { intersections: 2000 }, iterations: 200 },
     'linux-scalability': { params: { lanes: 8192, k: 64 }, iterations: 20 },
+    structure: { params: { nodes: 20000 }, iterations: 10 },
   },
 };
 
@@ -118,6 +120,7 @@ export function sizeLabel(params: AppParams): string {
   if (params['bodies'] !== undefined) return `${params['bodies']} bodies`;
   if (params['intersections'] !== undefined) return `${params['intersections']} intersections`;
   if (params['lanes'] !== undefined) return `${params['lanes']} lanes, k=${params['k']}`;
+  if (params['nodes'] !== undefined) return `${params['nodes']} nodes`;
   if (params['width'] !== undefined) return `${params['width']}×${params['height']}`;
   return Object.entries(params)
     .map(([k, v]) => `${k}=${v}`)
@@ -343,7 +346,7 @@ function median(xs: readonly number[]): number {
 function digestsAgree(a: number, b: number): { agrees: boolean; rel: number } {
   if (a === b) return { agrees: true, rel: 0 };
   const rel = Math.abs(a - b) / Math.max(Math.abs(a), 1);
-  // Integer digests (wa-tor, game-of-life, generation, traffic: counts plus a hash) must be equal.
+  // Integer digests (wa-tor, game-of-life, generation, traffic, structure: counts plus a hash) must be equal.
   return { agrees: !(Number.isInteger(a) && Number.isInteger(b)) && rel <= DIGEST_REL, rel };
 }
 

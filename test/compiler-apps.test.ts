@@ -18,6 +18,7 @@ const CASES: [app: string, params: AppParams, steps: number][] = [
   ['generation', { width: 45, height: 40, density: 0.3 }, 8],
   ['traffic', { intersections: 15 }, 30],
   ['linux-scalability', { k: 4, lanes: 40, sweep: 0 }, 3],
+  ['structure', { nodes: 150 }, 1],
 ];
 
 interface Recorder {

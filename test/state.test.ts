@@ -47,6 +47,7 @@ const SMALL: Record<string, AppParams> = {
   generation: { width: 48, height: 32, density: 0.3 },
   traffic: { intersections: 20 },
   'linux-scalability': { k: 8, lanes: 40, sweep: 0 },
+  structure: { nodes: 200 },
 };
 const K = 6;
 const SEED = 7;
