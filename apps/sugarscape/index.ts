@@ -3,11 +3,11 @@ import { adoptGrid, CLASSES, DEFAULTS, digest, gridSize, init, picture, sizeOf, 
 
 const app: App = {
   name: 'sugarscape',
-  summary: 'agents move to the richest free cell, harvest sugar, age, starve and mate on a grid of growing, diffusing sugar',
+  summary: 'Agents move to the richest free cell, harvest sugar, age, starve and mate on a grid of growing, diffusing sugar',
   classes: CLASSES,
   flags: [
-    { name: 'width', type: 'int', description: 'grid width in cells (the original: 1700)', default: DEFAULTS.width },
-    { name: 'height', type: 'int', description: 'grid height in cells (the original: 1700)', default: DEFAULTS.height },
+    { name: 'width', type: 'int', description: 'grid width in cells, as the original', default: DEFAULTS.width },
+    { name: 'height', type: 'int', description: 'grid height in cells, as the original', default: DEFAULTS.height },
   ],
   iterations: DEFAULTS.iterations,
   // Per cell: a Cell (≈ 41 bytes in its block) and at most one agent (≤ 57 bytes), with
