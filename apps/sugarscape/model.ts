@@ -1,7 +1,7 @@
 /**
  * sugarscape classes: agents that move to the richest free cell, harvest its sugar,
  * age, starve and mate, on a grid whose sugar grows and diffuses; as DynaSOAr's
- * `example/sugarscape` (prg-titech/dynasoar, commit a4f956c). Constants and the small
+ * sugarscape example (prg-titech/dynasoar, commit a4f956c). Constants and the small
  * integer rules: rules.ts. No wrap-around: cells outside the grid do not exist. Cell
  * ids: apps/grid.ts (cell i is the Cell with the i-th smallest handle; x = i mod width).
  *

@@ -1,7 +1,8 @@
 /**
  * sugarscape: the constants and the small pure rules that the smmo classes (model.ts)
  * and both baselines share, so that all three compute the same integers. Constants are
- * the original's (DynaSOAr's example/sugarscape, configuration.h, commit a4f956c).
+ * the original's (the DynaSOAr repository's sugarscape example and its configuration,
+ * prg-titech/dynasoar commit a4f956c).
  *
  * Random numbers: every cell and every agent has its own xoshiro128** stream
  * (apps/wa-tor/stream.ts: cell streams seeded from the run's seed and the cell id,

@@ -19,7 +19,7 @@ import { drawAgent, EMPTY, FEMALE, growRateOf, MALE, MAX_CHILDREN, SUGAR_CAPACIT
 
 export { CLASSES };
 
-/** The original's size (configuration.h): 1700 × 1700 cells, 10 000 iterations. smmo's defaults are the same. */
+/** The original's size (its configuration): 1700 × 1700 cells, 10 000 iterations. smmo's defaults are the same. */
 export const ORIGINAL = { width: 1700, height: 1700, iterations: 10_000 };
 export const DEFAULTS = { ...ORIGINAL };
 
