@@ -1,5 +1,5 @@
 import type { App } from '../app.js';
-import { adoptGrid, CLASSES, DEFAULTS, digest, gridSize, init, picture, sizeOf, step } from './sugarscape.js';
+import { adoptGrid, CLASSES, DEFAULTS, digest, gridSize, HEAP_BASE, HEAP_PER_CELL, init, picture, step } from './sugarscape.js';
 
 const app: App = {
   name: 'sugarscape',
@@ -10,12 +10,8 @@ const app: App = {
     { name: 'height', type: 'int', description: 'grid height in cells, as the original', default: DEFAULTS.height },
   ],
   iterations: DEFAULTS.iterations,
-  // Per cell: a Cell (≈ 41 bytes in its block) and at most one agent (≤ 57 bytes), with
-  // room for agent blocks left partly empty by deletions.
-  heapFor: (p) => {
-    const { width, height } = sizeOf(p);
-    return (16 << 20) + width * height * 128;
-  },
+  // The CLI refuses sizes whose heap exceeds the largest; init() checks the grid itself.
+  heapFor: (p) => HEAP_BASE + Math.ceil(Number(p['width'] ?? DEFAULTS.width) * Number(p['height'] ?? DEFAULTS.height) * HEAP_PER_CELL),
   init: (rt, p, seed) => init(rt, p, seed),
   step: (rt) => step(rt),
   digest,

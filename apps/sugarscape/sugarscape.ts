@@ -10,6 +10,7 @@
  * load; so all three start from the same state.
  */
 import { UsageError, type Runtime } from '../../runtime/index.js';
+import { MAX_HEAP_BYTES } from '../../runtime/layout.js';
 import type { AppParams, Picture } from '../app.js';
 import { cellTable, resetCellTable } from '../grid.js';
 import { fnvWord, FNV_OFFSET } from '../hash.js';
@@ -23,8 +24,12 @@ export { CLASSES };
 export const ORIGINAL = { width: 1700, height: 1700, iterations: 10_000 };
 export const DEFAULTS = { ...ORIGINAL };
 
-/** Cells of the largest grid accepted (a Cell is ≈ 45 bytes; the heap is at most 4 GiB). */
-export const MAX_CELLS = 1 << 25;
+/** Heap bytes per grid cell (App.heapFor): a Cell (≈ 41 bytes in its block) and at most one agent (≤ 57), with room for partly empty blocks. */
+export const HEAP_PER_CELL = 128;
+/** Heap bytes besides the cells (App.heapFor). */
+export const HEAP_BASE = 16 << 20;
+/** Cells of the largest grid accepted: the largest whose heap (HEAP_BASE + HEAP_PER_CELL a cell) fits the 4 GiB limit. */
+export const MAX_CELLS = Math.floor((MAX_HEAP_BYTES - HEAP_BASE) / HEAP_PER_CELL);
 
 /** One agent of a start. */
 export interface AgentStart {
