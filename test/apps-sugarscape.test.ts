@@ -23,7 +23,11 @@ import {
   emptyStart,
   init,
   initFromStart,
+  FEMALE_PIXEL,
   invariantViolation,
+  MALE_PIXEL,
+  PALETTE,
+  picture,
   randomStart,
   step,
   type AgentStart,
@@ -254,6 +258,31 @@ test('a Male and a Female mate and their child appears in the one free cell', as
     await runAll(t, start, 5, rt2);
   } finally {
     await rt2.close();
+  }
+});
+
+test('the picture: sugar as a yellow level, Males blue, Females red', async (t) => {
+  // 4 × 1 at the start: a Male, sugar 1750 (half the capacity: level ⌊1750 · 249 / 3500⌋ =
+  // 124 of 249, colour round(124 · 255 / 249) = 127), sugar 7000 (above the capacity: the
+  // last level), a Female.
+  const start = emptyStart(4, 1, 2);
+  start.sugar[1] = 1750;
+  start.sugar[2] = 7000;
+  start.agents.push(agent(0, MALE, { vision: 1 }), agent(3, FEMALE, { vision: 1 }));
+  const rt = await runtime();
+  try {
+    await initFromStart(rt, start);
+    const before = picture(rt);
+    t.is(before.width, 4);
+    t.is(before.height, 1);
+    t.deepEqual(PALETTE[MALE_PIXEL], [0, 0, 255]);
+    t.deepEqual(PALETTE[FEMALE_PIXEL], [255, 0, 0]);
+    t.is(before.pixels[0], MALE_PIXEL);
+    t.is(before.pixels[3], FEMALE_PIXEL);
+    t.deepEqual(PALETTE[before.pixels[1]!], [127, 127, 0], 'half the capacity: half yellow');
+    t.deepEqual(PALETTE[before.pixels[2]!], [255, 255, 0], 'above the capacity: full yellow');
+  } finally {
+    await rt.close();
   }
 });
 
