@@ -15,7 +15,7 @@ import { loadBaseline } from '../apps/baselines/index.js';
 import { SugarscapeAos } from '../apps/sugarscape/baseline_aos.js';
 import { SugarscapeSoa } from '../apps/sugarscape/baseline_soa.js';
 import { Agent, Female, Male } from '../apps/sugarscape/model.js';
-import { chance, FEMALE, MALE } from '../apps/sugarscape/rules.js';
+import { chance, FEMALE, MALE, MAX_VISION } from '../apps/sugarscape/rules.js';
 import {
   cellStates,
   CLASSES,
@@ -29,6 +29,7 @@ import {
   PALETTE,
   picture,
   randomStart,
+  reachOf,
   step,
   type AgentStart,
   type SugarStart,
@@ -314,6 +315,43 @@ test('smmo, AOS and SOA agree on a random start; invariants and validateHeap() a
     const aos = new SugarscapeAos(start);
     for (let k = 0; k < 90; k++) aos.step();
     t.deepEqual(aos.counts(), rt.objectCounts());
+  } finally {
+    await rt.close();
+  }
+});
+
+test("scanning only the agents' largest vision (reach 1) gives what the original's radius 2 gives", async (t) => {
+  const start = randomStart(36, 30, 5);
+  const narrow = await runtime();
+  const wide = await runtime();
+  try {
+    await initFromStart(narrow, start);
+    await initFromStart(wide, start, MAX_VISION);
+    t.is(reachOf(narrow), 1, 'every agent of the original start has vision 1');
+    t.is(reachOf(wide), 2);
+    const aos = new SugarscapeAos(start, MAX_VISION);
+    const soa = new SugarscapeSoa(start);
+    t.is(soa.reach, 1);
+    for (let k = 0; k < 80; k++) {
+      await step(narrow);
+      await step(wide);
+      aos.step();
+      soa.step();
+      const d = digest(wide);
+      t.is(digest(narrow), d, `step ${k}`);
+      t.is(aos.digest(), d, `AOS (radius 2), step ${k}`);
+      t.is(soa.digest(), d, `SOA (reach 1), step ${k}`);
+    }
+    let children = 0;
+    narrow.deviceDo(Female, (f) => void (children += f.numChildren));
+    t.true(children > 0, `${children} children`);
+  } finally {
+    await narrow.close();
+    await wide.close();
+  }
+  const rt = await runtime();
+  try {
+    await t.throwsAsync(initFromStart(rt, start, 3), { instanceOf: UsageError, message: /reach must be/ });
   } finally {
     await rt.close();
   }

@@ -6,7 +6,7 @@
  */
 import type { Baseline, BaselineRun } from '../baselines/baseline.js';
 import { nextInWords, seedAgentStream, type StreamWords } from '../wa-tor/stream.js';
-import { digestOf, newStates, randomStart, sizeOf, type CellStates, type SugarStart } from './sugarscape.js';
+import { digestOf, newStates, randomStart, reachOfStart, sizeOf, type CellStates, type SugarStart } from './sugarscape.js';
 import { chance, diffusionOf, FEMALE, grown, MALE, MAX_VISION, readyToMate, shareOf } from './rules.js';
 
 interface CellRec {
@@ -46,12 +46,15 @@ function agentStream(seed: number): StreamWords {
 export class SugarscapeAos implements BaselineRun {
   readonly width: number;
   readonly height: number;
+  /** The scan radius of cells and females: as the smmo app's (sugarscape.ts Grid), or MAX_VISION when given. */
+  readonly reach: number;
   private readonly cells: CellRec[];
   private agents: AgentRec[] = [];
 
-  constructor(start: SugarStart) {
+  constructor(start: SugarStart, reach?: number) {
     this.width = start.width;
     this.height = start.height;
+    this.reach = reach ?? reachOfStart(start);
     const s = start.streams;
     this.cells = Array.from({ length: start.width * start.height }, (_, i) => ({
       sugar: start.sugar[i]!,
@@ -172,7 +175,7 @@ export class SugarscapeAos implements BaselineRun {
       if (f.male || f.numChildren >= f.maxChildren) continue;
       let selected: AgentRec | null = null;
       let selectedSugar = -1;
-      this.forEachAround(f.cell, MAX_VISION, true, (n) => {
+      this.forEachAround(f.cell, this.reach, true, (n) => {
         const m = cells[n]!.agent;
         if (m !== null && m.male && m.femaleRequest === f && m.sugar > selectedSugar) {
           selected = m;
@@ -225,7 +228,7 @@ export class SugarscapeAos implements BaselineRun {
       if (c.agent !== null) continue;
       let turn = 0;
       let selected: AgentRec | null = null;
-      this.forEachAround(id, MAX_VISION, true, (n) => {
+      this.forEachAround(id, this.reach, true, (n) => {
         const a = cells[n]!.agent;
         if (a === null || a.request !== id) return;
         turn++;

@@ -8,12 +8,14 @@
  */
 import type { Baseline, BaselineRun } from '../baselines/baseline.js';
 import { nextInArray, seedAgentStream } from '../wa-tor/stream.js';
-import { digestOf, newStates, randomStart, sizeOf, type CellStates, type SugarStart } from './sugarscape.js';
+import { digestOf, newStates, randomStart, reachOfStart, sizeOf, type CellStates, type SugarStart } from './sugarscape.js';
 import { chance, diffusionOf, EMPTY, FEMALE, grown, MALE, MAX_VISION, readyToMate, shareOf } from './rules.js';
 
 export class SugarscapeSoa implements BaselineRun {
   readonly width: number;
   readonly height: number;
+  /** The scan radius of cells and females: as the smmo app's (sugarscape.ts Grid), or MAX_VISION when given. */
+  readonly reach: number;
   // Cells.
   private readonly sugar: Int32Array;
   private readonly diffusion: Int32Array;
@@ -38,10 +40,11 @@ export class SugarscapeSoa implements BaselineRun {
   /** Occupied cells at the start of a pass. */
   private readonly list: Int32Array;
 
-  constructor(start: SugarStart) {
+  constructor(start: SugarStart, reach?: number) {
     const n = start.width * start.height;
     this.width = start.width;
     this.height = start.height;
+    this.reach = reach ?? reachOfStart(start);
     this.sugar = Int32Array.from(start.sugar);
     this.diffusion = new Int32Array(n);
     this.capacity = Int32Array.from(start.capacity);
@@ -209,7 +212,7 @@ export class SugarscapeSoa implements BaselineRun {
       if (this.numChildren[f]! >= this.maxChildren[f]!) continue;
       let selected = -1;
       let selectedSugar = -1;
-      this.around(f, MAX_VISION, true, (nb) => {
+      this.around(f, this.reach, true, (nb) => {
         if (kind[nb] === MALE && femaleRequest[nb] === f && agentSugar[nb]! > selectedSugar) {
           selected = nb;
           selectedSugar = agentSugar[nb]!;
@@ -262,7 +265,7 @@ export class SugarscapeSoa implements BaselineRun {
       if (kind[c] !== EMPTY) continue;
       let turn = 0;
       let selected = -1;
-      this.around(c, MAX_VISION, true, (nb) => {
+      this.around(c, this.reach, true, (nb) => {
         if (kind[nb] === EMPTY || request[nb] !== c) return;
         turn++;
         if (chance(nextInArray(cellStream, 4 * c), turn)) selected = nb;

@@ -7,7 +7,12 @@
  *
  * Neighbourhoods are scanned as the original does: dx outer, dy inner, each from −r to
  * r. Agents see radius `vision` (1 for every agent: the original draws 1 + random_int(0,
- * 1)); cells and females look at radius MAX_VISION (2).
+ * 1)). Cells (for requesters) and females (for proposers) look at radius MAX_VISION (2)
+ * in the original; smmo passes them `reach`, the largest vision of any agent (step():
+ * never above MAX_VISION, and it cannot grow: a child's vision is the average of its
+ * parents'). An agent only requests or proposes within its vision, so no requester lies
+ * beyond `reach`, and the scan visits the same requesters in the same order: the result
+ * is the original's (the baselines scan radius MAX_VISION and agree exactly).
  *
  * Who writes what, per phase (why the result is the same for any number of threads and
  * any visiting order):
@@ -91,12 +96,12 @@ export class Cell extends object({
   }
 
   /**
-   * A free cell picks one of the agents within MAX_VISION whose cellRequest is this cell:
+   * A free cell picks one of the agents within `reach` whose cellRequest is this cell:
    * the turn-th such agent in scan order replaces the one picked so far with probability
    * 1 / turn, drawn from this cell's stream (the original's rule). Occupied cells are
    * never requested (agents request free cells, and nobody moves in between).
    */
-  decidePermission(width: number, height: number): void {
+  decidePermission(width: number, height: number, reach: number): void {
     if (this.kind !== EMPTY) return;
     const ctx = this.runtime;
     const cells = cellTable(ctx, Cell, width * height);
@@ -106,10 +111,10 @@ export class Cell extends object({
     const y = (id - x) / width;
     let turn = 0;
     let selected = 0;
-    for (let dx = -MAX_VISION; dx <= MAX_VISION; dx++) {
+    for (let dx = -reach; dx <= reach; dx++) {
       const nx = x + dx;
       if (nx < 0 || nx >= width) continue;
-      for (let dy = -MAX_VISION; dy <= MAX_VISION; dy++) {
+      for (let dy = -reach; dy <= reach; dy++) {
         const ny = y + dy;
         if (ny < 0 || ny >= height) continue;
         const n = ctx.get(Cell, cells[ny * width + nx]!);
@@ -323,8 +328,8 @@ export class Female extends Agent.extend({
     return FEMALE;
   }
 
-  /** Accept the Male within MAX_VISION with the most sugar among those that proposed to her (the first in scan order on ties). */
-  decideProposal(width: number, height: number): void {
+  /** Accept the Male within `reach` with the most sugar among those that proposed to her (the first in scan order on ties). */
+  decideProposal(width: number, height: number, reach: number): void {
     if (this.numChildren >= this.maxChildren) return;
     const ctx = this.runtime;
     const cells = cellTable(ctx, Cell, width * height);
@@ -334,10 +339,10 @@ export class Female extends Agent.extend({
     const y = (id - x) / width;
     let selected = 0;
     let selectedSugar = -1;
-    for (let dx = -MAX_VISION; dx <= MAX_VISION; dx++) {
+    for (let dx = -reach; dx <= reach; dx++) {
       const nx = x + dx;
       if (nx < 0 || nx >= width) continue;
-      for (let dy = -MAX_VISION; dy <= MAX_VISION; dy++) {
+      for (let dy = -reach; dy <= reach; dy++) {
         const ny = y + dy;
         if (ny < 0 || ny >= height) continue;
         const n = ctx.get(Cell, cells[ny * width + nx]!);

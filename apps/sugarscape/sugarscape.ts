@@ -16,7 +16,7 @@ import { cellTable, resetCellTable } from '../grid.js';
 import { fnvWord, FNV_OFFSET } from '../hash.js';
 import { nextInArray, seedCellStream, storeStream } from '../wa-tor/stream.js';
 import { Agent, Cell, CLASSES, Female, Male, newFemale, newMale } from './model.js';
-import { drawAgent, EMPTY, FEMALE, growRateOf, MALE, MAX_CHILDREN, SUGAR_CAPACITY, uniform } from './rules.js';
+import { drawAgent, EMPTY, FEMALE, growRateOf, MALE, MAX_CHILDREN, MAX_VISION, SUGAR_CAPACITY, uniform } from './rules.js';
 
 export { CLASSES };
 
@@ -146,9 +146,21 @@ export function checkStart(start: SugarStart): void {
 
 // ------------------------------------------------------------------ smmo version
 
-const grids = new WeakMap<Runtime, { width: number; height: number }>();
+/**
+ * A runtime's grid: its size and `reach`, the largest vision of any agent at the start
+ * (at least 1). No agent's vision ever exceeds it (a child's is the average of its
+ * parents'), so Cell.decidePermission and Female.decideProposal scan that radius
+ * instead of MAX_VISION with the same result (model.ts).
+ */
+interface Grid {
+  width: number;
+  height: number;
+  reach: number;
+}
 
-function gridOf(rt: Runtime): { width: number; height: number } {
+const grids = new WeakMap<Runtime, Grid>();
+
+function gridOf(rt: Runtime): Grid {
   const g = grids.get(rt);
   if (g === undefined) throw new UsageError('sugarscape: this runtime has no grid; call init() first');
   return g;
@@ -156,15 +168,34 @@ function gridOf(rt: Runtime): { width: number; height: number } {
 
 /** The grid's size (state files: App.saveState). */
 export function gridSize(rt: Runtime): { width: number; height: number } {
-  return { ...gridOf(rt) };
+  const { width, height } = gridOf(rt);
+  return { width, height };
 }
 
-/** Create the cells and agents of `start`. */
-export async function initFromStart(rt: Runtime, start: SugarStart): Promise<void> {
+/** The scan radius of a runtime's cells and females (Grid). */
+export function reachOf(rt: Runtime): number {
+  return gridOf(rt).reach;
+}
+
+/** The largest vision of the agents of `start`, at least 1 (Grid's reach). */
+export function reachOfStart(start: SugarStart): number {
+  let reach = 1;
+  for (const a of start.agents) reach = Math.max(reach, a.vision);
+  return reach;
+}
+
+/**
+ * Create the cells and agents of `start`. `reach`: the scan radius of cells and females
+ * (Grid), by default reachOfStart(start); tests pass MAX_VISION to check that the
+ * shortcut changes nothing.
+ */
+export async function initFromStart(rt: Runtime, start: SugarStart, reach = reachOfStart(start)): Promise<void> {
   checkStart(start);
   const { width, height } = start;
   if (grids.has(rt)) throw new UsageError('sugarscape: init() was already called on this runtime');
-  grids.set(rt, { width, height });
+  if (!Number.isInteger(reach) || reach < reachOfStart(start) || reach > MAX_VISION)
+    throw new UsageError(`sugarscape: reach must be an integer from the agents' largest vision to ${MAX_VISION}, got ${reach}`);
+  grids.set(rt, { width, height, reach });
   const n = width * height;
   await rt.parallelNew(Cell, n);
   resetCellTable(rt.context);
@@ -197,7 +228,7 @@ export async function init(rt: Runtime, params: AppParams, seed: number): Promis
 
 /** One iteration: the original's twelve do-alls, in its order. */
 export async function step(rt: Runtime): Promise<void> {
-  const { width, height } = gridOf(rt);
+  const { width, height, reach } = gridOf(rt);
   // --- SUGAR ---
   await rt.parallelDo(Cell, 'growSugar');
   await rt.parallelDo(Cell, 'prepareDiffuse');
@@ -205,13 +236,13 @@ export async function step(rt: Runtime): Promise<void> {
   // --- AGE, MOVE, HARVEST ---
   await rt.parallelDo(Agent, 'ageAndMetabolize');
   await rt.parallelDo(Agent, 'prepareMove', width, height);
-  await rt.parallelDo(Cell, 'decidePermission', width, height);
+  await rt.parallelDo(Cell, 'decidePermission', width, height, reach);
   await rt.parallelDo(Agent, 'updateMove');
   // --- MATE ---
   await rt.parallelDo(Male, 'propose', width, height);
-  await rt.parallelDo(Female, 'decideProposal', width, height);
+  await rt.parallelDo(Female, 'decideProposal', width, height, reach);
   await rt.parallelDo(Male, 'proposeOffspringTarget', width, height);
-  await rt.parallelDo(Cell, 'decidePermission', width, height);
+  await rt.parallelDo(Cell, 'decidePermission', width, height, reach);
   await rt.parallelDo(Male, 'mate');
 }
 
@@ -357,7 +388,10 @@ export function invariantViolation(rt: Runtime): string | null {
 export function adoptGrid(rt: Runtime, width: number, height: number): void {
   checkSize(width, height);
   if (grids.has(rt)) throw new UsageError('sugarscape: this runtime already has a grid');
-  grids.set(rt, { width, height });
+  // The reach of the loaded agents (an upper bound from now on, as at init()).
+  let reach = 1;
+  rt.deviceDo(Agent, (a) => void (reach = Math.max(reach, a.vision)));
+  grids.set(rt, { width, height, reach: Math.min(reach, MAX_VISION) });
   resetCellTable(rt.context);
   let problem: string | null;
   try {
