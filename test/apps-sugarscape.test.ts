@@ -404,6 +404,13 @@ test('bad starts and sizes are UsageErrors', async (t) => {
   const rt = await runtime();
   try {
     await t.throwsAsync(initFromStart(rt, start), { instanceOf: UsageError, message: /two agents in cell 1/ });
+    const odd = emptyStart(3, 1, 1);
+    odd.agents.push(agent(0, MALE, { sugar: 1.5 }));
+    await t.throwsAsync(initFromStart(rt, odd), { instanceOf: UsageError, message: /agent sugar must be an integer/ });
+    odd.agents[0] = agent(0, MALE, { vision: 3 });
+    await t.throwsAsync(initFromStart(rt, odd), { instanceOf: UsageError, message: /vision must be 1 … 2, got 3/ });
+    odd.agents[0] = agent(0, FEMALE, { maxChildren: 2, numChildren: 3 });
+    await t.throwsAsync(initFromStart(rt, odd), { instanceOf: UsageError, message: /numChildren 3 is above its maxChildren 2/ });
   } finally {
     await rt.close();
   }

@@ -16,7 +16,7 @@ import { cellTable, resetCellTable } from '../grid.js';
 import { fnvWord, FNV_OFFSET } from '../hash.js';
 import { nextInArray, seedCellStream, storeStream } from '../wa-tor/stream.js';
 import { Agent, Cell, CLASSES, Female, Male, newFemale, newMale } from './model.js';
-import { drawAgent, EMPTY, FEMALE, growRateOf, MALE, MAX_CHILDREN, MAX_VISION, SUGAR_CAPACITY, uniform } from './rules.js';
+import { drawAgent, EMPTY, FEMALE, growRateOf, MALE, MAX_VISION, SUGAR_CAPACITY, uniform } from './rules.js';
 
 export { CLASSES };
 
@@ -140,7 +140,17 @@ export function checkStart(start: SugarStart): void {
     if (seen[a.cell] !== 0) throw new UsageError(`sugarscape: two agents in cell ${a.cell}`);
     seen[a.cell] = 1;
     if (a.kind !== MALE && a.kind !== FEMALE) throw new UsageError(`sugarscape: agent kind must be MALE (1) or FEMALE (2), got ${a.kind}`);
-    if (!(a.vision >= 1 && a.vision <= 2)) throw new UsageError(`sugarscape: agent vision must be 1 or 2, got ${a.vision}`);
+    if (!(a.vision >= 1 && a.vision <= MAX_VISION))
+      throw new UsageError(`sugarscape: agent vision must be 1 … ${MAX_VISION}, got ${a.vision}`);
+    for (const key of ['seed', 'vision', 'age', 'maxAge', 'sugar', 'endowment', 'metabolism', 'maxChildren', 'numChildren'] as const) {
+      const v = a[key];
+      const max = key === 'seed' ? 0xffffffff : 0x7fffffff;
+      const min = key === 'sugar' ? -0x80000000 : 0;
+      if (!Number.isInteger(v) || v < min || v > max)
+        throw new UsageError(`sugarscape: agent ${key} must be an integer in ${min} … ${max}, got ${v}`);
+    }
+    if (a.numChildren > a.maxChildren)
+      throw new UsageError(`sugarscape: agent numChildren ${a.numChildren} is above its maxChildren ${a.maxChildren}`);
   }
 }
 
@@ -349,8 +359,8 @@ export function picture(rt: Runtime): Picture {
 /**
  * The invariants between steps (tests; `--init` checks them too): every agent's cell
  * holds it; every cell's kind says what its agent is; no request, permission or
- * proposal is left over; cell ids are the cells' ranks; a Female has at most
- * MAX_CHILDREN children. Returns the first violation, or null.
+ * proposal is left over; cell ids are the cells' ranks; vision is 1 … MAX_VISION; a
+ * Female has at most maxChildren children. Returns the first violation, or null.
  */
 export function invariantViolation(rt: Runtime): string | null {
   const { width, height } = gridOf(rt);
@@ -373,9 +383,9 @@ export function invariantViolation(rt: Runtime): string | null {
     const c = a.cell;
     if (c === null || rt.get(Cell, cells[c.cellId]!).agent?.handle !== a.handle) problem = `agent ${a.handle}'s cell does not hold it`;
     else if (a.cellRequest !== null || a.permission) problem = `agent ${a.handle} has a request or permission left over`;
-    else if (a.vision < 1 || a.vision > 2) problem = `agent ${a.handle} has vision ${a.vision}`;
+    else if (a.vision < 1 || a.vision > MAX_VISION) problem = `agent ${a.handle} has vision ${a.vision}`;
     else if (a instanceof Male && (a.femaleRequest !== null || a.proposalAccepted)) problem = `Male ${a.handle} has a proposal left over`;
-    else if (a instanceof Female && (a.numChildren < 0 || a.numChildren > a.maxChildren || a.maxChildren >= MAX_CHILDREN))
+    else if (a instanceof Female && (a.numChildren < 0 || a.numChildren > a.maxChildren))
       problem = `Female ${a.handle} has ${a.numChildren} of at most ${a.maxChildren} children`;
   });
   return problem;
