@@ -12,7 +12,8 @@
  * never above MAX_VISION, and it cannot grow: a child's vision is the average of its
  * parents'). An agent only requests or proposes within its vision, so no requester lies
  * beyond `reach`, and the scan visits the same requesters in the same order: the result
- * is the original's (the baselines scan radius MAX_VISION and agree exactly).
+ * is the original's (test/apps-sugarscape.test.ts compares it with radius MAX_VISION
+ * step by step).
  *
  * Who writes what, per phase (why the result is the same for any number of threads and
  * any visiting order):
