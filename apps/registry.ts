@@ -18,6 +18,7 @@ export const APPS: ReadonlyMap<string, URL> = new Map([
   ['traffic', new URL('./traffic/index.js', import.meta.url)],
   ['linux-scalability', new URL('./linux-scalability/index.js', import.meta.url)],
   ['structure', new URL('./structure/index.js', import.meta.url)],
+  ['sugarscape', new URL('./sugarscape/index.js', import.meta.url)],
 ]);
 
 /** Names of every registered app, in registry order. */

@@ -94,6 +94,7 @@ export const SIZES: Readonly<Record<SizeName, Readonly<Record<string, { params: 
     traffic: { params: { intersections: 500 }, iterations: 200 },
     'linux-scalability': { params: { lanes: 2048, k: 64 }, iterations: 20 },
     structure: { params: { nodes: 5000 }, iterations: 10 },
+    sugarscape: { params: { width: 256, height: 256 }, iterations: 20 },
   },
   medium: {
     nbody: { params: { bodies: 6000 }, iterations: 5 },
@@ -104,6 +105,7 @@ export const SIZES: Readonly<Record<SizeName, Readonly<Record<string, { params: 
     traffic: { params: { intersections: 2000 }, iterations: 200 },
     'linux-scalability': { params: { lanes: 8192, k: 64 }, iterations: 20 },
     structure: { params: { nodes: 20000 }, iterations: 10 },
+    sugarscape: { params: { width: 512, height: 512 }, iterations: 20 },
   },
 };
 

@@ -67,6 +67,7 @@ export const BENCH_FLAGS: readonly FlagSpec[] = [
     max: MAX_LANES,
   },
   { name: 'structure-nodes', kind: 'positive', value: 'N', description: "structure's nodes, the original's kMaxNodes (replaces --size's)" },
+  { name: 'sugarscape-size', kind: 'path', value: 'WxH', description: "sugarscape's grid, e.g. 256x256 (replaces --size's)" },
   { name: 'iterations', kind: 'positive', value: 'K', description: 'timed iterations of every app', defaultText: "the size's, per app" },
   { name: 'warmup', kind: 'count', value: 'W', description: 'untimed iterations before the timed ones', defaultText: '2' },
   { name: 'repeat', kind: 'positive', value: 'R', description: 'repeats of every case, each a fresh process', defaultText: '3' },
@@ -209,6 +210,7 @@ export function parseBenchFlags(args: readonly string[]): BenchOptions {
   if (text('traffic-intersections') !== undefined) plan.params['traffic'] = { intersections: num('traffic-intersections', 0) };
   if (text('linux-scalability-lanes') !== undefined) plan.params['linux-scalability'] = { lanes: num('linux-scalability-lanes', 0), k: 64 };
   if (text('structure-nodes') !== undefined) plan.params['structure'] = { nodes: num('structure-nodes', 0) };
+  if (text('sugarscape-size') !== undefined) plan.params['sugarscape'] = gridSize('sugarscape-size', text('sugarscape-size')!);
   if (plan.apps.length === 0) throw new CliUsageError(`${WHERE}: --apps is empty; name at least one of ${appNames().join(', ')}`);
   if (plan.backends.length === 0 && plan.baselines.length === 0)
     throw new CliUsageError(`${WHERE}: nothing to run: --backends and --baselines are both empty`);

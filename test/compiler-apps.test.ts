@@ -19,6 +19,7 @@ const CASES: [app: string, params: AppParams, steps: number][] = [
   ['traffic', { intersections: 15 }, 30],
   ['linux-scalability', { k: 4, lanes: 40, sweep: 0 }, 3],
   ['structure', { nodes: 150 }, 1],
+  ['sugarscape', { width: 40, height: 36 }, 8],
 ];
 
 interface Recorder {

@@ -48,6 +48,7 @@ const SMALL: Record<string, AppParams> = {
   traffic: { intersections: 20 },
   'linux-scalability': { k: 8, lanes: 40, sweep: 0 },
   structure: { nodes: 200 },
+  sugarscape: { width: 40, height: 30 },
 };
 const K = 6;
 const SEED = 7;

@@ -16,6 +16,7 @@ export const BASELINES: ReadonlyMap<string, Readonly<Record<'aos' | 'soa', Loade
   ['generation', { aos: () => import('../generation/baseline_aos.js'), soa: () => import('../generation/baseline_soa.js') }],
   ['traffic', { aos: () => import('../traffic/baseline_aos.js'), soa: () => import('../traffic/baseline_soa.js') }],
   ['structure', { aos: () => import('../structure/baseline_aos.js'), soa: () => import('../structure/baseline_soa.js') }],
+  ['sugarscape', { aos: () => import('../sugarscape/baseline_aos.js'), soa: () => import('../sugarscape/baseline_soa.js') }],
 ]);
 
 /**
