@@ -16,6 +16,7 @@ export const APPS: ReadonlyMap<string, URL> = new Map([
   ['game-of-life', new URL('./game-of-life/index.js', import.meta.url)],
   ['generation', new URL('./generation/index.js', import.meta.url)],
   ['traffic', new URL('./traffic/index.js', import.meta.url)],
+  ['barnes-hut', new URL('./barnes-hut/index.js', import.meta.url)],
 ]);
 
 /** Names of every registered app, in registry order. */
