@@ -15,6 +15,7 @@ export const BASELINES: ReadonlyMap<string, Readonly<Record<'aos' | 'soa', Loade
   ['game-of-life', { aos: () => import('../game-of-life/baseline_aos.js'), soa: () => import('../game-of-life/baseline_soa.js') }],
   ['generation', { aos: () => import('../generation/baseline_aos.js'), soa: () => import('../generation/baseline_soa.js') }],
   ['traffic', { aos: () => import('../traffic/baseline_aos.js'), soa: () => import('../traffic/baseline_soa.js') }],
+  ['barnes-hut', { aos: () => import('../barnes-hut/baseline_aos.js'), soa: () => import('../barnes-hut/baseline_soa.js') }],
 ]);
 
 /** The baseline of `app` with `layout`; undefined when the app has none. */
