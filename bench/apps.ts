@@ -92,6 +92,7 @@ export const SIZES: Readonly<Record<SizeName, Readonly<Record<string, { params: 
     'game-of-life': { params: { width: 256, height: 256 }, iterations: 20 },
     generation: { params: { width: 256, height: 256, cross: 20 }, iterations: 20 },
     traffic: { params: { intersections: 500 }, iterations: 200 },
+    'barnes-hut': { params: { bodies: 5000 }, iterations: 10 },
   },
   medium: {
     nbody: { params: { bodies: 6000 }, iterations: 5 },
@@ -100,6 +101,7 @@ export const SIZES: Readonly<Record<SizeName, Readonly<Record<string, { params: 
     'game-of-life': { params: { width: 512, height: 512 }, iterations: 20 },
     generation: { params: { width: 512, height: 512, cross: 40 }, iterations: 20 },
     traffic: { params: { intersections: 2000 }, iterations: 200 },
+    'barnes-hut': { params: { bodies: 10000 }, iterations: 10 },
   },
 };
 

@@ -148,7 +148,7 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
     kind: 'path',
     value: 'FILE',
     description:
-      'wa-tor, game-of-life, generation, traffic: write the final state as a PNG picture (grids: a pixel per cell; traffic: the street map)',
+      'wa-tor, game-of-life, generation, traffic, barnes-hut: write the final state as a PNG picture (grids: a pixel per cell; traffic: the street map; barnes-hut: bodies and tree boxes)',
   },
   {
     name: 'render-every',
@@ -339,7 +339,7 @@ function stateAndRenderFlags(
   }
   if (app.picture === undefined) {
     throw new CliUsageError(
-      `${where}: --render: this app has no picture; pictures are drawn by the grid apps (wa-tor, game-of-life, generation) and traffic`,
+      `${where}: --render: this app has no picture; pictures are drawn by the grid apps (wa-tor, game-of-life, generation), traffic and barnes-hut`,
     );
   }
   out.render = { path: String(render), ...(every !== undefined ? { every } : {}), ...(scale !== undefined ? { scale } : {}) };

@@ -17,6 +17,7 @@ const CASES: [app: string, params: AppParams, steps: number][] = [
   ['game-of-life', { width: 45, height: 40, density: 0.3 }, 8],
   ['generation', { width: 45, height: 40, density: 0.3 }, 8],
   ['traffic', { intersections: 15 }, 30],
+  ['barnes-hut', { bodies: 200 }, 5],
 ];
 
 interface Recorder {

@@ -46,6 +46,7 @@ const SMALL: Record<string, AppParams> = {
   'game-of-life': { width: 48, height: 32, density: 0.3 },
   generation: { width: 48, height: 32, density: 0.3 },
   traffic: { intersections: 20 },
+  'barnes-hut': { bodies: 300 },
 };
 const K = 6;
 const SEED = 7;

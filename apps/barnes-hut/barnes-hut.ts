@@ -11,8 +11,8 @@ export { CLASSES };
 
 /** The original's defaults (configuration.h: kNumBodies, kIterations). */
 export const DEFAULTS = { bodies: 300000, iterations: 4000, threshold: DIST_THRESHOLD };
-/** --bodies at most (the ids are u32; the heap of a runtime is at most 4 GiB). */
-export const MAX_BODIES = 1 << 24;
+/** --bodies at most (heapFor: the heap of a runtime is at most 4 GiB). */
+export const MAX_BODIES = 8_000_000;
 
 /** A body's initial values. */
 export interface BodyInit {

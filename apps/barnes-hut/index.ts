@@ -10,7 +10,7 @@ const app: App = {
     {
       name: 'threshold',
       type: 'float',
-      description: 'a tree node closer than this to a body (its centre of mass) is opened (the original: 0.25)',
+      description: "a tree node whose centre of mass is closer than this to a body is opened (the original's kDistThreshold)",
       default: DEFAULTS.threshold,
     },
   ],
