@@ -81,13 +81,13 @@ function simOf(rt: Runtime): Sim {
 export async function initBodies(rt: Runtime, bodies: readonly BodyInit[], threshold = DEFAULTS.threshold): Promise<void> {
   checkBodies(bodies.length);
   checkThreshold(threshold);
-  if (sims.has(rt)) throw new UsageError('barnes-hut: this runtime already has a simulation');
-  const root = rt.create(TreeNode, { p1X: -1, p1Y: -1, p2X: 1, p2Y: 1 }).handle;
-  sims.set(rt, { root, threshold });
   for (const b of bodies) {
     if (!(b.posX >= -1 && b.posX < 1 && b.posY >= -1 && b.posY < 1 && b.mass > 0))
       throw new UsageError(`barnes-hut: a body must lie in [-1, 1)² with a positive mass, got (${b.posX}, ${b.posY}), mass ${b.mass}`);
   }
+  if (sims.has(rt)) throw new UsageError('barnes-hut: this runtime already has a simulation');
+  const root = rt.create(TreeNode, { p1X: -1, p1Y: -1, p2X: 1, p2Y: 1 }).handle;
+  sims.set(rt, { root, threshold });
   await rt.parallelNew(BodyNode, bodies.length, (b, i) => {
     const v = bodies[i]!;
     b.posX = v.posX;
@@ -101,9 +101,9 @@ export async function initBodies(rt: Runtime, bodies: readonly BodyInit[], thres
 }
 
 /** `n` random bodies for `seed` (drawBodies), inserted into a new tree. */
-export function init(rt: Runtime, n: number, seed: number, threshold = DEFAULTS.threshold): Promise<void> {
+export async function init(rt: Runtime, n: number, seed: number, threshold = DEFAULTS.threshold): Promise<void> {
   checkBodies(n);
-  return initBodies(rt, drawBodies(n, seed), threshold);
+  await initBodies(rt, drawBodies(n, seed), threshold);
 }
 
 /** Insert every detached body: rounds of descend, claim, settle until a descend finds none (model.ts "Insertion"). */
