@@ -21,6 +21,7 @@ import {
   drawBodies,
   init,
   initBodies,
+  insertionRounds,
   step,
   TreeNode,
   type BodyInit,
@@ -86,6 +87,11 @@ test('three bodies by hand: the tree, the centre of mass, the pull of a far Tree
   const rt = await runtime();
   try {
     await initBodies(rt, THREE);
+    // Insertion rounds: 1. bodies 0 and 1 both claim the root's slot 0, which is split
+    // (a new TreeNode, [-1, 0)²); body 2 gets slot 3. 2. bodies 0 and 1 get their slots
+    // in the new TreeNode. (Were a slot claimed by several given to one of them, body 0
+    // or 1 would need a third round.)
+    t.is(insertionRounds(rt), 2);
     // Bodies 0 and 1 share the root's slot 0 ([-1, 0)²): a TreeNode there, whose
     // midpoint -0.5 puts body 1 (on it) in slot 3 and body 0 in slot 0; body 2 in slot 3.
     t.deepEqual(shapeOf(rt), [
@@ -132,6 +138,7 @@ test('three bodies by hand: the tree, the centre of mass, the pull of a far Tree
       [-1, -1, 1, 1],
       [1, 0, null, 2],
     ]);
+    t.is(insertionRounds(rt), 1, 'body 0 goes to the empty slot 1 of the root');
     t.is(rt.count(TreeNode), 1);
     const p0 = bodyById(rt, 0);
     t.true(Math.abs(p0.posX - 0.6) < 1e-9 && Math.abs(p0.posY + 0.6) < 1e-9, `${p0.posX}, ${p0.posY}`);
@@ -181,6 +188,7 @@ test('three bodies by hand: the tree, the centre of mass, the pull of a far Tree
       ],
     ]);
     t.is(rt.count(TreeNode), 5);
+    t.is(insertionRounds(rt), 5, 'four splits, then body 0 gets its slot');
   } finally {
     await rt.close();
   }
@@ -308,7 +316,7 @@ test('the baselines registry loads both barnes-hut baselines with the app digest
 });
 
 test('same digest and tree on 1, 2 and 4 threads; another seed gives another digest', async (t) => {
-  const results: { digest: number; shape: Shape }[] = [];
+  const results: { digest: number; shape: Shape; rounds: number[] }[] = [];
   for (const [threads, seed] of [
     [1, 42],
     [2, 42],
@@ -318,9 +326,13 @@ test('same digest and tree on 1, 2 and 4 threads; another seed gives another dig
     const rt = await runtime(threads);
     try {
       await initBodies(rt, fastBodies(1500, seed, 2000));
-      for (let k = 0; k < 6; k++) await step(rt);
+      const rounds = [insertionRounds(rt)];
+      for (let k = 0; k < 6; k++) {
+        await step(rt);
+        rounds.push(insertionRounds(rt));
+      }
       checkInvariants(rt);
-      results.push({ digest: digest(rt), shape: shapeOf(rt) });
+      results.push({ digest: digest(rt), shape: shapeOf(rt), rounds });
     } finally {
       await rt.close();
     }
@@ -329,6 +341,9 @@ test('same digest and tree on 1, 2 and 4 threads; another seed gives another dig
   t.is(results[2]!.digest, results[0]!.digest, '4 threads');
   t.deepEqual(results[1]!.shape, results[0]!.shape, '2 threads: the tree');
   t.deepEqual(results[2]!.shape, results[0]!.shape, '4 threads: the tree');
+  // Every insertion round makes the same tree, so the number of rounds is the same too.
+  t.deepEqual(results[1]!.rounds, results[0]!.rounds, '2 threads: insertion rounds');
+  t.deepEqual(results[2]!.rounds, results[0]!.rounds, '4 threads: insertion rounds');
   t.not(results[3]!.digest, results[0]!.digest);
 });
 

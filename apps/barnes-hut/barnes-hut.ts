@@ -67,6 +67,8 @@ export function checkParams(params: AppParams): void {
 interface Sim {
   root: number;
   threshold: number;
+  /** Settle rounds of the last insertion (tests: the same on every thread count). */
+  rounds: number;
 }
 
 const sims = new WeakMap<Runtime, Sim>();
@@ -87,7 +89,7 @@ export async function initBodies(rt: Runtime, bodies: readonly BodyInit[], thres
   }
   if (sims.has(rt)) throw new UsageError('barnes-hut: this runtime already has a simulation');
   const root = rt.create(TreeNode, { p1X: -1, p1Y: -1, p2X: 1, p2Y: 1 }).handle;
-  sims.set(rt, { root, threshold });
+  sims.set(rt, { root, threshold, rounds: 0 });
   await rt.parallelNew(BodyNode, bodies.length, (b, i) => {
     const v = bodies[i]!;
     b.posX = v.posX;
@@ -108,13 +110,21 @@ export async function init(rt: Runtime, n: number, seed: number, threshold = DEF
 
 /** Insert every detached body: rounds of descend, claim, settle until a descend finds none (model.ts "Insertion"). */
 async function insert(rt: Runtime, root: number): Promise<void> {
+  const sim = simOf(rt);
+  sim.rounds = 0;
   for (;;) {
     rt.get(TreeNode, root).pending = false;
     await rt.parallelDo(BodyNode, 'descend', root);
     if (!rt.get(TreeNode, root).pending) return;
     await rt.parallelDo(BodyNode, 'claim');
     await rt.parallelDo(TreeNode, 'settle');
+    sim.rounds++;
   }
+}
+
+/** Settle rounds of the last insertion (init's, or the last step's). */
+export function insertionRounds(rt: Runtime): number {
+  return simOf(rt).rounds;
 }
 
 /** A bottom-up pass over the tree: `method` on the frontier, then the next frontier, until the root is done. */
@@ -160,7 +170,7 @@ export function adoptTree(rt: Runtime, threshold: number): void {
     }
   });
   if (roots !== 1) throw new UsageError(`barnes-hut: the state has ${roots} TreeNodes without a parent; a tree has one root`);
-  sims.set(rt, { root, threshold });
+  sims.set(rt, { root, threshold, rounds: 0 });
   try {
     checkInvariants(rt);
   } catch (e) {
