@@ -19,6 +19,7 @@ export const APPS: ReadonlyMap<string, URL> = new Map([
   ['linux-scalability', new URL('./linux-scalability/index.js', import.meta.url)],
   ['structure', new URL('./structure/index.js', import.meta.url)],
   ['sugarscape', new URL('./sugarscape/index.js', import.meta.url)],
+  ['barnes-hut', new URL('./barnes-hut/index.js', import.meta.url)],
 ]);
 
 /** Names of every registered app, in registry order. */

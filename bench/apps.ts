@@ -95,6 +95,7 @@ export const SIZES: Readonly<Record<SizeName, Readonly<Record<string, { params: 
     'linux-scalability': { params: { lanes: 2048, k: 64 }, iterations: 20 },
     structure: { params: { nodes: 5000 }, iterations: 10 },
     sugarscape: { params: { width: 256, height: 256 }, iterations: 20 },
+    'barnes-hut': { params: { bodies: 5000 }, iterations: 10 },
   },
   medium: {
     nbody: { params: { bodies: 6000 }, iterations: 5 },
@@ -106,6 +107,7 @@ export const SIZES: Readonly<Record<SizeName, Readonly<Record<string, { params: 
     'linux-scalability': { params: { lanes: 8192, k: 64 }, iterations: 20 },
     structure: { params: { nodes: 20000 }, iterations: 10 },
     sugarscape: { params: { width: 512, height: 512 }, iterations: 20 },
+    'barnes-hut': { params: { bodies: 10000 }, iterations: 10 },
   },
 };
 

@@ -50,7 +50,7 @@ export const BENCH_FLAGS: readonly FlagSpec[] = [
     kind: 'choice',
     value: 'S',
     choices: SIZE_NAMES,
-    description: `problem sizes: small (nbody/collision ${SIZES.small['nbody']!.params['bodies']} bodies, grids ${SIZES.small['wa-tor']!.params['width']}², traffic ${SIZES.small['traffic']!.params['intersections']} intersections) or medium (${SIZES.medium['nbody']!.params['bodies']} bodies, grids ${SIZES.medium['wa-tor']!.params['width']}², traffic ${SIZES.medium['traffic']!.params['intersections']} intersections)`,
+    description: `problem sizes: small (nbody/collision ${SIZES.small['nbody']!.params['bodies']} bodies, grids ${SIZES.small['wa-tor']!.params['width']}², traffic ${SIZES.small['traffic']!.params['intersections']} intersections, barnes-hut ${SIZES.small['barnes-hut']!.params['bodies']} bodies) or medium (${SIZES.medium['nbody']!.params['bodies']} bodies, grids ${SIZES.medium['wa-tor']!.params['width']}², traffic ${SIZES.medium['traffic']!.params['intersections']} intersections, barnes-hut ${SIZES.medium['barnes-hut']!.params['bodies']} bodies)`,
     defaultText: 'small',
   },
   { name: 'nbody-bodies', kind: 'positive', value: 'N', description: "nbody's bodies (replaces --size's)" },
@@ -68,6 +68,7 @@ export const BENCH_FLAGS: readonly FlagSpec[] = [
   },
   { name: 'structure-nodes', kind: 'positive', value: 'N', description: "structure's nodes, the original's kMaxNodes (replaces --size's)" },
   { name: 'sugarscape-size', kind: 'path', value: 'WxH', description: "sugarscape's grid, e.g. 256x256 (replaces --size's)" },
+  { name: 'barnes-hut-bodies', kind: 'positive', value: 'N', description: "barnes-hut's bodies (replaces --size's)" },
   { name: 'iterations', kind: 'positive', value: 'K', description: 'timed iterations of every app', defaultText: "the size's, per app" },
   { name: 'warmup', kind: 'count', value: 'W', description: 'untimed iterations before the timed ones', defaultText: '2' },
   { name: 'repeat', kind: 'positive', value: 'R', description: 'repeats of every case, each a fresh process', defaultText: '3' },
@@ -211,6 +212,7 @@ export function parseBenchFlags(args: readonly string[]): BenchOptions {
   if (text('linux-scalability-lanes') !== undefined) plan.params['linux-scalability'] = { lanes: num('linux-scalability-lanes', 0), k: 64 };
   if (text('structure-nodes') !== undefined) plan.params['structure'] = { nodes: num('structure-nodes', 0) };
   if (text('sugarscape-size') !== undefined) plan.params['sugarscape'] = gridSize('sugarscape-size', text('sugarscape-size')!);
+  if (text('barnes-hut-bodies') !== undefined) plan.params['barnes-hut'] = { bodies: num('barnes-hut-bodies', 0) };
   if (plan.apps.length === 0) throw new CliUsageError(`${WHERE}: --apps is empty; name at least one of ${appNames().join(', ')}`);
   if (plan.backends.length === 0 && plan.baselines.length === 0)
     throw new CliUsageError(`${WHERE}: nothing to run: --backends and --baselines are both empty`);

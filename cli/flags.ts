@@ -154,7 +154,7 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
     kind: 'path',
     value: 'FILE',
     description:
-      'wa-tor, game-of-life, generation, traffic, structure, sugarscape: write the final state as a PNG picture (grids: a pixel per cell; traffic: the street map; structure: the mesh)',
+      'wa-tor, game-of-life, generation, traffic, structure, sugarscape, barnes-hut: write the final state as a PNG picture (grids: a pixel per cell; traffic: the street map; structure: the mesh; barnes-hut: bodies and tree boxes)',
   },
   {
     name: 'render-every',
@@ -358,7 +358,7 @@ function stateAndRenderFlags(
   }
   if (app.picture === undefined) {
     throw new CliUsageError(
-      `${where}: --render: this app has no picture; pictures are drawn by the grid apps (wa-tor, game-of-life, generation, sugarscape), traffic and structure`,
+      `${where}: --render: this app has no picture; pictures are drawn by the grid apps (wa-tor, game-of-life, generation, sugarscape), traffic, structure and barnes-hut`,
     );
   }
   out.render = { path: String(render), ...(every !== undefined ? { every } : {}), ...(scale !== undefined ? { scale } : {}) };

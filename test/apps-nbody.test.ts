@@ -44,7 +44,7 @@ test('smmo, AOS and SOA nbody agree (400 bodies, 10 steps)', async (t) => {
 });
 
 test('the baselines registry has an AOS and an SOA baseline for every app, or says why not', async (t) => {
-  for (const app of ['nbody', 'collision', 'wa-tor', 'game-of-life', 'generation', 'traffic', 'structure', 'sugarscape']) {
+  for (const app of ['nbody', 'collision', 'wa-tor', 'game-of-life', 'generation', 'traffic', 'structure', 'sugarscape', 'barnes-hut']) {
     for (const layout of ['aos', 'soa'] as const) {
       const b = await loadBaseline(app, layout);
       t.is(b?.app, app);

@@ -20,6 +20,7 @@ const CASES: [app: string, params: AppParams, steps: number][] = [
   ['linux-scalability', { k: 4, lanes: 40, sweep: 0 }, 3],
   ['structure', { nodes: 150 }, 1],
   ['sugarscape', { width: 40, height: 36 }, 8],
+  ['barnes-hut', { bodies: 200 }, 5],
 ];
 
 interface Recorder {

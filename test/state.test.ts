@@ -49,6 +49,7 @@ const SMALL: Record<string, AppParams> = {
   'linux-scalability': { k: 8, lanes: 40, sweep: 0 },
   structure: { nodes: 200 },
   sugarscape: { width: 40, height: 30 },
+  'barnes-hut': { bodies: 300 },
 };
 const K = 6;
 const SEED = 7;

@@ -17,6 +17,7 @@ export const BASELINES: ReadonlyMap<string, Readonly<Record<'aos' | 'soa', Loade
   ['traffic', { aos: () => import('../traffic/baseline_aos.js'), soa: () => import('../traffic/baseline_soa.js') }],
   ['structure', { aos: () => import('../structure/baseline_aos.js'), soa: () => import('../structure/baseline_soa.js') }],
   ['sugarscape', { aos: () => import('../sugarscape/baseline_aos.js'), soa: () => import('../sugarscape/baseline_soa.js') }],
+  ['barnes-hut', { aos: () => import('../barnes-hut/baseline_aos.js'), soa: () => import('../barnes-hut/baseline_soa.js') }],
 ]);
 
 /**
