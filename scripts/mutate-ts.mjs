@@ -12,6 +12,8 @@
 //   npm run mutation                       (= npm run build && node scripts/mutate-ts.mjs)
 //   node scripts/mutate-ts.mjs --only G    just the groups whose name contains G (G1|G2: any)
 //   node scripts/mutate-ts.mjs --concurrency N   test processes at once (default 2)
+//   node scripts/mutate-ts.mjs --ava-concurrency N   test files one ava process runs at once
+//                                          (ava's --concurrency; default: ava's, the cores)
 //   node scripts/mutate-ts.mjs --incremental     reuse reports/mutation/<group>.incremental.json:
 //                                          only mutants of changed code run again (Stryker's
 //                                          --incremental; the command runner cannot see which
@@ -34,6 +36,7 @@ const value = (name) => (args.indexOf(name) >= 0 ? args[args.indexOf(name) + 1] 
 const only = value('--only');
 const concurrency = Number(value('--concurrency') ?? 2);
 const incremental = args.includes('--incremental');
+const avaConcurrency = value('--ava-concurrency');
 
 /**
  * Lines `from`–`to` (1-based, inclusive) of dist/<file>: the method `name` of a class,
@@ -47,6 +50,20 @@ function methodLines(file, name) {
   const end = lines.findIndex((l, i) => i > start && l === `${indent}}`);
   return `dist/${file}:${start + 1}-${end + 1}`;
 }
+
+/** The tests each mutant of runtime/thread.ts runs (fast ones that go through ThreadContext). */
+const THREAD_TESTS = [
+  'allocator',
+  'checked',
+  'stale-foreign',
+  'coalescing',
+  'kept-blocks',
+  'own-first',
+  'snapshot',
+  'schedule',
+  'workers',
+  'apps-wator-rules',
+];
 
 /** test/state's tests that run in-process: not the CLI's, not the apps' dump-and-resume runs. */
 const STATE_IN_PROCESS = ['!CLI:*', '!*dump after K*'];
@@ -82,7 +99,54 @@ const GROUPS = [
     tests: ['state', 'state-restore'],
     match: STATE_IN_PROCESS,
   },
+  // The writing side of runtime/state.ts (arrowTypeName … prepareStateDir: columns, handles,
+  // Arrow tables, the metadata, the directory), describe() (type names in messages) and
+  // peekStateApp: every state the tests read is written here, so the round trips judge it.
+  {
+    name: 'state-write',
+    mutate: () => [
+      functionLines('runtime/state.js', 'arrowTypeName', 'readState'),
+      functionLines('runtime/state.js', 'describe', 'indexOf'),
+      `dist/runtime/state.js:${lineOf('runtime/state.js', /^export function peekStateApp\(/)}-${lineCount('runtime/state.js')}`,
+    ],
+    tests: ['state', 'state-metadata', 'state-restore'],
+    match: STATE_IN_PROCESS,
+  },
+  // cli/state.ts: --dump and --init (the state's parameters against the app's flags, the
+  // warnings): test/state's CLI tests, one CLI child process after another (slow: run it
+  // on a machine with many cores).
+  { name: 'cli-state', mutate: () => ['dist/cli/state.js'], tests: ['state'], match: ['CLI:*'] },
+  // runtime/thread.ts, one thread's side of a runtime, in two groups (each small enough for
+  // one run of ten minutes on 16 cores): views, checked-mode checks, create/destroy, get,
+  // count, deviceDo (up to runBlocks); then the do-all executor (runBlocks, runnerFor), pass
+  // lists and iteration snapshots, zeroing and initial values, occupancy. The tests: the
+  // allocator's through the runtime, checked mode and stale handles, coalescing, kept and
+  // own first blocks, snapshots, scheduling, workers, wa-tor's rules.
+  {
+    name: 'thread-views',
+    mutate: () => [`dist/runtime/thread.js:1-${lineOf('runtime/thread.js', /^ {4}runBlocks\(/) - 1}`],
+    tests: THREAD_TESTS,
+  },
+  {
+    name: 'thread-passes',
+    mutate: () => [`dist/runtime/thread.js:${lineOf('runtime/thread.js', /^ {4}runBlocks\(/)}-${lineCount('runtime/thread.js')}`],
+    tests: THREAD_TESTS,
+  },
 ];
+
+/** 1-based number of the first line of dist/<file> that matches `re`. */
+function lineOf(file, re) {
+  const n = readFileSync(join(root, 'dist', file), 'utf8')
+    .split('\n')
+    .findIndex((l) => re.test(l));
+  if (n < 0) throw new Error(`${file}: no line matches ${re}`);
+  return n + 1;
+}
+
+/** Lines in dist/<file>. */
+function lineCount(file) {
+  return readFileSync(join(root, 'dist', file), 'utf8').split('\n').length;
+}
 
 /** Lines of dist/<file> from top-level function `from` up to (not including) function `to`. */
 function functionLines(file, from, to) {
@@ -112,7 +176,12 @@ for (const g of GROUPS) {
   const results = await new Stryker({
     testRunner: 'command',
     commandRunner: {
-      command: [ava, ...(g.match ?? []).map((m) => `--match='${m}'`), ...g.tests.map((t) => `dist/test/${t}.test.js`)].join(' '),
+      command: [
+        ava,
+        ...(avaConcurrency ? [`--concurrency=${avaConcurrency}`] : []),
+        ...(g.match ?? []).map((m) => `--match='${m}'`),
+        ...g.tests.map((t) => `dist/test/${t}.test.js`),
+      ].join(' '),
     },
     mutate: g.mutate(),
     coverageAnalysis: 'off',
