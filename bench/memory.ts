@@ -30,7 +30,7 @@
  *    bench/fragmentation.ts shows it);
  *  - game-of-life 10: the population only falls from a 25 % random field;
  *  - nbody 0 (the init only): no object is allocated or destroyed after the init, and a
- *    step is O(n²) (one step at the sizes that fit would take minutes to hours);
+ *    step is O(n²) (10¹² pair interactions for one step at the million bodies that fit);
  *  - collision 0 (the init only): bodies only merge (are destroyed) after the init; the
  *    steps are O(n²) as nbody's;
  *  - barnes-hut 1: the init builds the quadtree; a step re-inserts the bodies that left
