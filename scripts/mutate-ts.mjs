@@ -113,9 +113,9 @@ const GROUPS = [
     match: STATE_IN_PROCESS,
   },
   // cli/state.ts: --dump and --init (the state's parameters against the app's flags, the
-  // warnings): test/state's CLI tests, one CLI child process after another (slow: run it
-  // on a machine with many cores).
-  { name: 'cli-state', mutate: () => ['dist/cli/state.js'], tests: ['state'], match: ['CLI:*'] },
+  // warnings): test/cli-state (in-process, each rule at its edge) and test/state's CLI
+  // tests, one CLI child process after another (slow: run it on a machine with many cores).
+  { name: 'cli-state', mutate: () => ['dist/cli/state.js'], tests: ['cli-state', 'state'], match: ['CLI:*', 'cli-state:*'] },
   // runtime/thread.ts, one thread's side of a runtime, in two groups (each small enough for
   // one run of ten minutes on 16 cores): views, checked-mode checks, create/destroy, get,
   // count, deviceDo (up to runBlocks); then the do-all executor (runBlocks, runnerFor), pass
