@@ -213,7 +213,10 @@ export class Allocator {
     return this.error();
   }
 
-  /** (K5) Give each thread its own first block per pass (threads > 1, keep > 0). */
+  /**
+   * (K5) Give this thread its own first block per pass (keep > 0). The runtime and the
+   * workers switch it on only with threads > 1 and RuntimeOptions.allocator.ownFirstBlock.
+   */
   setOwnFirstBlock(on: boolean): void {
     this.x.setOwnFirst(this.state, on ? 1 : 0);
   }
