@@ -28,7 +28,9 @@ import {
   type SmmoClass,
   type SmmoObject,
 } from '../index.js';
+import { Body, DT } from '../apps/nbody/body.js';
 import { MIN_HEAP_BYTES, S_WARP } from '../runtime/layout.js';
+import { SLOT_CLAIM_OFFSET } from '../runtime/wasm.js';
 import { ThreadContext } from '../runtime/thread.js';
 
 /** What the arity tests' method saw: one entry per call. */
@@ -109,6 +111,20 @@ test('the compiler exists only when asked for: ThreadContext defaults to none, c
   } finally {
     (bare as unknown as { allocator: { dispose(): void } }).allocator.dispose();
   }
+});
+
+test('close() disposes the main context: kept blocks go back, the allocator state and the thread slot are released', async (t) => {
+  const rt = await createRuntime({ classes: CLASSES, heap: MIN_HEAP_BYTES * 4, keepBlocks: 4 });
+  const ctx = ctxOf(rt);
+  for (const f of Array.from({ length: 200 }, () => rt.create(Fish))) rt.destroy(f);
+  t.true(ctx.allocator.keptBlocks() > 0);
+  const slot = (rt.heap.wasm as unknown as { slot: number }).slot;
+  const claim = (): number => Atomics.load(rt.heap.i32, (SLOT_CLAIM_OFFSET >> 2) + (slot >> 5)) & (1 << (slot & 31));
+  t.not(claim(), 0, 'the thread slot is claimed while the runtime is open');
+  await rt.close();
+  t.is(ctx.allocator.keptBlocks(), 0, 'kept blocks were given back');
+  t.true((ctx.allocator as unknown as { disposed: boolean }).disposed);
+  t.is(claim(), 0, 'the thread slot was given back');
 });
 
 // ------------------------------------------------------------------ unchecked get()
@@ -299,6 +315,8 @@ test('checkOwn(): null, and a forged view with no constructor, are described as 
   const e = t.throws(() => ctx.checkOwn(forged, 'here'), { instanceOf: InvalidHandleError })!;
   t.is(e.reason, 'foreign');
   t.true(e.message.startsWith('invalid handle 77 (foreign): here: this object (handle 77) belongs to another runtime; '), e.message);
+  const hostOnly = t.throws(() => ctx.checkOwn({ __host: {} }, 'here'), { instanceOf: UsageError })!;
+  t.is(hostOnly.message, 'here: expected an smmo object of this runtime, got an object that is not an smmo object');
   t.notThrows(() => ctx.checkOwn(rt.create(Fish), 'here'));
 });
 
@@ -427,6 +445,14 @@ test('do-alls with the compiler on run compiled, with it off interpreted; both g
   );
 });
 
+test('a method with a kernel of the chosen backend runs the kernel (backend wasm), not the TypeScript method', async (t) => {
+  const rt = await createRuntime({ classes: [Body], heap: '2MB', backend: 'wasm' });
+  t.teardown(() => rt.close());
+  rt.create(Body, { posX: 0.5, velX: 0.25, mass: 1 });
+  rt.doAll(Body, 'update', DT);
+  t.deepEqual(rt.stats().backend.methods, { 'Body.update': 'wasm' });
+});
+
 test('runBlocks outside a pass (no pass marker) runs the listed blocks, compiled or not', async (t) => {
   for (const compile of [true, false]) {
     const rt = await runtime(t, { compile });
@@ -442,6 +468,38 @@ test('runBlocks outside a pass (no pass marker) runs the listed blocks, compiled
     );
     t.is(rt.heap.i32[ctx.allocator.state + S_WARP], 0, 'the warp is closed');
   }
+});
+
+test('with the compiler on, runBlocks runs the compiled loop (not the generated interpreted one)', async (t) => {
+  const rt = await runtime(t);
+  const ctx = ctxOf(rt);
+  const fish = [rt.create(Fish, { age: 1 }), rt.create(Fish, { age: 2 })];
+  const id = typeId(rt, Fish);
+  const compiler = ctx.compiler as {
+    compile(id: number, m: string, use: Map<string, unknown>): { compiled: boolean; run: (...a: unknown[]) => void };
+  };
+  const c = compiler.compile(id, 'grow', ctx.compileUse);
+  t.true(c.compiled);
+  const run = c.run;
+  let calls = 0;
+  c.run = (...a: unknown[]) => {
+    calls++;
+    run(...a);
+  };
+  rt.doAll(Fish, 'grow');
+  t.is(calls, 1);
+  t.deepEqual(
+    fish.map((f) => f.age),
+    [2, 3],
+  );
+  // Outside a pass (no pass marker), a compiled method that throws throws its own error.
+  const f = compiler.compile(id, 'fail', ctx.compileUse);
+  t.true(f.compiled, 'fail() compiles');
+  rt.create(Fish, { age: 7 });
+  const lists = ctx.snapshot();
+  const e = t.throws(() => ctx.runBlocks(id, 'fail', [], lists[2 * id]!, lists[2 * id]! + lists[2 * id + 1]!))!;
+  t.is(e.message, 'boom');
+  t.is(rt.heap.i32[ctx.allocator.state + S_WARP], 0, 'the warp is closed');
 });
 
 test('a method that throws: MethodError names the object, the warp is closed and the pass marker cleared', async (t) => {
@@ -478,12 +536,41 @@ test('interpreted checked do-alls: a method may delete itself and other classes,
   t.is(rt.count(Shark), 0);
   rt.doAll(Fish, 'die');
   t.is(rt.count(Fish), 0);
+  // Objects in reused slots (slot generations past 0) delete themselves too.
+  const again = Array.from({ length: 5 }, () => rt.create(Fish));
+  for (const f of again) rt.destroy(f);
+  const reused = Array.from({ length: 5 }, () => rt.create(Fish));
+  t.deepEqual(
+    reused.map((f) => f.handle),
+    again.map((f) => f.handle),
+    'the slots are reused',
+  );
+  rt.doAll(Fish, 'die');
+  t.is(rt.count(Fish), 0);
   // Outside a do-all, any object may be deleted.
   const c = rt.create(Fish);
   const d = rt.create(Fish);
   c.target = d;
   c.killTarget();
   t.is(rt.count(Fish), 1);
+});
+
+test('the delete rule is checked mode only: compiled or not, an unchecked method may delete another object of its class', async (t) => {
+  for (const compile of [true, false]) {
+    const rt = await runtime(t, { compile });
+    const a = rt.create(Fish);
+    const b = rt.create(Fish);
+    a.target = b;
+    rt.doAll(Fish, 'killTarget');
+    t.is(rt.count(Fish), 1, `compile ${compile}`);
+    t.is(rt.get(Fish, a.handle).handle, a.handle);
+  }
+  const checked = await runtime(t, { checked: true });
+  const a = checked.create(Fish);
+  a.target = checked.create(Fish);
+  const e = t.throws(() => checked.doAll(Fish, 'killTarget'), { instanceOf: MethodError })!;
+  t.is((e.cause as Error).message, 'destroy: a Fish method may delete itself, but not another Fish during a do-all over that type');
+  t.is(checked.count(Fish), 2);
 });
 
 // ------------------------------------------------------------------ initial values
