@@ -304,6 +304,25 @@ test('reference fields refuse values that are not smmo objects of this runtime, 
   }
 });
 
+/** A class whose own name contains the generated classes' suffix: messages must keep its name whole. */
+class Odd$ViewName extends object({ x: i32 }) {}
+
+test("'foreign' messages name the view's class, stripping only the generated suffix", async (t) => {
+  const rt = await createRuntime({ classes: [Odd$ViewName], heap: MIN_HEAP_BYTES });
+  const other = await createRuntime({ classes: [Odd$ViewName], heap: MIN_HEAP_BYTES });
+  t.teardown(async () => {
+    await rt.close();
+    await other.close();
+  });
+  const stranger = other.create(Odd$ViewName);
+  const e = t.throws(() => rt.destroy(stranger), { instanceOf: InvalidHandleError })!;
+  t.is(e.reason, 'foreign');
+  t.true(
+    e.message.startsWith(`invalid handle ${stranger.handle} (foreign): destroy: this Odd$ViewName (handle ${stranger.handle}) belongs`),
+    e.message,
+  );
+});
+
 test('checkOwn(): null, and a forged view with no constructor, are described as such', async (t) => {
   const rt = await runtime(t);
   const ctx = ctxOf(rt);
