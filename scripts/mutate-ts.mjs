@@ -63,6 +63,7 @@ const THREAD_TESTS = [
   'schedule',
   'workers',
   'apps-wator-rules',
+  'thread-context',
 ];
 
 /** test/state's tests that run in-process: not the CLI's, not the apps' dump-and-resume runs. */
