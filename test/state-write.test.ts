@@ -6,7 +6,7 @@
  * left these judged only through round trips, or not at all.
  */
 import test from 'ava';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Int32, makeData, RecordBatch, Schema, Field, Struct, Table, tableFromIPC, tableToIPC, Uint32 } from 'apache-arrow';
@@ -173,6 +173,33 @@ test('writeState returns the paths it wrote, one per concrete class, and may wri
     );
   } finally {
     await rt.close();
+  }
+});
+
+test('writeState refuses a class whose inline array and another field would write the same column, before writing anything', async (t) => {
+  class Clash extends object({ w: array(u8, 2), w_1: u8 }) {}
+  class Heir extends object({ pos_0: f32 }) {}
+  class HeirChild extends Heir.extend({ pos: array(f32, 2) }) {}
+  for (const [classes, detail] of [
+    [
+      [Clash],
+      "Clash: column 'w_1' would be written twice (an inline array 'w' and a field named 'w_1'); rename one of the fields to write a state file",
+    ],
+    [
+      [Heir, HeirChild],
+      "HeirChild: column 'pos_0' would be written twice (an inline array 'pos' and a field named 'pos_0'); rename one of the fields to write a state file",
+    ],
+  ] as const) {
+    const rt = await createRuntime({ classes, heap: 4 << 20, checked: true });
+    const dir = newDir();
+    try {
+      const e = t.throws(() => writeState(rt, dir, INFO), { instanceOf: UsageError });
+      t.false(e instanceof StateFileError, 'a schema problem, not a bad state file');
+      t.is(e?.message, detail);
+      t.false(existsSync(dir), 'nothing written, not even the directory');
+    } finally {
+      await rt.close();
+    }
   }
 });
 
