@@ -143,8 +143,9 @@ export function columnsOf(t: TypeLayout): ColumnPlan[] {
       const name = f.length === 0 ? f.name : `${f.name}_${k}`;
       if (seen.has(name)) {
         // One of the two is an inline array, the other a scalar field named like one of its
-        // elements (`<array>_<k>`): whichever comes second, name the array.
-        const arrayName = f.length > 0 ? f.name : name.slice(0, name.lastIndexOf('_'));
+        // elements (`<array>_<k>`), whichever comes second: the array is the name before the
+        // last '_'.
+        const arrayName = name.slice(0, name.lastIndexOf('_'));
         throw new UsageError(
           `${t.name}: column '${name}' would be written twice (an inline array '${arrayName}' and a field named '${name}'); ` +
             `rename one of the fields to write a state file`,
