@@ -142,8 +142,12 @@ export function columnsOf(t: TypeLayout): ColumnPlan[] {
     for (let k = 0; k < n; k++) {
       const name = f.length === 0 ? f.name : `${f.name}_${k}`;
       if (seen.has(name)) {
+        // One of the two is an inline array, the other a scalar field named like one of its
+        // elements (`<array>_<k>`), whichever comes second: the array is the name before the
+        // last '_'.
+        const arrayName = name.slice(0, name.lastIndexOf('_'));
         throw new UsageError(
-          `${t.name}: column '${name}' would be written twice (an inline array '${f.name}' and a field named '${name}'); ` +
+          `${t.name}: column '${name}' would be written twice (an inline array '${arrayName}' and a field named '${name}'); ` +
             `rename one of the fields to write a state file`,
         );
       }

@@ -110,7 +110,7 @@ const GROUPS = [
       functionLines('runtime/state.js', 'describe', 'indexOf'),
       `dist/runtime/state.js:${lineOf('runtime/state.js', /^export function peekStateApp\(/)}-${lineCount('runtime/state.js')}`,
     ],
-    tests: ['state', 'state-metadata', 'state-restore'],
+    tests: ['state', 'state-metadata', 'state-restore', 'state-write'],
     match: STATE_IN_PROCESS,
   },
   // cli/state.ts: --dump and --init (the state's parameters against the app's flags, the
