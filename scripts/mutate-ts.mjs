@@ -77,6 +77,25 @@ const GROUPS = [
     mutate: () => [methodLines('runtime/heap.js', 'validate'), 'dist/runtime/heap.js:' + hexLines()],
     tests: ['heap-validate'],
   },
+  // The rest of runtime/heap.ts: the constructor, Heap.create (sizes, the flags it
+  // formats), Heap.attach (a worker's view of the same heap), flags, dispose, format (the
+  // header and type table the core reads), blockWord/blockOffset/blockType, liveInBlock.
+  {
+    name: 'heap-rest',
+    mutate: () => [`dist/runtime/heap.js:1-${lineOf('runtime/heap.js', /^ {4}validate\(\) \{$/) - 1}`],
+    tests: [
+      'heap-create',
+      'heap-validate',
+      'variants',
+      'allocator',
+      'options',
+      'own-first',
+      'kept-blocks',
+      'scan-fallback',
+      'workers',
+      'wasm-module',
+    ],
+  },
   // The comparator (runtime/compare.ts) and smmo compare's command around it (cli/compare.ts).
   {
     name: 'compare',
