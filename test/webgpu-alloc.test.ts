@@ -78,6 +78,12 @@ class Harness {
       WG: wg,
       F_tag_A: this.tagField(A),
       F_tag_B: this.tagField(B),
+      // With 64 invocations a workgroup, an invocation may wait (bm_set) on a bit that an
+      // invocation of another workgroup has yet to clear. On SwiftShader workgroups are CPU
+      // threads that the OS may deschedule, and the default bound (65 536 spins, a few ms
+      // there) ran out in one CI run of many on a loaded machine. The bound stays (a real
+      // livelock still ends in STATUS_SPIN_CAP), 64 times higher for this test.
+      ...(wg > 1 ? { SPIN_LIMIT: 1 << 22 } : {}),
     });
     runner.dispatch(pipe, runner.bindBuffers(pipe, [runner.gheap.buffer, this.params, this.out, this.status]), Math.ceil(n / wg));
     runner.gpuWrote(true);
