@@ -13,6 +13,7 @@ import {
   ALLOC_FLAG_ATOMIC,
   ALLOC_FLAG_BITMAP_ALLOC,
   ALLOC_FLAG_COALESCING,
+  ALLOC_FLAG_DEBUG,
   ALLOC_FLAG_OWN_FIRST,
   ALLOC_FLAG_ROTATION,
   allocatorStates,
@@ -41,6 +42,9 @@ import {
   LAYOUT_VERSION,
   MAGIC,
   MAX_BITMAP_LEVELS,
+  MAX_HEAP_BYTES,
+  MIN_HEAP_BYTES,
+  planHeap,
   planTypes,
   T_ACTIVE_WORD,
   T_ALLOCATED_WORD,
@@ -50,6 +54,7 @@ import {
   TYPE_WORDS,
 } from '../runtime/layout.js';
 import { bitmapLevelWords } from '../runtime/bitmap.js';
+import { DEBUG_LEVEL } from '../runtime/debug.js';
 import { UsageError } from '../runtime/errors.js';
 
 abstract class Shape extends object({ id: i32 }, { abstract: true }) {}
@@ -278,6 +283,80 @@ test('block helpers: blockWord and blockOffset address the same block, blockType
     }
     t.is(heap.blockType(1), FREE_TYPE);
     t.is(heap.blockType(heap.numBlocks - 1), FREE_TYPE);
+  } finally {
+    heap.dispose();
+  }
+});
+
+test('Heap.attach: each header check on its own — magic, block count, block size — refuses a heap the others would pass', (t) => {
+  const heap = heapOf({ threads: 2 });
+  try {
+    // The magic alone wrong (the version right).
+    heap.i32[H + H_MAGIC] = MAGIC ^ 1;
+    t.throws(() => Heap.attach(heap.memory, heap.table, BYTES), {
+      instanceOf: UsageError,
+      message: 'attach: memory is not an smmo heap of this layout version',
+    });
+    heap.i32[H + H_MAGIC] = MAGIC;
+    // One block fewer: the same block size and state area, another block count.
+    const fewer = BYTES - heap.plan.blockBytes;
+    t.is(planHeap(fewer, heap.table, { states: heap.plan.states }).stateWord, heap.plan.stateWord, 'the state area does not move');
+    t.throws(() => Heap.attach(heap.memory, heap.table, fewer), {
+      instanceOf: UsageError,
+      message: 'attach: the heap was laid out for other classes (block size or count differ)',
+    });
+    // Another block size with the same block count and state area (classes of the same
+    // shape, one field wider; the heap size chosen to give the same count).
+    abstract class Shape2 extends object({ id: i32 }, { abstract: true }) {}
+    class Disc2 extends Shape2.extend({ r: f64, s: f64 }) {}
+    class Dot2 extends Shape2.extend({ on: f64 }) {}
+    const wider = planTypes([Shape2, Disc2, Dot2]);
+    t.not(wider.blockBytes, heap.table.blockBytes);
+    let size = 0;
+    for (let s = Math.max(MIN_HEAP_BYTES, heap.plan.numBlocks * wider.blockBytes); s <= MAX_HEAP_BYTES && size === 0; s += 8) {
+      const p = planHeap(s, wider, { states: heap.plan.states, keepBlocks: heap.plan.keepBlocks });
+      if (p.numBlocks === heap.plan.numBlocks && p.stateWord === heap.plan.stateWord) size = s;
+      if (p.numBlocks > heap.plan.numBlocks) break;
+    }
+    t.true(size > 0, 'a heap size with the same block count exists');
+    t.throws(() => Heap.attach(heap.memory, wider, size), {
+      instanceOf: UsageError,
+      message: 'attach: the heap was laid out for other classes (block size or count differ)',
+    });
+  } finally {
+    heap.dispose();
+  }
+});
+
+test('Heap.create: memory the engine cannot give is a UsageError that says to ask for less; a missing allocator core names it', (t) => {
+  const Memory = WebAssembly.Memory;
+  const refusal = new RangeError('WebAssembly.Memory(): could not allocate memory');
+  (WebAssembly as { Memory: unknown }).Memory = function refuse() {
+    throw refusal;
+  };
+  let e: UsageError | undefined;
+  try {
+    e = t.throws(() => heapOf(), { instanceOf: UsageError });
+  } finally {
+    (WebAssembly as { Memory: unknown }).Memory = Memory;
+  }
+  t.is(e?.message, `could not allocate a heap of ${BYTES} bytes: ${refusal.message}; ask for a smaller heap`);
+  t.is(e?.cause, refusal);
+
+  const missing = t.throws(() => heapOf({ wasm: { dir: '/nonexistent/smmo-wasm' } }), { instanceOf: UsageError });
+  t.true(missing?.message.startsWith('every runtime needs the allocator core: '), missing?.message);
+  t.true(missing?.cause instanceof UsageError, 'the loader error is the cause');
+  t.true((missing?.cause as Error).message.includes('/nonexistent/smmo-wasm'));
+});
+
+test('Heap: the bitmaps carry the names validateHeap() reports; the debug flag follows SMMO_DEBUG', (t) => {
+  const heap = heapOf();
+  try {
+    const disc = heap.table.byClass(Disc)!.id;
+    t.is(heap.free.name, 'free');
+    t.is(heap.allocated[disc]!.name, 'allocated[Disc]');
+    t.is(heap.active[disc]!.name, 'active[Disc]');
+    t.is((heap.i32[H + H_ALLOC_FLAGS]! & ALLOC_FLAG_DEBUG) !== 0, DEBUG_LEVEL >= 1, `SMMO_DEBUG level ${DEBUG_LEVEL}`);
   } finally {
     heap.dispose();
   }
