@@ -32,6 +32,7 @@ import { DAMPENING, G } from '../apps/barnes-hut/model.js';
 import { Random } from '../apps/random.js';
 import { createRuntime, MethodError, UsageError, type Runtime } from '../index.js';
 import { describeChild, lastJson, smmo } from './helpers/child.js';
+import { compiledAsTs, ranAsTs } from './helpers/run-report.js';
 
 const MODULE = new URL('../apps/barnes-hut/index.js', import.meta.url);
 const THREADED = { inlineBlocks: 0, startTimeoutMs: 120_000 };
@@ -397,11 +398,7 @@ test('smmo run barnes-hut --json: compiled methods, kernels (ts on --backend was
       'TreeNode.settle',
       'TreeNode.collapse',
     ];
-    const compiled = s['compiled'] as Record<string, { compiled: boolean }>;
-    for (const m of methods) {
-      t.true(compiled[m]?.compiled, m);
-      t.is((s['kernels'] as Record<string, string>)[m], 'ts', m);
-    }
+    compiledAsTs(t, s, methods);
     t.deepEqual([...readFileSync(png).subarray(1, 4)], [0x50, 0x4e, 0x47], 'a PNG file');
     const [resumed, wasm] = await Promise.all([
       smmo(['run', 'barnes-hut', '--init', dir, '--iterations', '3', '--json']),
@@ -411,7 +408,7 @@ test('smmo run barnes-hut --json: compiled methods, kernels (ts on --backend was
     t.is(lastJson(resumed.stdout)['digest'], lastJson(full.stdout)['digest']);
     t.is(wasm.code, 0, describeChild(wasm));
     t.is(lastJson(wasm.stdout)['digest'], s['digest']);
-    for (const m of methods) t.is((lastJson(wasm.stdout)['kernels'] as Record<string, string>)[m], 'ts', `wasm: ${m} runs as ts`);
+    ranAsTs(t, lastJson(wasm.stdout), methods, 'wasm');
     const bad = await smmo(['run', 'barnes-hut', '--threshold=-1', '--bodies', '10']);
     t.is(bad.code, 2, describeChild(bad));
     t.regex(bad.stderr, /--threshold must be a finite number ≥ 0, got -1/);

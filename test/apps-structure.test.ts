@@ -29,6 +29,7 @@ import { AnchorNode, AnchorPullNode, Node, NodeBase, Spring } from '../apps/stru
 import { checkInvariants, checksum, CLASSES, digest, init, initFromMesh, step } from '../apps/structure/structure.js';
 import { createRuntime, UsageError, type Runtime } from '../index.js';
 import { describeChild, lastJson, smmo } from './helpers/child.js';
+import { compiledAsTs, ranAsTs } from './helpers/run-report.js';
 
 const MODULE = new URL('../apps/structure/index.js', import.meta.url);
 const THREADED = { inlineBlocks: 0, startTimeoutMs: 120_000 };
@@ -284,12 +285,7 @@ test('smmo run structure --json: compiled methods, kernels; --dump then --init c
       'Spring.bfsDelete',
       'Node.bfsDelete',
     ];
-    const compiled = s['compiled'] as Record<string, { compiled: boolean }>;
-    const kernels = s['kernels'] as Record<string, string>;
-    for (const m of methods) {
-      t.true(compiled[m]?.compiled, m);
-      t.is(kernels[m], 'ts', m);
-    }
+    compiledAsTs(t, s, methods);
 
     const base = ['run', 'structure', '--nodes', '800', '--json'];
     const dir = join(work, 'state');
@@ -308,7 +304,7 @@ test('smmo run structure --json: compiled methods, kernels; --dump then --init c
     const wasm = await smmo([...base, '--iterations', '8', '--backend', 'wasm']);
     t.is(wasm.code, 0, describeChild(wasm));
     t.is(lastJson(wasm.stdout)['digest'], lastJson(half.stdout)['digest']);
-    for (const m of methods) t.is((lastJson(wasm.stdout)['kernels'] as Record<string, string>)[m], 'ts', `wasm: ${m} runs as ts`);
+    ranAsTs(t, lastJson(wasm.stdout), methods, 'wasm');
 
     const bad = await smmo(['run', 'structure', '--nodes', '5']);
     t.not(bad.code, 0);

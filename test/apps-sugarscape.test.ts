@@ -37,6 +37,7 @@ import {
 import { nextInArray, seedAgentStream, seedCellStream } from '../apps/wa-tor/stream.js';
 import { createRuntime, UsageError, type Runtime } from '../index.js';
 import { describeChild, lastJson, smmo } from './helpers/child.js';
+import { compiledAsTs, ranAsTs } from './helpers/run-report.js';
 
 const MODULE = new URL('../apps/sugarscape/index.js', import.meta.url);
 const THREADED = { inlineBlocks: 0, startTimeoutMs: 120_000 };
@@ -447,12 +448,7 @@ test('smmo run sugarscape --json: compiled methods, kernels; --dump then --init 
       'Male.proposeOffspringTarget',
       'Male.mate',
     ];
-    const compiled = s['compiled'] as Record<string, { compiled: boolean }>;
-    const kernels = s['kernels'] as Record<string, string>;
-    for (const m of methods) {
-      t.true(compiled[m]?.compiled, m);
-      t.is(kernels[m], 'ts', m);
-    }
+    compiledAsTs(t, s, methods);
     t.deepEqual([...readFileSync(png).subarray(1, 4)], [0x50, 0x4e, 0x47], 'a PNG file');
     const resumed = await smmo(['run', 'sugarscape', '--init', dir, '--iterations', '15', '--json']);
     t.is(resumed.code, 0, describeChild(resumed));
@@ -461,7 +457,7 @@ test('smmo run sugarscape --json: compiled methods, kernels; --dump then --init 
     const wasm = await smmo([...base, '--iterations', '15', '--backend', 'wasm']);
     t.is(wasm.code, 0, describeChild(wasm));
     t.is(lastJson(wasm.stdout)['digest'], s['digest']);
-    for (const m of methods) t.is((lastJson(wasm.stdout)['kernels'] as Record<string, string>)[m], 'ts', `wasm: ${m} runs as ts`);
+    ranAsTs(t, lastJson(wasm.stdout), methods, 'wasm');
 
     const bad = await smmo(['run', 'sugarscape', '--width', '0', '--iterations', '1']);
     t.not(bad.code, 0);

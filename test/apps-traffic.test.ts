@@ -16,6 +16,7 @@ import { buildNetwork, draw, MAX_DEGREE, SLOW_DOWN_THRESHOLD, type Network } fro
 import { checkInvariants, CLASSES, digest, init, initFromNetwork, step } from '../apps/traffic/traffic.js';
 import { createRuntime, type Runtime } from '../index.js';
 import { describeChild, lastJson, smmo } from './helpers/child.js';
+import { compiledAsTs, ranAsTs } from './helpers/run-report.js';
 
 const MODULE = new URL('../apps/traffic/index.js', import.meta.url);
 const THREADED = { inlineBlocks: 0, startTimeoutMs: 120_000 };
@@ -290,12 +291,7 @@ test('smmo run traffic --json: compiled methods, kernels; --dump then --init con
     t.is(s['iterations'], 3);
     t.deepEqual(s['params'], { intersections: 500 });
     const methods = ['ProducerCell.createCar', 'TrafficLight.step', 'Car.preparePath', 'Car.move'];
-    const compiled = s['compiled'] as Record<string, { compiled: boolean }>;
-    const kernels = s['kernels'] as Record<string, string>;
-    for (const m of methods) {
-      t.true(compiled[m]?.compiled, m);
-      t.is(kernels[m], 'ts', m);
-    }
+    compiledAsTs(t, s, methods);
 
     const base = ['run', 'traffic', '--intersections', '30', '--json'];
     const dir = join(work, 'state');
@@ -314,7 +310,7 @@ test('smmo run traffic --json: compiled methods, kernels; --dump then --init con
     const wasm = await smmo([...base, '--iterations', '20', '--backend', 'wasm']);
     t.is(wasm.code, 0, describeChild(wasm));
     t.is(lastJson(wasm.stdout)['digest'], lastJson(half.stdout)['digest']);
-    for (const m of methods) t.is((lastJson(wasm.stdout)['kernels'] as Record<string, string>)[m], 'ts', `wasm: ${m} runs as ts`);
+    ranAsTs(t, lastJson(wasm.stdout), methods, 'wasm');
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
