@@ -121,6 +121,15 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
       'allocator: each thread opens a block of its own first in every pass (faster allocation-only passes on many threads; more fragmentation where objects are also deleted)',
   },
   {
+    name: 'block-size',
+    kind: 'choice',
+    value: 'P',
+    description:
+      "which class a block is sized for: smallest (the paper's: the smallest class fills 32 slots) | largest (every class gets 32 slots, a full warp per block; more memory, the default heap grows to match)",
+    defaultText: 'smallest',
+    choices: ['smallest', 'largest'],
+  },
+  {
     name: 'check',
     kind: 'switch',
     description:
@@ -206,6 +215,8 @@ export interface RunOptions {
   passTimeout?: number;
   /** --no-rotation, --no-coalescing, --bitmap-alloc, --own-first-block: the allocator variant (RuntimeOptions.allocator). */
   allocator: { rotation: boolean; coalescing: boolean; bitmapAlloc: boolean; ownFirstBlock: boolean };
+  /** --block-size: which class the heap's blocks are sized for (RuntimeOptions.blockSize). */
+  blockSize: 'smallest' | 'largest';
   /** --check: compare with the TypeScript reference run. */
   check: boolean;
   /** --tol, --rel, --field-rel, --digest-rel (defaults: DEFAULT_CHECK_TOLERANCE); used with --check. */
@@ -288,6 +299,8 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
     interpret: values['interpret'] === true,
     ...(passTimeout === undefined ? {} : { passTimeout: validate(spec('pass-timeout'), passTimeout, where) as number }),
     allocator: allocatorFlags(values, where),
+    blockSize: (values['block-size'] === undefined ? 'smallest' : validate(spec('block-size'), text('block-size')!, where)) as
+      'smallest' | 'largest',
     check: values['check'] === true,
     tolerance: checkTolerance(values, where),
     json: values['json'] === true,
@@ -320,6 +333,9 @@ function allocatorFlags(values: Record<string, string | boolean | undefined>, wh
   }
   if (bitmapAlloc && values['backend'] !== undefined && values['backend'] !== 'ts') {
     throw new CliUsageError(`${where}: --bitmap-alloc has no SOA arrays for the ${String(values['backend'])} kernels; use --backend ts`);
+  }
+  if (bitmapAlloc && values['block-size'] === 'largest') {
+    throw new CliUsageError(`${where}: --bitmap-alloc blocks hold one object of the largest class already; drop --block-size largest`);
   }
   if (bitmapAlloc && values['own-first-block'] === true) {
     throw new CliUsageError(`${where}: --bitmap-alloc takes every object's block from the free blocks already; drop --own-first-block`);
@@ -378,6 +394,7 @@ function defaults(app: App): RunOptions {
     checked: false,
     interpret: false,
     allocator: { rotation: true, coalescing: true, bitmapAlloc: false, ownFirstBlock: false },
+    blockSize: 'smallest',
     check: false,
     tolerance: { ...DEFAULT_CHECK_TOLERANCE },
     json: false,

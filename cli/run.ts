@@ -62,7 +62,7 @@ export interface RunReport {
   digest: number;
   /** Live objects per concrete class. */
   objects: Record<string, number>;
-  heap: { bytes: number; blockBytes: number; blocks: number; usedBlocks: number; fragmentation: number };
+  heap: { bytes: number; blockBytes: number; blockSize: 'smallest' | 'largest'; blocks: number; usedBlocks: number; fragmentation: number };
   params: Record<string, number | string | null>;
   seed: number;
   /** With --check: the comparison with the TypeScript reference run. */
@@ -97,13 +97,16 @@ export interface RunReport {
 /**
  * The default heap for the allocator variant: the app's size, and with --bitmap-alloc that
  * size scaled by the bytes a block of one object takes over the bytes per slot of a
- * DynaSOAr block of the smallest class (every object gets a block of the largest class).
+ * DynaSOAr block of the smallest class (every object gets a block of the largest class);
+ * with --block-size largest scaled by the ratio of the two block sizes.
  */
 function variantHeap(app: App, opts: RunOptions, bytes: number): number {
-  if (!opts.allocator.bitmapAlloc) return bytes;
+  if (!opts.allocator.bitmapAlloc && opts.blockSize === 'smallest') return bytes;
   const soa = planTypes(app.classes);
-  const one = planTypes(app.classes, { bitmapAlloc: true });
-  const ratio = (one.blockBytes + 4) / (soa.blockBytes / 32);
+  // --block-size largest: at most every object in blocks that many times larger (the same slots or more per block).
+  const ratio = opts.allocator.bitmapAlloc
+    ? (planTypes(app.classes, { bitmapAlloc: true }).blockBytes + 4) / (soa.blockBytes / 32)
+    : planTypes(app.classes, { blockSize: 'largest' }).blockBytes / soa.blockBytes;
   return Math.min(MAX_HEAP_BYTES, Math.ceil((bytes * ratio) / 65536) * 65536);
 }
 
@@ -185,6 +188,7 @@ async function startRuntime(app: App, opts: RunOptions, heapBytes: number, where
       threads: opts.threads,
       backend: opts.backend,
       allocator: opts.allocator,
+      blockSize: opts.blockSize,
       // Worker threads import the app's module to find its classes.
       modules: [appModule(app.name) ?? new URL(`../apps/${app.name}/index.js`, import.meta.url)],
     };
@@ -272,6 +276,7 @@ async function report(
     heap: {
       bytes: stats.heap.bytes,
       blockBytes: stats.heap.blockBytes,
+      blockSize: opts.blockSize,
       blocks: stats.heap.blocks,
       usedBlocks: stats.heap.usedBlocks,
       fragmentation: stats.heap.fragmentation,
@@ -360,7 +365,8 @@ export function formatSummary(r: RunReport): string {
     ['objects', objects || 'none'],
     [
       'heap',
-      `${r.heap.usedBlocks} / ${r.heap.blocks} blocks used (${formatBytes(r.heap.bytes)}, ${r.heap.blockBytes}-byte blocks), ` +
+      `${r.heap.usedBlocks} / ${r.heap.blocks} blocks used (${formatBytes(r.heap.bytes)}, ${r.heap.blockBytes}-byte blocks` +
+        `${r.heap.blockSize === 'largest' ? ' sized for the largest class' : ''}), ` +
         `fragmentation ${(r.heap.fragmentation * 100).toFixed(1)} %`,
     ],
   ];

@@ -58,7 +58,11 @@
  * type gets the largest N ≤ 32 whose data segment fits the same block size. Because every
  * SOA array is padded to 16 bytes, this can be *below* the paper's ⌊32·size(T_min)/size(T)⌋
  * (e.g. {u8} sets 32 data bytes; {f32, u8} then gets 4 slots, not ⌊32/5⌋ = 6; see
- * test/schema.test.ts).
+ * test/schema.test.ts). That is the paper's block size (§3) and the default, blockSize
+ * 'smallest'. With blockSize 'largest' (RuntimeOptions.blockSize) the block is sized for
+ * the type whose 32 objects take the most bytes, so every type gets N_T = 32, a full
+ * virtual warp per block; the blocks of smaller types leave the rest of their data
+ * segment unused (memory traded for fewer, fuller warps; docs/benchmarks.md "Block size").
  *
  * The BitmapAlloc variant (planTypes with bitmapAlloc; the paper's §7 baseline) lays out
  * every type with one slot per block and every block the size of the largest class: the
@@ -427,9 +431,20 @@ function dataBytes(fields: readonly RawField[], n: number, checked: boolean): nu
   return bytes;
 }
 
+/**
+ * Which class a block is sized for (RuntimeOptions.blockSize): 'smallest', the paper's
+ * (§3): the smallest class fills 32 slots, larger ones get fewer; 'largest': the largest
+ * class fills 32 slots, so every class gets 32 (a full virtual warp per block).
+ */
+export type BlockSizePolicy = 'smallest' | 'largest';
+
+export const BLOCK_SIZE_POLICIES: readonly BlockSizePolicy[] = ['smallest', 'largest'];
+
 export interface TypeTable {
   readonly types: readonly TypeLayout[];
   readonly blockBytes: number;
+  /** Which class the block is sized for (ignored by BitmapAlloc, whose blocks hold one object of the largest class). */
+  readonly blockSize: BlockSizePolicy;
   /** Laid out for the BitmapAlloc variant: one slot per block, fields at their natural alignment. */
   readonly bitmapAlloc: boolean;
   /** Concrete type ids in table order. */
@@ -456,6 +471,8 @@ export interface PlanTypesOptions {
    * their natural alignment. Default false: DynaSOAr's SOA blocks.
    */
   bitmapAlloc?: boolean;
+  /** Which class fills a block's 32 slots (BlockSizePolicy). Default 'smallest'. */
+  blockSize?: BlockSizePolicy;
 }
 
 /** A class as read from its declaration, before it has a layout. */
@@ -474,11 +491,15 @@ interface RawClass {
 export function planTypes(classes: readonly SmmoClass[], options: PlanTypesOptions = {}): TypeTable {
   const bitmapAlloc = options.bitmapAlloc === true;
   const checked = options.checked === true;
+  const policy = options.blockSize ?? 'smallest';
+  if (!BLOCK_SIZE_POLICIES.includes(policy))
+    throw new UsageError(`blockSize must be one of ${BLOCK_SIZE_POLICIES.map((p) => `'${p}'`).join(', ')}, got ${String(policy)}`);
   const raw = readClasses(classes);
   const blockBytes = blockSize(
     raw.filter((r) => !r.abstract),
     bitmapAlloc,
     checked,
+    policy,
   );
   const types = raw.map((r, id) => layoutType(r, id, blockBytes, bitmapAlloc, checked));
   const byCls = new Map<SmmoClass, TypeLayout>(types.map((t) => [t.cls, t]));
@@ -487,6 +508,7 @@ export function planTypes(classes: readonly SmmoClass[], options: PlanTypesOptio
   return {
     types,
     blockBytes,
+    blockSize: policy,
     bitmapAlloc,
     concreteIds: types.filter((t) => !t.abstract).map((t) => t.id),
     byClass: (cls) => byCls.get(cls),
@@ -530,14 +552,22 @@ function readClasses(classes: readonly SmmoClass[]): RawClass[] {
   return raw;
 }
 
-/** Bytes of a block: the smallest concrete class gets MAX_SLOTS slots (BitmapAlloc: the largest gets one). */
-function blockSize(concrete: readonly RawClass[], bitmapAlloc: boolean, checked: boolean): number {
+/**
+ * Bytes of a block: the smallest concrete class gets MAX_SLOTS slots ('smallest'), or the
+ * one whose MAX_SLOTS objects take the most bytes, so that every class gets MAX_SLOTS
+ * ('largest'); BitmapAlloc: the largest class gets one.
+ */
+function blockSize(concrete: readonly RawClass[], bitmapAlloc: boolean, checked: boolean, policy: BlockSizePolicy): number {
   let dataCapacity = 0;
   let smallest = Infinity;
   for (const r of concrete) {
     if (bitmapAlloc) {
       // Checked: the generation word after the fields, 4-byte aligned (≤ 3 bytes of padding).
       dataCapacity = Math.max(dataCapacity, packedBytes(r.fields) + (checked ? 7 : 0));
+      continue;
+    }
+    if (policy === 'largest') {
+      dataCapacity = Math.max(dataCapacity, dataBytes(r.fields, MAX_SLOTS, checked));
       continue;
     }
     const perObject = r.fields.reduce((a, f) => a + Math.max(1, f.length) * KIND_BYTES[f.kind], 0);

@@ -58,6 +58,16 @@ export interface RuntimeOptions {
    * bitmap rotation and per-warp request coalescing.
    */
   allocator?: AllocatorOptions;
+  /**
+   * Which class a block is sized for. 'smallest' (default, the paper's §3): the smallest
+   * class fills the block's 32 slots and larger classes get fewer, so every block is
+   * densely used. 'largest': the largest class fills 32 slots, so every class gets 32 —
+   * a full virtual warp per block, fewer blocks per pass — and the blocks of smaller
+   * classes leave part of their bytes unused (memory for speed; docs/benchmarks.md
+   * "Block size" has the measurements). Not with allocator.bitmapAlloc, whose blocks hold
+   * one object each.
+   */
+  blockSize?: 'smallest' | 'largest';
   /** A worker thread that has had no pass for this long stops waiting (so an idle process can exit). Default 250 ms. */
   workerIdleMs?: number;
   /**
@@ -129,7 +139,8 @@ export interface AllocatorOptions {
    * faster (linux-scalability at 16 threads: about 2×, docs/benchmarks.md), but every
    * pass opens threads × classes new blocks, and programs that delete objects spread them
    * over more blocks (wa-tor's agent fragmentation after 500 iterations at 16 threads: 71 %
-   * with it, 16 % without). Ignored on one thread and with bitmapAlloc. Default false.
+   * with it, 16 % without). Ignored on one thread; not with bitmapAlloc (whose every
+   * object takes a block from the free blocks already). Default false.
    */
   ownFirstBlock?: boolean;
 }
@@ -151,6 +162,10 @@ export function checkAllocatorOptions(options: RuntimeOptions): Required<Allocat
       throw new UsageError('allocator: bitmapAlloc has one object per block, so nothing to coalesce; leave coalescing unset');
     if (options.keepBlocks !== undefined && options.keepBlocks !== 0)
       throw new UsageError('allocator: bitmapAlloc keeps no emptied blocks (each holds one object); leave keepBlocks unset or 0');
+    if (a.ownFirstBlock === true)
+      throw new UsageError("allocator: bitmapAlloc takes every object's block from the free blocks already; leave ownFirstBlock unset");
+    if (options.blockSize === 'largest')
+      throw new UsageError("blockSize 'largest': bitmapAlloc blocks hold one object of the largest class already; leave blockSize unset");
     if (options.backend === 'wasm' || options.backend === 'webgpu')
       throw new UsageError(
         `allocator: bitmapAlloc lays objects out without SOA arrays, which the ${options.backend} kernels read; use backend 'ts'`,
@@ -160,7 +175,7 @@ export function checkAllocatorOptions(options: RuntimeOptions): Required<Allocat
     rotation: a.rotation ?? true,
     coalescing: !bitmapAlloc && (a.coalescing ?? true),
     bitmapAlloc,
-    ownFirstBlock: !bitmapAlloc && a.ownFirstBlock === true,
+    ownFirstBlock: a.ownFirstBlock === true,
   };
 }
 
@@ -192,6 +207,7 @@ const OPTION_KEYS = [
   'seed',
   'compile',
   'allocator',
+  'blockSize',
   'backend',
   'wasm',
   'webgpu',
@@ -230,6 +246,7 @@ export function checkOptions(options: RuntimeOptions): void {
   kind('spinMicros', nonNegative, 'a non-negative number of µs');
   kind('startTimeoutMs', nonNegative, 'a non-negative number of ms');
   kind('passTimeout', (v) => typeof v === 'number' && v > 0 && v <= 2 ** 31 - 1, 'a number of ms in (0, 2147483647]');
+  kind('blockSize', (v) => v === 'smallest' || v === 'largest', "'smallest' or 'largest'");
   kind('wasm', (v) => typeof v === 'object' && v !== null, "an object such as { variant: 'scalar' }");
   kind('webgpu', (v) => typeof v === 'object' && v !== null, "an object such as { adapter: 'software' }");
   kind('resourceLimits', (v) => typeof v === 'object' && v !== null, 'an object of worker_threads resource limits');

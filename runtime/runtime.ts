@@ -168,7 +168,11 @@ export class Runtime {
     this.passTimeout = options.passTimeout;
     this.checked = options.checked === true;
     const variant = checkAllocatorOptions(options);
-    this.table = planTypes(options.classes, { checked: this.checked, bitmapAlloc: variant.bitmapAlloc });
+    this.table = planTypes(options.classes, {
+      checked: this.checked,
+      bitmapAlloc: variant.bitmapAlloc,
+      blockSize: options.blockSize ?? 'smallest',
+    });
     const keep = options.keepBlocks ?? (variant.bitmapAlloc ? 0 : DEFAULT_KEEP_BLOCKS);
     if (!Number.isInteger(keep) || keep < 0 || keep > 1024)
       throw new UsageError(`keepBlocks must be an integer from 0 to 1024, got ${keep}`);

@@ -161,6 +161,7 @@ export class WorkerPool implements PassExecutor {
       spinMicros: opts.spinMicros,
       compile: opts.compile,
       bitmapAlloc: table.bitmapAlloc,
+      blockSize: table.blockSize,
     };
     this.piscina = new Piscina({
       filename: fileURLToPath(new URL('./worker.js', import.meta.url)),

@@ -64,7 +64,7 @@
  */
 import { deserialize, serialize } from 'node:v8';
 import { MAX_ARG_BYTES } from '../runtime/executor.js';
-import type { TypeTable } from '../runtime/layout.js';
+import type { BlockSizePolicy, TypeTable } from '../runtime/layout.js';
 import type { WasmOptions } from '../runtime/wasm.js';
 import {
   ContentionError,
@@ -196,6 +196,8 @@ export interface WorkerConfig {
   spinMicros: number;
   /** RuntimeOptions.allocator.bitmapAlloc: the class table is laid out for BitmapAlloc (the rest of the allocator's settings are in the heap header). */
   bitmapAlloc: boolean;
+  /** RuntimeOptions.blockSize: which class the blocks are sized for. */
+  blockSize: BlockSizePolicy;
   /** RuntimeOptions.compile. */
   compile: boolean;
 }

@@ -100,7 +100,11 @@ async function findClasses(cfg: WorkerConfig): Promise<SmmoClass[]> {
 async function attach(): Promise<Attached> {
   const cfg = workerData as WorkerConfig;
   // Checked mode has the generation arrays; BitmapAlloc its own block shape.
-  const table = planTypes(await findClasses(cfg), { checked: cfg.checked, bitmapAlloc: cfg.bitmapAlloc });
+  const table = planTypes(await findClasses(cfg), {
+    checked: cfg.checked,
+    bitmapAlloc: cfg.bitmapAlloc,
+    blockSize: cfg.blockSize,
+  });
   if (layoutFingerprint(table) !== cfg.fingerprint) {
     throw new UsageError(
       'worker: the classes imported from options.modules give a different heap layout than on the main thread ' +
