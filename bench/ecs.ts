@@ -4,7 +4,7 @@
  * structure-of-arrays ECS libraries there, piecs 0.4.0 and bitecs 0.3.34.
  *
  *   npm run bench:ecs
- *   node dist/bench/ecs.js [--runs 3] [--suites packed_5,…] [--impls smmo,smmo-interpreted,piecs,bitecs]
+ *   node dist/bench/ecs.js [--runs 3] [--suites packed_5,…] [--impls smmo,smmo-interpreted,smmo-largest,piecs,bitecs]
  *        [--ms 500] [--machine "2-core dev VM"] [--out bench-results/ecs.json] [--profile DIR]
  *
  * The suites (noctjs/ecs-benchmark README; counts from its benchmark script, src/bench):
@@ -25,7 +25,9 @@
  * `rt.doAll(C, 'method')` — of an ordinary method; creating and deleting entities are
  * `this.runtime.create` and `this.destroy()` inside do-alls. Every method must run
  * compiled (`rt.stats().compiled`; a case whose method falls back fails); the interpreted
- * variant (compile: false) is measured too. Where the mapping differs from an ECS:
+ * variant (compile: false) is measured too, and 'smmo-largest' (compiled, with
+ * RuntimeOptions.blockSize 'largest': every class 32 slots per block). Where the mapping
+ * differs from an ECS:
  *  - an smmo object cannot gain or lose fields: add_remove's "add component B to an
  *    entity" creates a B object whose `entity` field refers to the entity (an A), and
  *    "remove B" deletes that object. So the B has a handle of its own; the entity cannot

@@ -7,7 +7,10 @@
  *
  *   node dist/bench/models.js [--model walkers|epidemic|particles|all] [--size 1024]
  *        [--steps 10] [--threads 1,2,4,8,16] [--runs 3] [--out bench-results/models.json]
- *        [--machine "name"]
+ *        [--machine "name"] [--largest]
+ *
+ * --largest adds the rows 'largest': compiled, with RuntimeOptions.blockSize 'largest'
+ * (every class 32 slots per block), on the same thread counts.
  *
  * Each configuration runs in a fresh child process (a class registered with several
  * runtimes in one process makes V8's property accesses polymorphic), `--runs` times, in
@@ -87,6 +90,7 @@ function arg(name: string, fallback: string): string {
 const SIZE = Number(arg('size', '1024'));
 const STEPS = Number(arg('steps', '10'));
 const RUNS = Number(arg('runs', '3'));
+const LARGEST = process.argv.includes('--largest');
 const THREADS = arg('threads', '1,2,4,8,16')
   .split(',')
   .map(Number)
@@ -117,7 +121,8 @@ async function child(m: Model, kind: string, threads: number): Promise<Sample> {
   const rt = await createRuntime({
     classes: m.classes,
     heap: Math.max(64 << 20, SIZE * SIZE * 160),
-    compile: kind === 'compiled',
+    compile: kind !== 'interpreted',
+    blockSize: kind === 'largest' ? 'largest' : 'smallest',
     threads,
     modules: [m.moduleUrl],
   });
@@ -127,7 +132,7 @@ async function child(m: Model, kind: string, threads: number): Promise<Sample> {
     const t0 = performance.now();
     for (let i = 1; i < STEPS; i++) await m.step(rt, world);
     const ms = (performance.now() - t0) / (STEPS - 1);
-    if (kind === 'compiled') {
+    if (kind !== 'interpreted') {
       const c = rt.stats().compiled;
       const fell = Object.entries(c).filter(([, s]) => !s.compiled);
       if (fell.length > 0) throw new Error(`not compiled: ${fell.map(([k, s]) => `${k} (${s.reason})`).join('; ')}`);
@@ -157,6 +162,7 @@ function bench(name: string, machine: { name: string; cpu: string; cores: number
     { kind: 'plain', threads: 1 },
     { kind: 'interpreted', threads: 1 },
     ...THREADS.map((threads) => ({ kind: 'compiled', threads })),
+    ...(LARGEST ? THREADS.map((threads) => ({ kind: 'largest', threads })) : []),
   ];
   const samples = new Map<string, Sample[]>();
   const self = fileURLToPath(import.meta.url);

@@ -32,7 +32,9 @@ for (const suite of SUITE_NAMES) {
           t.true(e instanceof CaseCheckError, String(e));
         }
         t.notThrows(() => c.check(OPS));
-        if (impl === 'smmo') {
+        if (impl === 'smmo-largest')
+          for (const s of Object.values((c as SmmoCase).runtime.stats().types)) t.is(s.slotsPerBlock, 32, "blockSize 'largest'");
+        if (impl === 'smmo' || impl === 'smmo-largest') {
           const compiled = (c as SmmoCase).runtime.stats().compiled;
           t.true(Object.keys(compiled).length > 0);
           t.true(

@@ -9,6 +9,8 @@ import { CaseCheckError, type EcsCase } from '../harness.js';
 export interface SmmoCaseOptions {
   /** Compiled methods (the default of createRuntime) or interpreted (compile: false). */
   compile: boolean;
+  /** RuntimeOptions.blockSize (default 'smallest'; the 'smmo-largest' case: 'largest'). */
+  blockSize?: 'smallest' | 'largest';
 }
 
 /** An smmo case, with its runtime (tests reach into it). */
@@ -20,7 +22,7 @@ export interface SmmoCase extends EcsCase {
 export type SmmoSetup = (count: number, options: SmmoCaseOptions) => Promise<SmmoCase>;
 
 export function smmoRuntime(classes: readonly SmmoClass[], options: SmmoCaseOptions): Promise<Runtime> {
-  return createRuntime({ classes, compile: options.compile });
+  return createRuntime({ classes, compile: options.compile, blockSize: options.blockSize ?? 'smallest' });
 }
 
 /**
