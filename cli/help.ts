@@ -60,7 +60,7 @@ ${formatFlags(COMMON_FLAGS, [['-h, --help', 'show the flags of the app']])}
 
 --json prints one JSON object as the last line of stdout, with the keys app, backend,
 threads, iterations, seconds (the iterations only), initSeconds, iterationsPerSecond,
-digest, objects ({class: count}), heap ({bytes, blockBytes, blocks, usedBlocks,
+digest, objects ({class: count}), heap ({bytes, blockBytes, blockSize, blocks, usedBlocks,
 fragmentation}), params, seed, checked, heapValidated, allocator ({rotation, coalescing,
 bitmapAlloc, ownFirstBlock}), kernels, compiled, version, node, machine; with --init also init and
 startIteration (and warnings: float columns of the state holding NaN or infinities), with
