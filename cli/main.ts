@@ -94,7 +94,16 @@ async function run(args: readonly string[]): Promise<void> {
   const report = await runApp(app, opts, version());
   if (opts.json) print(JSON.stringify(report));
   else if (!opts.quiet) print(formatSummary(report));
-  if (report.check && !report.check.ok) {
+  const d = report.divergence;
+  if (d?.found) {
+    const at = d.pass === null ? `by the end of iteration ${d.iteration}` : `in iteration ${d.iteration}, pass ${d.passIndex} (${d.pass})`;
+    process.stderr.write(
+      `${where}: --check-every: the run diverged from the TypeScript reference ${at}` +
+        `${d.field !== null ? `, first in ${d.class}.${d.field}` : d.class !== null ? `, class ${d.class}` : ''}` +
+        `${d.states ? `; states written to ${d.states.reference} and ${d.states.run}` : ''}\n`,
+    );
+    exitCode = EXIT_FAILURE;
+  } else if (report.check && !report.check.ok) {
     process.stderr.write(
       `${where}: --check: the run differs from the TypeScript reference beyond the tolerance (worst: ${report.check.worst})\n`,
     );
