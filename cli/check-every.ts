@@ -18,9 +18,11 @@
  * Invariants:
  *  (L1) Same start: both runtimes are created with the same heap size and filled by the
  *       same init (or --init state); both run app.step(rt, i) with the same i.
- *  (L2) Checkpoints: after iteration j (counted from the start of the app, --init's
- *       iterations included) with (j − first) % K = 0, and after the last, the run is
- *       brought to the host and compared. A comparison that agrees saves both heaps
+ *  (L2) Checkpoints: before the first iteration (the two initial states: if they differ
+ *       that is the divergence, pass 'initial state', and nothing is replayed), after
+ *       iteration j (counted from the start of the app, --init's iterations included)
+ *       with (j − first) % K = 0, and after the last, the run is brought to the host and
+ *       compared. A comparison that agrees saves both heaps
  *       (runtime/pass-hook.ts heapSnapshot: the whole simulation state, P3); the first
  *       comparison that fails stops the run there.
  *  (L3) Narrowing replays from the saved heaps (restoreHeap), so the replay starts from
@@ -258,12 +260,13 @@ export async function runLockstep(
     let snapRun = await heapSnapshot(rt);
     let snapRef = await heapSnapshot(ref);
     let agreedAt = first;
-    let comparisons = 0;
     let runMs = 0;
     let refMs = 0;
-    let verdict: CheckVerdict | null = null;
+    // Checkpoint 0 (L2): the two initial states.
+    let comparisons = 1;
+    let verdict = checkRuntimes(ref, rt, { reference: app.digest(ref), run: app.digest(rt) }, tol);
     let k = 0;
-    while (k < opts.iterations) {
+    while (k < opts.iterations && verdict.ok) {
       current = first + k;
       let t0 = performance.now();
       await app.step(rt, first + k);
@@ -286,17 +289,17 @@ export async function runLockstep(
       }
     }
     const check: LockstepResult['check'] = {
-      ok: verdict!.ok,
-      tolerance: verdict!.tolerance,
-      digest: verdict!.digest,
-      fields: verdict!.fields,
-      structure: verdict!.structure,
-      rank: verdict!.rank,
-      worst: verdict!.worst,
+      ok: verdict.ok,
+      tolerance: verdict.tolerance,
+      digest: verdict.digest,
+      fields: verdict.fields,
+      structure: verdict.structure,
+      rank: verdict.rank,
+      worst: verdict.worst,
       referenceSeconds: refMs / 1000,
     };
     const base = { every, comparisons, agreedAt };
-    if (verdict!.ok) {
+    if (verdict.ok) {
       return {
         iterations: k,
         seconds: runMs / 1000,
@@ -319,6 +322,21 @@ export async function runLockstep(
         },
       };
     }
+    if (k === 0) {
+      // The initial states differ: nothing to replay (the app's init, or --init's restore, differs).
+      const hit: PassHit = {
+        iteration: first,
+        passIndex: -1,
+        pass: 'initial state',
+        fields: verdict.fields,
+        structure: verdict.structure,
+        rank: verdict.rank,
+        worst: verdict.worst,
+        note: "the initial states differ, before any iteration (the app's init, or the restore of --init, differs)",
+      };
+      const states = await writeStates(app, ref, rt, opts, ctx, first);
+      return { iterations: 0, seconds: 0, check, divergence: { ...base, ...(await describe(ref, hit)), states } };
+    }
     // Narrow (L3): back to the last agreeing heaps, replay the window pass by pass.
     await restoreHeap(rt, snapRun);
     await restoreHeap(ref, snapRef);
@@ -336,13 +354,13 @@ export async function runLockstep(
         iteration: end - 1,
         passIndex: -1,
         pass: '',
-        fields: verdict!.fields,
-        structure: verdict!.structure,
-        rank: verdict!.rank,
-        worst: verdict!.worst,
+        fields: verdict.fields,
+        structure: verdict.structure,
+        rank: verdict.rank,
+        worst: verdict.worst,
         note:
           `the comparison after iteration ${end} failed, but replaying iterations ${agreedAt} … ${end - 1} pass by pass from the last ` +
-          `agreeing state found no pass that differs${Object.keys(verdict!.fields).length === 0 || verdict!.worst === '' ? ' (only the digest differs)' : ' (the backend did not repeat its window)'}; the states are those after iteration ${end}`,
+          `agreeing state found no pass that differs${Object.keys(verdict.fields).length === 0 || verdict.worst === '' ? ' (only the digest differs)' : ' (the backend did not repeat its window)'}; the states are those after iteration ${end}`,
       };
     }
     const states = await writeStates(app, ref, rt, opts, ctx, hit.iteration);

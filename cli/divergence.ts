@@ -44,7 +44,7 @@ export function divergenceRows(d: DivergenceReport, tolerance: string): [string,
     return [
       ['check every', `${d.every} iterations: no divergence from the TypeScript reference (${d.comparisons} comparisons; ${tolerance})`],
     ];
-  const where = d.pass === null ? `by the end of iteration ${d.iteration}` : `in iteration ${d.iteration}, pass ${d.passIndex} (${d.pass})`;
+  const where = divergenceWhere(d);
   const rows: [string, string][] = [
     ['check every', `${d.every} iterations: DIVERGED ${where}; last agreement after iteration ${d.agreedAt}`],
   ];
@@ -58,4 +58,11 @@ export function divergenceRows(d: DivergenceReport, tolerance: string): [string,
   rows.push(['', d.note]);
   if (d.states) rows.push(['states', `${d.states.reference}, ${d.states.run} (smmo compare ${d.states.reference} ${d.states.run})`]);
   return rows;
+}
+
+/** Where a divergence was found, in words: 'in iteration 5, pass 1 (Body.update)'. */
+export function divergenceWhere(d: DivergenceReport): string {
+  if (d.passIndex !== null) return `in iteration ${d.iteration}, pass ${d.passIndex} (${d.pass})`;
+  if (d.pass !== null) return `before iteration ${d.iteration} (${d.pass})`;
+  return `by the end of iteration ${d.iteration}`;
 }

@@ -14,6 +14,7 @@ import type { App } from '../apps/app.js';
 import { appNames, loadApp } from '../apps/registry.js';
 import { SmmoError } from '../runtime/index.js';
 import { CliUsageError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './errors.js';
+import { divergenceWhere } from './divergence.js';
 import { closest, parseRunFlags } from './flags.js';
 import { appHelp, mainHelp, runHelp, type AppSummary } from './help.js';
 import { formatSummary, runApp } from './run.js';
@@ -96,7 +97,7 @@ async function run(args: readonly string[]): Promise<void> {
   else if (!opts.quiet) print(formatSummary(report));
   const d = report.divergence;
   if (d?.found) {
-    const at = d.pass === null ? `by the end of iteration ${d.iteration}` : `in iteration ${d.iteration}, pass ${d.passIndex} (${d.pass})`;
+    const at = divergenceWhere(d);
     process.stderr.write(
       `${where}: --check-every: the run diverged from the TypeScript reference ${at}` +
         `${d.field !== null ? `, first in ${d.class}.${d.field}` : d.class !== null ? `, class ${d.class}` : ''}` +

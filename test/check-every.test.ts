@@ -129,7 +129,7 @@ gpuTest('a perturbed WGSL kernel is found at its iteration, pass, field and obje
     t.is(r.kernels['Body.update'], 'webgpu', 'the perturbed kernel ran on the GPU');
     t.true(d.found);
     t.is(d.agreedAt, 4, 'the comparison after iteration 4 agreed, the one after 8 did not');
-    t.is(d.comparisons, 2);
+    t.is(d.comparisons, 3, 'the initial states, after 4 and after 8');
     t.is(d.iteration, 5);
     t.is(d.passIndex, 1);
     t.is(d.pass, 'Body.update');
@@ -162,7 +162,7 @@ gpuTest('the same run with the real kernel: no divergence (webgpu)', async (t) =
   t.is(r.code, 0, describeChild(r));
   const d = divergenceOf(r);
   t.false(d.found);
-  t.is(d.comparisons, 3, 'after iterations 4, 8 and 9');
+  t.is(d.comparisons, 4, 'the initial states, after iterations 4, 8 and 9');
   t.is(d.agreedAt, 9);
 });
 
@@ -180,7 +180,7 @@ test('wasm nbody: a wrong velX after Body.update of iteration 5 is found there; 
     /--check-every: the run diverged from the TypeScript reference in iteration 5, pass 1 \(Body\.update\), first in Body\.velX/,
   );
   const d = divergenceOf(r);
-  t.like(d, { found: true, agreedAt: 3, comparisons: 2, iteration: 5, passIndex: 1, pass: 'Body.update', class: 'Body', field: 'velX' });
+  t.like(d, { found: true, agreedAt: 3, comparisons: 3, iteration: 5, passIndex: 1, pass: 'Body.update', class: 'Body', field: 'velX' });
   t.is(d.object!.index, 7);
   t.true(Math.abs(d.run! - d.reference! - 0.001) < 1e-6);
   t.deepEqual(d.states, { reference: join(dir, 'reference'), run: join(dir, 'run') });
@@ -214,7 +214,7 @@ test('wasm nbody, the edges: a wrong force in the first pass of the first iterat
   t.like(d, {
     found: true,
     agreedAt: 0,
-    comparisons: 1,
+    comparisons: 2,
     iteration: 0,
     passIndex: 0,
     pass: 'Body.computeForce',
@@ -270,15 +270,39 @@ for (const [app, size] of [
     const r = await smmo(['run', app, ...size, '--iterations', '7', '--backend', 'wasm', '--check-every', '3', '--json']);
     t.is(r.code, 0, describeChild(r));
     const d = divergenceOf(r);
-    t.like(d, { found: false, every: 3, comparisons: 3, agreedAt: 7, states: null });
+    t.like(d, { found: false, every: 3, comparisons: 4, agreedAt: 7, states: null });
     t.true((lastJson(r.stdout)['check'] as { ok: boolean }).ok);
   });
 }
 
+test('initial states that differ are the divergence, before the first iteration (nothing replayed)', async (t) => {
+  // An init that depends on the backend: the run's bodies start elsewhere.
+  const skewed: App = { ...nbody, init: (rt, p, seed) => nbody.init(rt, p, rt.backend === 'ts' ? seed : seed + 1) };
+  const dir = newDir();
+  const opts = parseRunFlags(nbody, [
+    '--bodies',
+    '16',
+    '--iterations',
+    '5',
+    '--backend',
+    'wasm',
+    '--check-every',
+    '2',
+    '--check-states',
+    dir,
+    '--quiet',
+  ]);
+  const r = await runApp(skewed, opts, 'test');
+  t.like(r.divergence, { found: true, comparisons: 1, agreedAt: 0, iteration: 0, passIndex: null, pass: 'initial state', class: 'Body' });
+  t.is(r.iterations, 0);
+  t.truthy(r.divergence!.states);
+  t.false(r.check!.ok);
+});
+
 test('--backend ts --threads 2 is compared with one thread (nbody: no divergence)', async (t) => {
   const r = await smmo(['run', 'nbody', '--bodies', '64', '--iterations', '4', '--threads', '2', '--check-every', '2', '--json']);
   t.is(r.code, 0, describeChild(r));
-  t.like(divergenceOf(r), { found: false, comparisons: 2 });
+  t.like(divergenceOf(r), { found: false, comparisons: 3 });
 });
 
 // ------------------------------------------------------------------ bad values
