@@ -135,13 +135,28 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
     description:
       "also run the TypeScript reference (one thread) from the same initial state and compare every field by the rules of 'smmo compare' (largest difference, objects beyond the tolerance, the worst object) and the digest; exit 1 beyond the tolerance",
   },
-  ...toleranceFlags('with --check: ', DEFAULT_CHECK_TOLERANCE),
+  ...toleranceFlags('with --check or --check-every: ', DEFAULT_CHECK_TOLERANCE),
   {
     name: 'digest-rel',
     kind: 'tolerance',
     value: 'R',
-    description: "with --check: the app digest's tolerance, |Δ| ≤ R · max(|digest|, 1)",
+    description: "with --check or --check-every: the app digest's tolerance, |Δ| ≤ R · max(|digest|, 1)",
     defaultText: String(DEFAULT_CHECK_TOLERANCE.digestRel),
+  },
+  {
+    name: 'check-every',
+    kind: 'positive',
+    value: 'K',
+    description:
+      'divergence finder: run the TypeScript reference (one thread) in lockstep, compare after every K iterations (the tolerance of --check), replay the first window that differs pass by pass and report the first pass, class, field and object that differ; writes both states there (--check-states); exit 1 on a difference. With --backend ts it compares --threads N (N > 1) against one thread',
+    example: '10',
+  },
+  {
+    name: 'check-states',
+    kind: 'path',
+    value: 'DIR',
+    description: "with --check-every: where the two states at the divergence go, DIR/reference and DIR/run (for 'smmo compare')",
+    defaultText: 'smmo-divergence-<app>',
   },
   { name: 'json', kind: 'switch', description: 'print the summary as one JSON object, the last line of stdout' },
   { name: 'quiet', kind: 'switch', description: 'no progress bar and no human summary' },
@@ -226,6 +241,10 @@ export interface RunOptions {
   help: boolean;
   /** The app's own flags, defaults applied. */
   params: AppParams;
+  /** --check-every K: the divergence finder (cli/check-every.ts). */
+  checkEvery?: number;
+  /** --check-states DIR: where --check-every writes the two states at a divergence. */
+  checkStates?: string;
   /** --dump DIR: write the final state there. */
   dump?: string;
   /** --init DIR: start from this state instead of the app's init. */
@@ -282,6 +301,12 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
   const threads = text('threads');
   const heap = text('heap');
   const passTimeout = text('pass-timeout');
+  const checkEvery = text('check-every');
+  const checkStates = text('check-states');
+  if (checkStates !== undefined && checkEvery === undefined)
+    throw new CliUsageError(
+      `${where}: --check-states is where --check-every writes its states; add --check-every K (e.g. --check-every 10)`,
+    );
   const extra = stateAndRenderFlags(
     app,
     values,
@@ -298,6 +323,8 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
     checked: values['checked'] === true,
     interpret: values['interpret'] === true,
     ...(passTimeout === undefined ? {} : { passTimeout: validate(spec('pass-timeout'), passTimeout, where) as number }),
+    ...(checkEvery === undefined ? {} : { checkEvery: validate(spec('check-every'), checkEvery, where) as number }),
+    ...(checkStates === undefined ? {} : { checkStates: validate(spec('check-states'), checkStates, where) as string }),
     allocator: allocatorFlags(values, where),
     blockSize: (values['block-size'] === undefined ? 'smallest' : validate(spec('block-size'), text('block-size')!, where)) as
       'smallest' | 'largest',
@@ -318,8 +345,10 @@ function checkTolerance(values: Record<string, string | boolean | undefined>, wh
     const raw = values[flag] as string | undefined;
     if (raw === undefined) continue;
     const n = validate(spec(flag), raw, where) as number;
-    if (values['check'] !== true)
-      throw new CliUsageError(`${where}: --${flag} is a tolerance of --check; add --check (e.g. --check --${flag} ${raw})`);
+    if (values['check'] !== true && values['check-every'] === undefined)
+      throw new CliUsageError(
+        `${where}: --${flag} is a tolerance of --check; add --check (e.g. --check --${flag} ${raw}) or --check-every K`,
+      );
     t[key] = n;
   }
   return t;

@@ -14,7 +14,8 @@ export interface AppSummary {
 const EXIT_CODES = `Exit status:
   0   success
   1   the run failed: an smmo error such as HeapExhaustedError (ask for a larger --heap),
-      PassTimeoutError, or GpuUnavailableError (--backend webgpu without a usable adapter)
+      PassTimeoutError, or GpuUnavailableError (--backend webgpu without a usable adapter);
+      or --check / --check-every found a difference from the TypeScript reference
   2   bad command line (unknown command, app or flag, or a bad value), or a bad input
       file, state or parameter`;
 
@@ -66,6 +67,11 @@ bitmapAlloc, ownFirstBlock}), kernels, compiled, version, node, machine; with --
 startIteration (and warnings: float columns of the state holding NaN or infinities), with
 --dump dump (the files), with --render frames; an app that measures something besides
 its digest adds results (linux-scalability: ns per allocation by k) and resultRows.
+With --check: check (fields, digest, worst, ok). With --check-every: check (the last
+comparison made) and divergence ({found, iteration, passIndex, pass, class, field,
+object {handle, runHandle, index}, reference, run, fields, states}); after a divergence,
+iterations counts those run up to the comparison that failed and the other keys describe
+the run at the divergent pass. docs/webgpu.md, "The divergence finder".
 
 State files and pictures: --dump DIR writes DIR/<Class>.arrow (Apache Arrow IPC,
 one column per field, a 'handle' column; read them with pyarrow or pandas);

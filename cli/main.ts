@@ -14,6 +14,7 @@ import type { App } from '../apps/app.js';
 import { appNames, loadApp } from '../apps/registry.js';
 import { SmmoError } from '../runtime/index.js';
 import { CliUsageError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './errors.js';
+import { divergenceWhere } from './divergence.js';
 import { closest, parseRunFlags } from './flags.js';
 import { appHelp, mainHelp, runHelp, type AppSummary } from './help.js';
 import { formatSummary, runApp } from './run.js';
@@ -94,7 +95,16 @@ async function run(args: readonly string[]): Promise<void> {
   const report = await runApp(app, opts, version());
   if (opts.json) print(JSON.stringify(report));
   else if (!opts.quiet) print(formatSummary(report));
-  if (report.check && !report.check.ok) {
+  const d = report.divergence;
+  if (d?.found) {
+    const at = divergenceWhere(d);
+    process.stderr.write(
+      `${where}: --check-every: the run diverged from the TypeScript reference ${at}` +
+        `${d.field !== null ? `, first in ${d.class}.${d.field}` : d.class !== null ? `, class ${d.class}` : ''}` +
+        `${d.states ? `; states written to ${d.states.reference} and ${d.states.run}` : ''}\n`,
+    );
+    exitCode = EXIT_FAILURE;
+  } else if (report.check && !report.check.ok) {
     process.stderr.write(
       `${where}: --check: the run differs from the TypeScript reference beyond the tolerance (worst: ${report.check.worst})\n`,
     );

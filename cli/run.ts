@@ -28,6 +28,7 @@ import type { RunOptions } from './flags.js';
 import { progressBar } from './progress.js';
 import { FrameWriter } from './render.js';
 import { dumpState, heapForState, prepareDump, readInitState, restoreInto, type InitState } from './state.js';
+import { divergenceRows, type DivergenceReport } from './divergence.js';
 
 /**
  * `--check`: this run against the TypeScript reference from the same initial state
@@ -67,6 +68,8 @@ export interface RunReport {
   seed: number;
   /** With --check: the comparison with the TypeScript reference run. */
   check?: CheckReport;
+  /** With --check-every: the divergence finder's report (cli/check-every.ts); `check` is then its last comparison. */
+  divergence?: DivergenceReport;
   /** With --init: the state started from, and its iteration count (this run's iterations continue from it). */
   init?: string;
   startIteration?: number;
@@ -123,6 +126,8 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
   // --init: the state's parameters and seed replace the command line's (cli/state.ts).
   if (init) opts = { ...opts, params: init.params, seed: init.seed };
   if (opts.dump !== undefined) await prepareDump(app, opts.dump, where);
+  const lockstep = opts.checkEvery === undefined ? null : await import('./check-every.js');
+  lockstep?.checkLockstepOptions(app, opts, where);
   const heapBytes = heapFor(app, opts, init, where);
   const rt = await startRuntime(app, opts, heapBytes, where);
   try {
@@ -136,6 +141,26 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
     await rt.prepare(); // backend 'webgpu': compile the GPU kernels outside the timing; others: no-op
     const t1 = performance.now();
     const first = init?.state.info.iterations ?? 0;
+    if (lockstep) {
+      // --check-every: the reference in lockstep; on a divergence the run stops there (no --dump).
+      const lock = await lockstep.runLockstep(app, rt, opts, { heapBytes, init, first, version, where });
+      const found = lock.divergence.found;
+      const r = await report(
+        app,
+        rt,
+        { ...opts, check: false, iterations: lock.iterations, ...(found ? { dump: undefined } : {}) },
+        version,
+        {
+          heapBytes,
+          init,
+          first,
+          frames: null,
+          initSeconds: (t1 - t0) / 1000,
+          seconds: lock.seconds,
+        },
+      );
+      return { ...r, check: lock.check, divergence: lock.divergence };
+    }
     const { frames, t2 } = await iterate(app, rt, opts, first);
     return await report(app, rt, opts, version, {
       heapBytes,
@@ -405,6 +430,7 @@ export function formatSummary(r: RunReport): string {
     for (const s of c.structure) rows.push(['', `objects differ: ${s}`]);
     for (const s of c.rank) rows.push(['', `${s}: objects matched by rank (the handles differ)`]);
   }
+  if (r.divergence) rows.push(...divergenceRows(r.divergence, r.check ? formatCheckTolerance(r.check.tolerance) : ''));
   return rows.map(([k, v]) => `${k.padEnd(12)}${v}`).join('\n');
 }
 
