@@ -129,6 +129,13 @@ export class PassRunner {
     }
   }
 
+  /** The calling thread's pass marker (ThreadContext.pass) while runInline runs a pass. */
+  private readonly inlinePass: { lists: Int32Array; typeId: number; current: SmmoObject | null } = {
+    lists: new Int32Array(0),
+    typeId: 0,
+    current: null,
+  };
+
   /** The block lists of the running do-all (one do-all at a time: Runtime.enter). */
   private readonly lists: PassLists;
 
@@ -184,7 +191,11 @@ export class PassRunner {
   /** One concrete type's pass on the calling thread. */
   private runInline(lists: Int32Array, id: number, method: string, args: readonly unknown[], from: number, to: number): void {
     const ctx = this.main;
-    const pass = { lists, typeId: id, current: null as SmmoObject | null };
+    // One pass at a time on the calling thread (Runtime.enter): its marker object is reused.
+    const pass = this.inlinePass;
+    pass.lists = lists;
+    pass.typeId = id;
+    pass.current = null;
     ctx.pass = pass;
     const t0 = this.executor === null ? 0 : performance.now();
     try {
@@ -197,7 +208,8 @@ export class PassRunner {
       if (this.executor !== null) this.scheduler.ranInline(`${id}:${method}`, to - from, (performance.now() - t0) * 1000);
     } catch (e) {
       if (e instanceof PassTimeoutError) throw e;
-      throw new MethodError(this.table.types[id]!.name, method, pass.current === null ? 0 : pass.current.__h, 0, e);
+      const failed = pass.current as SmmoObject | null; // set by runBlocks when a method threw
+      throw new MethodError(this.table.types[id]!.name, method, failed === null ? 0 : failed.__h, 0, e);
     } finally {
       ctx.pass = null;
     }

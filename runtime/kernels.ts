@@ -122,7 +122,7 @@ export interface KernelHost {
 const CALL_BLOCKS = 8;
 
 /** A kernel bound to one concrete type on one thread: its function and its parameter table. */
-class BoundKernel {
+export class BoundKernel {
   /** The table's fixed words: [byte offset in the table, ABI number type, value]. */
   private readonly fixed: [number, string, number][] = [];
   /** [byte offset in the table, ABI number type, parallelDo argument index]. */
@@ -362,7 +362,8 @@ function fieldOffset(t: TypeLayout, name: string, type: ScalarKind, element: num
 
 /**
  * One thread's choice of implementation per (concrete type, method), made on first use
- * (K1–K3), and the thread's wasm instance. ThreadContext.runBlocks asks it first.
+ * (K1–K3), and the thread's wasm instance. ThreadContext.runBlocks asks it first (once per
+ * type and method: its routes).
  */
 export class KernelDispatch {
   /** Per concrete type id: method → bound kernel, or null for the TypeScript method. */
@@ -373,14 +374,6 @@ export class KernelDispatch {
     readonly backend: Backend = 'ts',
     private readonly wasm: WasmInstance | null = null,
   ) {}
-
-  /** Run the pass's blocks [from, to) with a kernel if there is one; false: run the TypeScript method. */
-  run(typeId: number, method: string, args: readonly unknown[], from: number, to: number): boolean {
-    let k = this.cache[typeId]?.get(method);
-    if (k === undefined) k = this.note(typeId, method);
-    if (k === null) return false;
-    return k.run(from, to, args);
-  }
 
   /**
    * Choose the implementation of `method` for `typeId` on this thread, once, and record it in

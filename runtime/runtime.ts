@@ -120,6 +120,9 @@ export class Runtime {
   readonly passTimeout: number | undefined;
   /** Where each pass runs (schedule.ts). */
   private readonly scheduler: PassScheduler;
+  /** Per type id: the methods checkDoAll found on every concrete class of the type. */
+  private readonly methodsChecked: Set<string>[] = [];
+
   /** How passes run (doall.ts). */
   private readonly passes: PassRunner;
   private closed = false;
@@ -424,13 +427,19 @@ export class Runtime {
     const t = ctx.typeOf(cls, 'parallelDo');
     if (ctx.pass) throw new UsageError('parallelDo cannot be called inside a do-all (use deviceDo)');
     // Every concrete class the pass visits must implement the method (an abstract
-    // method of `cls` exists only on its subclasses' prototypes).
-    for (const id of t.concrete) {
-      const c = this.table.types[id]!;
-      if (typeof (c.cls.prototype as unknown as Record<string, unknown>)[method] !== 'function') {
-        throw new UsageError(`parallelDo(${t.name}): ${c.name} has no method '${String(method)}'`);
+    // method of `cls` exists only on its subclasses' prototypes). Checked once per class
+    // and method: a do-all is often called thousands of times a second (an ECS system).
+    const known = this.methodsChecked[t.id] ?? (this.methodsChecked[t.id] = new Set());
+    if (!known.has(method)) {
+      for (const id of t.concrete) {
+        const c = this.table.types[id]!;
+        if (typeof (c.cls.prototype as unknown as Record<string, unknown>)[method] !== 'function') {
+          throw new UsageError(`parallelDo(${t.name}): ${c.name} has no method '${String(method)}'`);
+        }
       }
+      known.add(method);
     }
+    if (args.length === 0) return t; // nothing to clone, to size or to check
     const bad = unclonableArg(args);
     if (bad !== null)
       throw new UsageError(

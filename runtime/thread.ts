@@ -28,7 +28,7 @@ import { popc } from './bits.js';
 import type { Init, SmmoContext } from './schema.js';
 import { InvalidHandleError, UsageError } from './errors.js';
 import { FREE_TYPE, Heap } from './heap.js';
-import { KernelDispatch, type Backend } from './kernels.js';
+import { KernelDispatch, type Backend, type BoundKernel } from './kernels.js';
 import { MethodCompiler, type CompileOutcome } from './compiler/index.js';
 import {
   BLOCK_ALLOC_WORD,
@@ -64,6 +64,12 @@ type BlockRunner = (
 export type PassLists = Int32Array;
 
 const EMPTY_LISTS = new Int32Array(0);
+
+/** How runBlocks runs one (type, method) on this thread (ThreadContext.routes). */
+interface Route {
+  readonly kernel: BoundKernel | null;
+  compiled: CompileOutcome | undefined;
+}
 
 export class ThreadContext implements SmmoContext, AccessorHost {
   readonly allocator: Allocator;
@@ -477,11 +483,16 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    * each block as one virtual warp: lanes are the set bits of its iteration bitmap.
    */
   runBlocks(typeId: number, method: string, args: readonly unknown[], from: number, to: number): void {
+    if (this.routesOf !== this.kernels) {
+      this.routes = []; // configureBackend gave this thread another dispatch: choose again
+      this.routesOf = this.kernels;
+    }
+    const route = this.routes[typeId]?.get(method) ?? this.newRoute(typeId, method);
     // A kernel of the chosen backend, if the method has one for this type (kernels.ts K1–K3).
-    if (this.kernels.run(typeId, method, args, from, to)) return;
+    if (route.kernel !== null && route.kernel.run(from, to, args)) return;
     const heap = this.heap;
     if (this.compiler !== null) {
-      const c = this.compiler.compile(typeId, method, this.compileUse);
+      const c = (route.compiled ??= this.compiler.compile(typeId, method, this.compileUse));
       if (c.compiled) {
         const pass = this.pass;
         try {
@@ -522,6 +533,21 @@ export class ThreadContext implements SmmoContext, AccessorHost {
       alloc.warpEnd();
     }
     if (pass) pass.current = null;
+  }
+
+  /**
+   * Per type id and method: what runBlocks runs — the kernel (kernels.ts, chosen once) and
+   * the compiled method (compiled on first need: a method whose kernel always runs is never
+   * compiled, and stats().compiled does not list it). Saves the two lookups per call that a
+   * do-all of many small classes would otherwise repeat per class (an ECS system).
+   */
+  private routes: (Map<string, Route> | undefined)[] = [];
+  private routesOf: KernelDispatch | null = null;
+
+  private newRoute(typeId: number, method: string): Route {
+    const route: Route = { kernel: this.kernels.note(typeId, method), compiled: undefined };
+    (this.routes[typeId] ??= new Map()).set(method, route);
+    return route;
   }
 
   /** Generated warp loops by "typeId:method:arity" (see runnerFor). */
