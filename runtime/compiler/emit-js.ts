@@ -9,7 +9,8 @@
  *     bits = iteration bitmap of b                              (Atomics.load, as the executor)
  *     warp hooks (allocation coalescing, when the method allocates)
  *     lanes: while (bits) { slot = lowest bit; self = b·32 + slot; <method body> }
- *       (a full block: for (slot = 0; slot < N_T; slot++), the same lanes in the same order)
+ *       (a full block: for (slot = 0; slot < N_T; slot++), the same lanes in the same order;
+ *        a short body four lanes per iteration, one labelled copy per lane)
  *
  * Field of the lane's own object:   F32[b4 + K + slot]           (K: the field's word offset in T)
  * Field of another object h:        F32[BW + (h >>> 5)·BWORDS + K + (h & 31)]
@@ -62,6 +63,10 @@ const ARRAYS: Record<FieldLayout['kind'], { arr: string; shift: number }> = {
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
+/** Lanes per iteration of an unrolled full-block loop, and the longest body (characters of emitted code) unrolled. */
+const UNROLL = 4;
+const UNROLL_MAX_BODY = 600;
+
 /** The emitted source: a factory `(H, S) => runner` (H: helpers, S: the method's statics). */
 export function emitJs(ir: MethodIR, host: EmitHost): string {
   return new Emitter(ir, host).emit();
@@ -73,6 +78,8 @@ class Emitter {
   private readonly allocated = new Set<number>();
   private temps = 0;
   private readonly selfT: TypeLayout;
+  /** What a lane's early exit (returnLane) emits: leave the lane, in the loop or in an unrolled copy. */
+  private laneExit = 'continue lanes;';
 
   constructor(
     private readonly ir: MethodIR,
@@ -83,11 +90,6 @@ class Emitter {
 
   emit(): string {
     const body = this.stmts(this.ir.body, '        ');
-    const locals = this.ir.locals.map((l) => `l${l.id}`);
-    for (let i = 0; i < this.temps; i++) locals.push(`$t${i}`);
-    const args = Array.from({ length: this.ir.arity }, (_, i) => `const a${i} = args[${i}];`).join(' ');
-    const statics = this.ir.statics.map((_, i) => `const S${i} = S[${i}];`).join('\n');
-    const allocs = [...this.allocated].map((id) => this.allocFunction(id)).join('\n');
     const h = this.host;
     // Per-warp coalescing (core.rs C1): a warp per block, the lanes left before each lane,
     // the warp closed after the block — as thread.ts runnerFor does — whenever the method may
@@ -103,6 +105,37 @@ class Emitter {
     // keeps the lane arithmetic on small integers.
     const slots = this.selfT.slots;
     const full = slots === 32 ? -1 : (1 << slots) - 1;
+    // A short body (an ECS system's `this.a *= 2`) is unrolled four lanes per iteration of
+    // the counted loop: V8 does not unroll, and for such a body the loop's own compare and
+    // branch are a large part of the work (measured on the dev VM: 4.1 → 3.4 µs for five
+    // do-alls over 1 000 objects). Each copy is one lane in a labelled block; a lane's
+    // early exit (returnLane) leaves its copy.
+    let fullLoop = `        lanes: for (let slot = 0; slot < ${slots}; slot++) {
+          self = hb + slot;
+          ${laneMark}
+${body}
+        }`;
+    if (slots % UNROLL === 0 && body.length <= UNROLL_MAX_BODY) {
+      const copies: string[] = [];
+      for (let k = 0; k < UNROLL; k++) {
+        this.laneExit = `break lane${k};`;
+        copies.push(`          lane${k}: {
+            const slot = s0 + ${k};
+            self = hb + slot;
+            ${laneMark}
+${this.stmts(this.ir.body, '            ')}
+          }`);
+      }
+      this.laneExit = 'continue lanes;';
+      fullLoop = `        for (let s0 = 0; s0 < ${slots}; s0 += ${UNROLL}) {
+${copies.join('\n')}
+        }`;
+    }
+    const locals = this.ir.locals.map((l) => `l${l.id}`);
+    for (let i = 0; i < this.temps; i++) locals.push(`$t${i}`);
+    const args = Array.from({ length: this.ir.arity }, (_, i) => `const a${i} = args[${i}];`).join(' ');
+    const statics = this.ir.statics.map((_, i) => `const S${i} = S[${i}];`).join('\n');
+    const allocs = [...this.allocated].map((id) => this.allocFunction(id)).join('\n');
     return `'use strict';
 const I8 = H.i8, U8 = H.u8, I16 = H.i16, U16 = H.u16, I32 = H.i32, U32 = H.u32, F32 = H.f32, F64 = H.f64;
 const BW = ${h.blocksWord}, BWORDS = ${h.blockWords}, BB = ${h.blocksOffset}, BBYTES = ${h.blockBytes}, LIMIT = ${h.handleLimit};
@@ -126,11 +159,7 @@ return function run_${safeName(this.selfT.name)}_${safeName(this.ir.method)}(ctx
       const b1 = BB + bid * BBYTES, b2 = b1 >>> 1, b4 = b1 >>> 2, b8 = b1 >>> 3, hb = bid * 32;
       ${warpBegin}
       if (bits === ${full}) {
-        lanes: for (let slot = 0; slot < ${slots}; slot++) {
-          self = hb + slot;
-          ${laneMark}
-${body}
-        }
+${fullLoop}
       } else {
         lanes: while (bits !== 0) {
           const slot = 31 - Math.clz32(bits & -bits);
@@ -483,7 +512,7 @@ ${body}
       case 'throw':
         return `${ind}throw ${this.expr(s.e)};`;
       case 'returnLane':
-        return `${ind}continue lanes;`;
+        return `${ind}${this.laneExit}`;
     }
   }
 }
