@@ -81,7 +81,13 @@ class Restart extends Error {}
 /** Compile-time values. */
 type SV =
   | { readonly sv: 'class'; readonly t: TypeLayout }
-  | { readonly sv: 'value'; readonly value: unknown; readonly label: string }
+  /** A JavaScript value; a function read as a member of a JavaScript object or class keeps that object (`recv`), its `this` when called. */
+  | {
+      readonly sv: 'value';
+      readonly value: unknown;
+      readonly label: string;
+      readonly recv?: { readonly value: object; readonly name: string };
+    }
   | { readonly sv: 'ctxOp'; readonly ctx: Expr; readonly name: string }
   | { readonly sv: 'objMethod'; readonly recv: Val; readonly name: string; readonly impls: ReadonlyMap<object, number[]> | null }
   | { readonly sv: 'superMethod'; readonly fn: object; readonly name: string }
@@ -1116,7 +1122,8 @@ class Lowering {
         if (typeof v === 'function') {
           const t = this.table.byClass(v as SmmoClass);
           if (t !== undefined) return stat({ sv: 'class', t });
-          return stat({ sv: 'value', value: v, label: `${s.sv === 'value' ? s.label : s.t.name}.${name}` });
+          const holderLabel = s.sv === 'value' ? s.label : s.t.name;
+          return stat({ sv: 'value', value: v, label: `${holderLabel}.${name}`, recv: { value: holder as object, name } });
         }
         // A non-writable, non-configurable primitive (Math.PI, a frozen table's entry) is baked in;
         // anything else is read when the method runs.
@@ -1189,7 +1196,7 @@ class Lowering {
           const args = this.ordered(argNodes.map((a) => () => this.numeric(this.value(a, env, frame), a)));
           return val({ op: 'math', name: mathName, args: args.map((a) => a.e) }, NUM);
         }
-        return this.callFunction(fn as (...a: never[]) => unknown, s.label, argNodes, n, env, frame);
+        return this.callFunction(fn as (...a: never[]) => unknown, s.label, argNodes, n, env, frame, s.recv);
       }
       case 'class':
         this.fail(n, `class ${s.t.name} is called without new`);
@@ -1234,12 +1241,27 @@ class Lowering {
     return v;
   }
 
-  /** A call of a function value: inlined when it compiles, else called as JavaScript with views. */
-  private callFunction(fn: (...a: never[]) => unknown, label: string, argNodes: Node[], n: Node, env: Env, frame: Frame): R {
+  /**
+   * A call of a function value: inlined when it compiles, else called as JavaScript with
+   * views. `recv`: the call was `holder.name(…)` on a JavaScript object or class, whose
+   * `this` is the holder: a function that reads `this` is then not inlined (an inlined
+   * function has no `this`), and the JavaScript call is a method call on the holder
+   * (`order.push(x)`, a static method that calls `this.other()`).
+   */
+  private callFunction(
+    fn: (...a: never[]) => unknown,
+    label: string,
+    argNodes: Node[],
+    n: Node,
+    env: Env,
+    frame: Frame,
+    recv?: { readonly value: object; readonly name: string },
+  ): R {
     const args = this.args(argNodes, env, frame);
     const parsed = parseFunction(fn);
     let why: string;
     if (typeof parsed === 'string') why = parsed;
+    else if (recv !== undefined && !parsed.arrow && readsThis(parsed.body)) why = `it reads 'this' (here ${recv.name}'s holder)`;
     else {
       const saved = {
         sink: this.sink,
@@ -1266,6 +1288,10 @@ class Lowering {
     this.notes.push(`${label}() runs as JavaScript: ${why}`);
     this.portable = false;
     const dynArgs = args.map((a, i) => this.toDyn(this.asVal(a, argNodes[i]!)).e);
+    if (recv !== undefined) {
+      const holder = this.staticRef(recv.value, label.slice(0, Math.max(0, label.length - recv.name.length - 1)) || 'holder');
+      return val({ op: 'dynMethodCall', obj: holder, name: recv.name, args: dynArgs, optional: false }, DYN);
+    }
     return val({ op: 'dynCall', callee: this.staticRef(fn, label), args: dynArgs, optional: false }, DYN);
   }
 
@@ -1821,4 +1847,25 @@ function describeNode(type: string): string {
     Super: 'super',
   };
   return words[type] ?? type;
+}
+
+/** Whether a function body reads `this` (not counting nested non-arrow functions and classes, which have their own). */
+function readsThis(node: Node): boolean {
+  let found = false;
+  const visit = (x: unknown): void => {
+    if (found || x === null || typeof x !== 'object') return;
+    if (Array.isArray(x)) {
+      for (const y of x) visit(y);
+      return;
+    }
+    const t = (x as Node).type;
+    if (t === 'ThisExpression' || t === 'Super') {
+      found = true;
+      return;
+    }
+    if (t === 'FunctionExpression' || t === 'FunctionDeclaration' || t === 'ClassExpression' || t === 'ClassDeclaration') return;
+    for (const [k, v] of Object.entries(x)) if (k !== 'type' && k !== 'start' && k !== 'end' && typeof v === 'object') visit(v);
+  };
+  visit(node);
+  return found;
 }
