@@ -94,9 +94,10 @@ export interface DefragStats {
 
 /** The result of Runtime.defrag: statistics and the handle map (F2). */
 export class DefragResult {
+  /** @internal */
   constructor(
     readonly stats: DefragStats,
-    private readonly forward: ReadonlyMap<number, number>,
+    private readonly table: ForwardTable,
   ) {}
 
   /**
@@ -105,12 +106,60 @@ export class DefragResult {
    * live object. Apply it to every handle kept outside the heap (JS variables, arrays).
    */
   remap(h: number): number {
-    return this.forward.get(h) ?? h;
+    return this.table.lookup(h) || h;
   }
 
   /** How many objects moved (remap changes exactly their handles). */
   get moved(): number {
-    return this.forward.size;
+    return this.stats.objectsMoved;
+  }
+}
+
+/**
+ * (3) The forwarding table of one call: every source block (of any pass) gets a record
+ * index; entry record × 32 + slot holds the final handle of the object that had that slot
+ * before the call (0: none). Source blocks of one call are distinct (a source is retired,
+ * and defrag takes no block from `free`), so the handle a reference held before the call
+ * names at most one entry.
+ */
+class ForwardTable {
+  readonly record: Int32Array;
+  entries = new Uint32Array(32 * 64);
+  records = 0;
+  /** Handle now → handle before the call, for objects moved (an object may move in several passes). */
+  private readonly origin = new Map<number, number>();
+
+  constructor(numBlocks: number) {
+    this.record = new Int32Array(numBlocks).fill(-1);
+  }
+
+  get movedObjects(): number {
+    return this.origin.size;
+  }
+
+  /** Block `b` is a source: give it a record. */
+  addSource(b: number): void {
+    if ((this.records + 1) * 32 > this.entries.length) {
+      const e = new Uint32Array(this.entries.length * 2);
+      e.set(this.entries);
+      this.entries = e;
+    }
+    this.record[b] = this.records++;
+  }
+
+  /** The object now at `from` (in a source block) moves to `to`. */
+  move(from: number, to: number): void {
+    const o = this.origin.get(from);
+    if (o !== undefined) this.origin.delete(from);
+    const first = o ?? from;
+    this.entries[this.record[first >>> SLOT_BITS]! * 32 + (first & 31)] = to;
+    this.origin.set(to, first);
+  }
+
+  /** The final handle of the object that had handle `h` before the call; 0 if it did not move. */
+  lookup(h: number): number {
+    const r = this.record[h >>> SLOT_BITS];
+    return r === undefined || r < 0 ? 0 : this.entries[r * 32 + (h & 31)]!;
   }
 }
 
@@ -142,7 +191,10 @@ const now = (): number => performance.now();
 
 /**
  * Defragment the concrete types `types` with factor `n` (already checked), stop-the-world,
- * on the calling thread. See the module comment.
+ * on the calling thread. See the module comment. Step (4) runs once, after every pass of
+ * every type: references are not read by steps (1)–(3) and (5), and the forwarding table
+ * maps each handle of before the call to its object's final handle, so one rewrite gives
+ * the same heap as a rewrite after each pass, for one scan instead of one per pass.
  */
 export function defragment(host: DefragHost, types: readonly TypeLayout[], n: number): DefragResult {
   const t0 = now();
@@ -157,10 +209,9 @@ export function defragment(host: DefragHost, types: readonly TypeLayout[], n: nu
     ms: { scan: 0, copy: 0, rewrite: 0, update: 0, total: 0 },
     classes: {},
   };
-  const forward = new Map<number, number>(); // original handle → current handle
-  const origin = new Map<number, number>(); // current handle → original handle (moved objects)
+  const fwd = new ForwardTable(heap.numBlocks);
   const list = new Uint32Array(heap.numBlocks);
-  const srcIndex = new Int32Array(heap.numBlocks).fill(-1);
+  const moved: TypeLayout[] = [];
   for (const t of types) {
     if (t.abstract || t.slots === 0) continue;
     const before = occupancy(heap, t, list);
@@ -176,42 +227,21 @@ export function defragment(host: DefragHost, types: readonly TypeLayout[], n: nu
       candidatesLeft: 0,
     };
     stats.classes[t.name] = cs;
-    const referrers = referringColumns(table, t);
-    const movedBefore = forward.size;
+    const movedBefore = fwd.movedObjects;
     for (;;) {
       const ts = now();
       const records = planPass(heap, t, n, list);
       stats.ms.scan += now() - ts;
       if (records === null) break;
-      const moved = movePass(heap, allocator, t, records, srcIndex, stats);
-      rewritePass(heap, t, referrers, srcIndex, moved, list, stats);
+      cs.copies += movePass(heap, allocator, t, records, fwd, stats);
       const tu = now();
-      for (let j = 0; j < records.sources.length; j++) {
-        allocator.defragVacate(records.sources[j]!, t.id, records.masks[j]!);
-        srcIndex[records.sources[j]!] = -1;
-      }
+      for (let j = 0; j < records.sources.length; j++) allocator.defragVacate(records.sources[j]!, t.id, records.masks[j]!);
       stats.ms.update += now() - tu;
-      // Compose this pass's moves into the call's map (an object may move in several passes).
-      for (let j = 0; j < records.sources.length; j++) {
-        const base = records.sources[j]! << SLOT_BITS;
-        let m = records.masks[j]!;
-        while (m !== 0) {
-          const s = 31 - Math.clz32(m & -m);
-          m &= m - 1;
-          const old = base + s;
-          const nh = moved[j * 32 + s]!;
-          const o = origin.get(old);
-          if (o !== undefined) origin.delete(old);
-          const first = o ?? old;
-          forward.set(first, nh);
-          origin.set(nh, first);
-          cs.copies++;
-        }
-      }
       cs.passes++;
       cs.blocksFreed += records.sources.length;
     }
-    cs.objectsMoved = forward.size - movedBefore;
+    cs.objectsMoved = fwd.movedObjects - movedBefore;
+    if (cs.passes > 0) moved.push(t);
     const after = occupancy(heap, t, list);
     cs.blocksAfter = after.blocks;
     cs.fragmentationAfter = after.fragmentation;
@@ -221,8 +251,9 @@ export function defragment(host: DefragHost, types: readonly TypeLayout[], n: nu
     stats.copies += cs.copies;
     stats.blocksFreed += cs.blocksFreed;
   }
+  if (moved.length > 0) rewrite(heap, referringColumns(table, moved), fwd, list, stats);
   stats.ms.total = now() - t0;
-  return new DefragResult(stats, forward);
+  return new DefragResult(stats, fwd);
 }
 
 /** Objects, blocks and fragmentation of concrete type `t` (quiescent heap). */
@@ -290,17 +321,17 @@ function columnsOf(t: TypeLayout): [number, number][] {
   return out;
 }
 
-/** Steps (2) and (3): reserve target slots, copy every object, fill the forwarding table (returned: record × 32 + slot → new handle). */
-function movePass(heap: Heap, allocator: Allocator, t: TypeLayout, r: Records, srcIndex: Int32Array, stats: DefragStats): Uint32Array {
+/** Steps (2) and (3): reserve target slots, copy every object, record where it went. Returns the copies made. */
+function movePass(heap: Heap, allocator: Allocator, t: TypeLayout, r: Records, fwd: ForwardTable, stats: DefragStats): number {
   const tc = now();
   const cols = columnsOf(t);
-  const moved = new Uint32Array(r.sources.length * 32);
   const blockBytes = heap.blockWords * 4;
   const base = heap.blocksWord * 4;
   const { u8, u16, i32, f64 } = heap;
+  let copies = 0;
   for (let j = 0; j < r.sources.length; j++) {
     const sb = r.sources[j]!;
-    srcIndex[sb] = j;
+    fwd.addSource(sb);
     let left = r.masks[j]!;
     const so = base + sb * blockBytes;
     for (const tb of r.targets[j]!) {
@@ -321,17 +352,18 @@ function movePass(heap: Heap, allocator: Allocator, t: TypeLayout, r: Records, s
           else if (bytes === 2) u16[((to + off) >>> 1) + d] = u16[((so + off) >>> 1) + s]!;
           else u8[to + off + d] = u8[so + off + s]!;
         }
-        moved[j * 32 + s] = (tb << SLOT_BITS) + d;
+        fwd.move((sb << SLOT_BITS) + s, (tb << SLOT_BITS) + d);
+        copies++;
       }
     }
     if (left !== 0) throw new UsageError(`defrag: internal error: the targets of block ${sb} (${t.name}) had no room for every object`);
   }
   stats.ms.copy += now() - tc;
-  return moved;
+  return copies;
 }
 
-/** Step (4)'s work list: the reference columns, per concrete class, whose target type may be `t`. */
-function referringColumns(table: TypeTable, t: TypeLayout): RefColumns[] {
+/** Step (4)'s work list: the reference columns, per concrete class, whose target type may be one of `moved`. */
+function referringColumns(table: TypeTable, moved: readonly TypeLayout[]): RefColumns[] {
   const out: RefColumns[] = [];
   for (const id of table.concreteIds) {
     const u = table.types[id]!;
@@ -339,7 +371,7 @@ function referringColumns(table: TypeTable, t: TypeLayout): RefColumns[] {
     for (const f of u.fields) {
       if (f.kind !== 'ref' || f.target === undefined) continue;
       const target = table.byClass(f.target());
-      if (target === undefined || !target.concrete.includes(t.id)) continue;
+      if (target === undefined || !moved.some((t) => target.concrete.includes(t.id))) continue;
       offsets.push(...f.offsets);
     }
     if (offsets.length > 0) out.push({ type: u, offsets });
@@ -347,25 +379,17 @@ function referringColumns(table: TypeTable, t: TypeLayout): RefColumns[] {
   return out;
 }
 
-/** Step (4): rewrite every reference into a source of this pass (F2). */
-function rewritePass(
-  heap: Heap,
-  t: TypeLayout,
-  referrers: readonly RefColumns[],
-  srcIndex: Int32Array,
-  moved: Uint32Array,
-  list: Uint32Array,
-  stats: DefragStats,
-): void {
+/** Step (4): rewrite every reference to a moved object (F2); sources are retired, so only live blocks are scanned. */
+function rewrite(heap: Heap, referrers: readonly RefColumns[], fwd: ForwardTable, list: Uint32Array, stats: DefragStats): void {
   const tr = now();
   const blockWords = heap.blockWords;
   const i32 = heap.i32;
+  const record = fwd.record;
+  const entries = fwd.entries;
   for (const { type: u, offsets } of referrers) {
     const nb = heap.allocated[u.id]!.indices(list);
     for (let i = 0; i < nb; i++) {
-      const b = list[i]!;
-      if (u.id === t.id && srcIndex[b]! >= 0) continue; // a source: its objects were copied, its slots go
-      const w = heap.blocksWord + b * blockWords;
+      const w = heap.blocksWord + list[i]! * blockWords;
       const liveMask = i32[w + BLOCK_ALLOC_WORD]! & ~u.highMask;
       for (const off of offsets) {
         const col = w + (off >>> 2);
@@ -375,9 +399,9 @@ function rewritePass(
           m &= m - 1;
           const h = i32[col + s]! >>> 0;
           if (h === 0) continue;
-          const j = srcIndex[h >>> SLOT_BITS] ?? -1; // a dangling handle beyond the heap stays as it is
-          if (j < 0) continue;
-          const nh = moved[j * 32 + (h & 31)]!;
+          const r = record[h >>> SLOT_BITS] ?? -1; // a dangling handle beyond the heap stays as it is
+          if (r < 0) continue;
+          const nh = entries[r * 32 + (h & 31)]!;
           if (nh !== 0) i32[col + s] = nh;
         }
       }
