@@ -120,16 +120,7 @@ export class RunDefrag {
     if (every !== undefined && done % every !== 0) return;
     await rt.sync(); // backend 'webgpu': objects move in the host heap
     if (above !== undefined && !(this.fragmentation(rt) > above)) return;
-    let cls: SmmoClass | undefined;
-    const classes = this.spec.classes;
-    const names = this.names(rt);
-    if (names.length === rt.table.concreteIds.length) cls = undefined;
-    else if (classes.length === 1) cls = classes[0] as SmmoClass;
-    else {
-      for (const c of classes) this.add(rt, rt.defrag(c as SmmoClass, this.opts.n));
-      return;
-    }
-    this.add(rt, rt.defrag(cls, this.opts.n));
+    this.add(rt, rt.defrag(this.spec.classes as readonly SmmoClass[], this.opts.n));
   }
 
   /** Sum one call's statistics into the report; (R3) hand the result to the app. */

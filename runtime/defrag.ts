@@ -410,8 +410,8 @@ function rewrite(heap: Heap, referrers: readonly RefColumns[], fwd: ForwardTable
   stats.ms.rewrite += now() - tr;
 }
 
-/** The concrete types `cls` names for defrag (undefined: every concrete class). */
-export function defragTypes(table: TypeTable, cls: TypeLayout | undefined): TypeLayout[] {
-  const ids = cls === undefined ? table.concreteIds : cls.concrete;
+/** The concrete types, in table order, that `classes` name for defrag (undefined: every concrete class; abstract: its concrete subclasses). */
+export function defragTypes(table: TypeTable, classes: readonly TypeLayout[] | undefined): TypeLayout[] {
+  const ids = classes === undefined ? table.concreteIds : table.concreteIds.filter((id) => classes.some((t) => t.concrete.includes(id)));
   return ids.map((id) => table.types[id]!);
 }

@@ -493,16 +493,16 @@ export class Runtime {
 
   /**
    * CompactGpu defragmentation (runtime/defrag.ts): merge the blocks of `cls` (omitted: every
-   * concrete class; abstract: its concrete subclasses) that are at most n/(n+1) full,
+   * concrete class; abstract: its concrete subclasses; an array: each of them) that are at most n/(n+1) full,
    * stop-the-world on the calling thread, between do-alls only. Objects move: apply the
    * result's remap() to every handle kept outside the heap; views made before are stale.
    */
-  defrag(cls?: SmmoClass, n: number = DEFAULT_DEFRAG_FACTOR): DefragResult {
+  defrag(cls?: SmmoClass | readonly SmmoClass[], n: number = DEFAULT_DEFRAG_FACTOR): DefragResult {
     const ctx = this.live('defrag');
     if (ctx.pass) throw new UsageError('defrag cannot be called inside a do-all: call it between do-alls');
     if (this.inFlight !== null) throw new UsageError(`defrag: ${this.inFlight} is still running; await it first`);
     checkDefragFactor(n);
-    const t = cls === undefined ? undefined : ctx.typeOf(cls, 'defrag');
+    const t = cls === undefined ? undefined : (Array.isArray(cls) ? cls : [cls]).map((c: SmmoClass) => ctx.typeOf(c, 'defrag'));
     const result = defragment({ heap: this.heap, table: this.table, allocator: ctx.allocator }, defragTypes(this.table, t), n);
     this.gpu?.hostWrote(); // objects moved in the host heap
     return result;

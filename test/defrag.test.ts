@@ -220,6 +220,10 @@ test('defrag of one class, and of an abstract class (its concrete subclasses)', 
       t.is(r2.remap(r1.remap(b.h)), after.get(id)!.h);
     }
     t.true(r1.stats.ms.total >= 0 && r1.stats.passes >= 1 && r1.stats.blocksFreed >= 1);
+    // An array of classes: their concrete classes, each once, in table order.
+    const r3 = rt.defrag([Agent, Fish, Holder], 1);
+    t.deepEqual(Object.keys(r3.stats.classes), ['Fish', 'Shark', 'Holder']);
+    rt.validateHeap();
   } finally {
     await rt.close();
   }
