@@ -19,12 +19,15 @@
  *      defrag_take, which moves a filled target ACTIVE → FULL), then every field, inline
  *      array elements included, is copied (not the checked-mode generation word: it
  *      belongs to the slot, not the object);
- *  (3) forwarding: old handle → new handle per source slot, in a table of this pass
- *      (a typed array indexed by source record × 32 + slot, where CompactGpu stores it in
- *      the source block: a block here may be too small to hold 32 handles);
+ *  (3) forwarding: handle before the call → final handle, per source slot, in a table of
+ *      the call (a typed array indexed by source record × 32 + slot; CompactGpu stores it
+ *      in the source block, but a block here may be too small to hold 32 handles); an
+ *      object that moves again in a later pass updates its entry;
  *  (4) rewrite: every reference field (and inline array of references) of every concrete
- *      class whose static target type has T among its concrete types, in every live
- *      object outside the sources, is looked up in the table and rewritten;
+ *      class whose static target type has a moved class among its concrete types, in
+ *      every live object, is looked up in the table and rewritten. Unlike CompactGpu,
+ *      once per call, after every pass of every class (see defragment: the same heap,
+ *      one scan instead of one per pass);
  *  (5) update: each source's slots are released and the emptied block retired to `free`
  *      (core.rs defrag_vacate: checked heaps bump each slot's generation, Alg. 7
  *      invalidation in the block's generation, retire_block ACTIVE → FREE).
