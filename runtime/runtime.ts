@@ -18,7 +18,8 @@
  */
 import type { Init, SmmoContext } from './schema.js';
 import { PassRunner } from './doall.js';
-import { checkDefragFactor, DEFAULT_DEFRAG_FACTOR, defragment, defragTypes, type DefragResult } from './defrag.js';
+import { checkDefragFactor, defragment, defragTypes } from './defrag.js';
+import { DEFAULT_DEFRAG_FACTOR, type DefragResult } from './defrag-result.js';
 import { UsageError } from './errors.js';
 import { IN_SMMO_WORKER, MAX_ARG_BYTES, oversizeArgs, unclonableArg, type ExecutorFactory, type PassExecutor } from './executor.js';
 import { Heap } from './heap.js';
