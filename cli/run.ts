@@ -344,8 +344,13 @@ async function checkAgainstReference(
     if (init) await restoreInto(app, ref, init);
     else await app.init(ref, opts.params, opts.seed);
     const first = init?.state.info.iterations ?? 0;
+    // --defrag: the reference is defragmented on the same schedule, so that objects compare by handle as without it.
+    const refDefrag = RunDefrag.forRun(app, opts.defrag, opts.iterations, `smmo run ${app.name}`);
     const t0 = performance.now();
-    for (let k = 0; k < opts.iterations; k++) await app.step(ref, first + k);
+    for (let k = 0; k < opts.iterations; k++) {
+      await app.step(ref, first + k);
+      await refDefrag?.after(ref, k + 1);
+    }
     const referenceSeconds = (performance.now() - t0) / 1000;
     const v = checkRuntimes(ref, rt, { reference: app.digest(ref), run: digest }, opts.tolerance);
     return {

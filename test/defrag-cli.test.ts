@@ -1,7 +1,8 @@
 /**
  * `smmo run <app> --defrag N` (cli/defrag.ts): the integer apps' digests are the same with
  * and without it (game-of-life on one thread, wa-tor on two: the workers' allocator hints
- * may name blocks that defrag retired), --json reports what it did, the flags' bad values
+ * may name blocks that defrag retired), --check still compares every object by handle,
+ * --json reports what it did, the flags' bad values
  * and combinations are usage errors (exit 2), an app that refuses --defrag says why, and
  * one whose results may change says so.
  */
@@ -25,12 +26,15 @@ interface DefragJson {
 const GOL = ['run', 'game-of-life', '--width', '160', '--height', '160', '--iterations', '24', '--json'];
 
 test('game-of-life: the digest with --defrag equals the one without; --json reports the defragmentation', async (t) => {
-  const [plain, every, sparse] = await Promise.all([
+  const [plain, every, sparse, check] = await Promise.all([
     smmo(GOL),
     smmo([...GOL, '--defrag', '2']),
     smmo([...GOL, '--defrag', '3', '--defrag-every', '5', '--checked']),
+    smmo([...GOL, '--defrag', '2', '--check']),
   ]);
-  for (const r of [plain, every, sparse]) t.is(r.code, 0, describeChild(r));
+  for (const r of [plain, every, sparse, check]) t.is(r.code, 0, describeChild(r));
+  // --check defragments the reference on the same schedule: every object compares by handle.
+  t.is((lastJson(check.stdout)['check'] as { ok: boolean }).ok, true);
   const digest = lastJson(plain.stdout)['digest'];
   t.is(lastJson(every.stdout)['digest'], digest);
   t.is(lastJson(sparse.stdout)['digest'], digest);
