@@ -74,15 +74,19 @@ export class ForwardTable {
   readonly record: Int32Array;
   entries = new Uint32Array(32 * 64);
   records = 0;
-  /** Handle now → handle before the call, for objects moved (an object may move in several passes). */
-  private readonly origin = new Map<number, number>();
+  /** Objects moved (each counted at its first move). */
+  movedObjects = 0;
+  /**
+   * Per block that received objects in this call: for each slot, the handle its object had
+   * before the call (0: not moved in). Only such a block can hold an object that moves
+   * again (a target that becomes a source in a later pass).
+   */
+  private readonly origin = new Map<number, Uint32Array>();
+  private lastTarget = -1;
+  private lastOrigin: Uint32Array | null = null;
 
   constructor(numBlocks: number) {
     this.record = new Int32Array(numBlocks).fill(-1);
-  }
-
-  get movedObjects(): number {
-    return this.origin.size;
   }
 
   /** Block `b` is a source: give it a record. */
@@ -97,11 +101,18 @@ export class ForwardTable {
 
   /** The object now at `from` (in a source block) moves to `to`. */
   move(from: number, to: number): void {
-    const o = this.origin.get(from);
-    if (o !== undefined) this.origin.delete(from);
-    const first = o ?? from;
+    const o = this.origin.get(from >>> SLOT_BITS)?.[from & 31] ?? 0;
+    const first = o !== 0 ? o : from;
+    if (o === 0) this.movedObjects++;
     this.entries[this.record[first >>> SLOT_BITS]! * 32 + (first & 31)] = to;
-    this.origin.set(to, first);
+    const tb = to >>> SLOT_BITS;
+    if (tb !== this.lastTarget) {
+      let ot = this.origin.get(tb);
+      if (ot === undefined) this.origin.set(tb, (ot = new Uint32Array(32)));
+      this.lastTarget = tb;
+      this.lastOrigin = ot;
+    }
+    this.lastOrigin![to & 31] = first;
   }
 
   /** The final handle of the object that had handle `h` before the call; 0 if it did not move. */
