@@ -52,11 +52,14 @@
  *       view made before defrag of an object that moved fails every checked access with
  *       InvalidHandleError 'stale'. Bare handles carry no generation: an old handle into
  *       a retired block is refused ('free-block') only until the block is reused.
+ *       Under SMMO_DEBUG ≥ 1 the core checks each transition (core.rs "Block transitions");
+ *       under SMMO_DEBUG = 2 defragment ends with validateHeap().
  *  (F4) Only between do-alls: inside a do-all, or while a parallelDo / parallelNew is in
  *       flight, defrag is a UsageError, and so is an n that is not an integer ≥ 1.
  */
 import type { Allocator } from './allocator.js';
 import { popc } from './bits.js';
+import { DEBUG_LEVEL } from './debug.js';
 import { UsageError } from './errors.js';
 import type { Heap } from './heap.js';
 import { DefragResult, ForwardTable, type DefragClassStats, type DefragStats } from './defrag-result.js';
@@ -152,6 +155,7 @@ export function defragment(host: DefragHost, types: readonly TypeLayout[], n: nu
   }
   if (moved.length > 0) rewrite(heap, referringColumns(table, moved), fwd, list, stats);
   stats.ms.total = now() - t0;
+  if (DEBUG_LEVEL >= 2) heap.validate(); // debug tier 2 validates after every pass (doall.ts), and after every defrag
   return new DefragResult(stats, fwd);
 }
 
