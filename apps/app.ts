@@ -2,7 +2,7 @@
  * What an application module provides to the CLI, the tests and the benchmarks.
  * Each app lives in apps/<name>/ and its index.ts default-exports an App.
  */
-import type { Runtime, SmmoClass } from '../runtime/index.js';
+import type { DefragResult, Runtime, SmmoClass } from '../runtime/index.js';
 
 /** A command-line flag an app accepts besides the common ones. */
 export interface AppFlag {
@@ -67,6 +67,30 @@ export interface App {
    * `json` goes into `--json`'s report as `results`, `summary` rows into the human summary.
    */
   results?(rt: Runtime): AppResults;
+  /**
+   * `smmo run --defrag N` (runtime/defrag.ts): what defragmentation may move, or, as a
+   * string, why this app refuses --defrag. Left out: the app refuses it (nobody has
+   * checked whether it keeps handles outside the heap or orders anything by handle).
+   */
+  defrag?: AppDefrag | string;
+}
+
+/** How an app takes part in `--defrag` (App.defrag). */
+export interface AppDefrag {
+  /**
+   * The classes whose objects may move (abstract ones stand for their subclasses). Leave
+   * out classes that something outside the heap names by handle or by handle rank (the
+   * grid apps' cells, apps/grid.ts).
+   */
+  classes: readonly SmmoClass[];
+  /** Called after each defragmentation when the app keeps handles outside the heap: apply result.remap to them. */
+  remap?(rt: Runtime, result: DefragResult): void;
+  /**
+   * Whether results stay the same: 'exact' (integer state: the digest is the same with and
+   * without --defrag), or why they may differ (a rule or a float sum that follows handle
+   * order); the CLI prints it as a warning and --json reports it.
+   */
+  results: 'exact' | string;
 }
 
 /** An app's own figures after a run (App.results). */

@@ -158,6 +158,23 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
     description: "with --check-every: where the two states at the divergence go, DIR/reference and DIR/run (for 'smmo compare')",
     defaultText: 'smmo-divergence-<app>',
   },
+  {
+    name: 'defrag',
+    kind: 'positive',
+    value: 'N',
+    description:
+      'defragment between iterations (CompactGpu, README: Defragmentation) with factor N: blocks at most N/(N+1) full are merged; after every iteration unless --defrag-every or --defrag-above says when',
+    max: 1024,
+    example: '2',
+  },
+  { name: 'defrag-every', kind: 'positive', value: 'K', description: 'with --defrag: defragment after every K-th iteration' },
+  {
+    name: 'defrag-above',
+    kind: 'float',
+    value: 'F',
+    description:
+      "with --defrag: defragment after an iteration that leaves the fragmentation of the app's movable classes (free slots / slots of their blocks) above F, 0 < F < 1",
+  },
   { name: 'json', kind: 'switch', description: 'print the summary as one JSON object, the last line of stdout' },
   { name: 'quiet', kind: 'switch', description: 'no progress bar and no human summary' },
   {
@@ -253,6 +270,15 @@ export interface RunOptions {
   render?: { path: string; every?: number; scale?: number };
   /** App flags and --seed given on the command line (with --init they must agree with the state). */
   given?: readonly string[];
+  /** --defrag N [--defrag-every K | --defrag-above F] (cli/defrag.ts). */
+  defrag?: DefragOptions;
+}
+
+/** When `smmo run` defragments: factor n, after every `every`-th iteration, or when fragmentation is above `above`. */
+export interface DefragOptions {
+  n: number;
+  every?: number;
+  above?: number;
 }
 
 /**
@@ -330,11 +356,39 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
       'smallest' | 'largest',
     check: values['check'] === true,
     tolerance: checkTolerance(values, where),
+    ...defragFlags(values, where),
     json: values['json'] === true,
     quiet: values['quiet'] === true,
     help: false,
     params,
   };
+}
+
+/** --defrag N, --defrag-every K, --defrag-above F: the last two only with --defrag, and not together. */
+function defragFlags(values: Record<string, string | boolean | undefined>, where: string): Pick<RunOptions, 'defrag'> {
+  const raw = (name: string): string | undefined => values[name] as string | undefined;
+  const n = raw('defrag');
+  const every = raw('defrag-every');
+  const above = raw('defrag-above');
+  if (n === undefined) {
+    const orphan = every !== undefined ? `--defrag-every ${every}` : above !== undefined ? `--defrag-above ${above}` : null;
+    if (orphan) throw new CliUsageError(`${where}: ${orphan} says when to defragment; add --defrag N (e.g. --defrag 2 ${orphan})`);
+    return {};
+  }
+  const out: DefragOptions = { n: validate(spec('defrag'), n, where) as number };
+  if (every !== undefined && above !== undefined) {
+    throw new CliUsageError(`${where}: give --defrag-every K or --defrag-above F, not both`);
+  }
+  if (every !== undefined) out.every = validate(spec('defrag-every'), every, where) as number;
+  if (above !== undefined) {
+    const f = validate(spec('defrag-above'), above, where) as number;
+    if (!(f > 0 && f < 1))
+      throw new CliUsageError(
+        `${where}: --defrag-above must be a fraction between 0 and 1 (exclusive), got '${above}' (e.g. --defrag-above 0.3)`,
+      );
+    out.above = f;
+  }
+  return { defrag: out };
 }
 
 /** --tol, --rel, --field-rel, --digest-rel: only with --check. */

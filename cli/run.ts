@@ -23,6 +23,7 @@ import { createRuntime, UsageError, type CompiledMethodStats, type Runtime, type
 import type { CheckTolerance, FieldDiff } from '../runtime/compare.js';
 import { formatCheckTolerance, formatFieldDiff } from '../runtime/compare.js';
 import { MAX_HEAP_BYTES, planTypes } from '../runtime/layout.js';
+import { formatDefrag, RunDefrag, type DefragReport } from './defrag.js';
 import { CliUsageError } from './errors.js';
 import type { RunOptions } from './flags.js';
 import { progressBar } from './progress.js';
@@ -81,6 +82,8 @@ export interface RunReport {
   warnings?: string[];
   /** The app's own figures (App.results; linux-scalability: ns per allocation). */
   results?: Record<string, unknown>;
+  /** With --defrag: calls, passes, objects moved, time per phase, fragmentation before/after (cli/defrag.ts). */
+  defrag?: DefragReport;
   /** The same figures as rows of the human summary. */
   resultRows?: [string, string][];
   /** Which implementation ran each do-all method ("Body.update": "wasm" | "ts" | "webgpu"). */
@@ -128,6 +131,11 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
   if (opts.dump !== undefined) await prepareDump(app, opts.dump, where);
   const lockstep = opts.checkEvery === undefined ? null : await import('./check-every.js');
   lockstep?.checkLockstepOptions(app, opts, where);
+  if (lockstep && opts.defrag !== undefined)
+    throw new CliUsageError(
+      `${where}: --check-every runs its reference without defragmenting it, so their handles would part after the first --defrag; use --check with --defrag`,
+    );
+  const defrag = RunDefrag.forRun(app, opts.defrag, opts.iterations, where);
   const heapBytes = heapFor(app, opts, init, where);
   const rt = await startRuntime(app, opts, heapBytes, where);
   try {
@@ -161,8 +169,9 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
       );
       return { ...r, check: lock.check, divergence: lock.divergence };
     }
-    const { frames, t2 } = await iterate(app, rt, opts, first);
+    const { frames, t2 } = await iterate(app, rt, opts, first, defrag);
     return await report(app, rt, opts, version, {
+      defrag,
       heapBytes,
       init,
       first,
@@ -241,7 +250,13 @@ async function fill(app: App, rt: Runtime, opts: RunOptions, init: InitState | u
  * 'webgpu': the iterations are done when their results are on the host). Returns the frame
  * writer and when the iterations ended, less the time spent drawing (not run time).
  */
-async function iterate(app: App, rt: Runtime, opts: RunOptions, first: number): Promise<{ frames: FrameWriter | null; t2: number }> {
+async function iterate(
+  app: App,
+  rt: Runtime,
+  opts: RunOptions,
+  first: number,
+  defrag: RunDefrag | null = null,
+): Promise<{ frames: FrameWriter | null; t2: number }> {
   const render = opts.render;
   const frames = render ? new FrameWriter(render.path, render.every, render.scale, first + opts.iterations) : null;
   let renderMs = 0;
@@ -257,6 +272,7 @@ async function iterate(app: App, rt: Runtime, opts: RunOptions, first: number): 
   try {
     for (let k = 0; k < opts.iterations; k++) {
       await app.step(rt, first + k);
+      await defrag?.after(rt, k + 1);
       bar?.update(k + 1);
       if (every !== undefined && ((k + 1) % every === 0 || k + 1 === opts.iterations)) await draw(first + k + 1);
     }
@@ -275,7 +291,15 @@ async function report(
   rt: Runtime,
   opts: RunOptions,
   version: string,
-  run: { heapBytes: number; init: InitState | undefined; first: number; frames: FrameWriter | null; initSeconds: number; seconds: number },
+  run: {
+    heapBytes: number;
+    init: InitState | undefined;
+    first: number;
+    frames: FrameWriter | null;
+    initSeconds: number;
+    seconds: number;
+    defrag?: RunDefrag | null;
+  },
 ): Promise<RunReport> {
   const { heapBytes, init, first, frames, seconds } = run;
   const digest = app.digest(rt);
@@ -288,6 +312,7 @@ async function report(
       ? undefined
       : await dumpState(app, rt, opts.dump, { iterations: first + opts.iterations, seed: opts.seed, params: paramsOf(opts), version });
   const cpu = cpus();
+  const warnings = [...(init?.warnings ?? []), ...(run.defrag?.warning ? [run.defrag.warning] : [])];
   return {
     app: app.name,
     backend: rt.backend,
@@ -316,7 +341,8 @@ async function report(
     ...(init ? { init: opts.init!, startIteration: first } : {}),
     ...(dump ? { dump } : {}),
     ...(frames ? { frames: frames.written } : {}),
-    ...(init && init.warnings.length > 0 ? { warnings: init.warnings } : {}),
+    ...(warnings.length > 0 ? { warnings } : {}),
+    ...(run.defrag ? { defrag: run.defrag.result(rt) } : {}),
     kernels: { ...stats.backend.methods },
     compiled: stats.compiled,
     version,
@@ -352,8 +378,13 @@ async function checkAgainstReference(
     if (init) await restoreInto(app, ref, init);
     else await app.init(ref, opts.params, opts.seed);
     const first = init?.state.info.iterations ?? 0;
+    // --defrag: the reference is defragmented on the same schedule, so that objects compare by handle as without it.
+    const refDefrag = RunDefrag.forRun(app, opts.defrag, opts.iterations, `smmo run ${app.name}`);
     const t0 = performance.now();
-    for (let k = 0; k < opts.iterations; k++) await app.step(ref, first + k);
+    for (let k = 0; k < opts.iterations; k++) {
+      await app.step(ref, first + k);
+      await refDefrag?.after(ref, k + 1);
+    }
     const referenceSeconds = (performance.now() - t0) / 1000;
     const v = checkRuntimes(ref, rt, { reference: app.digest(ref), run: digest }, opts.tolerance);
     return {
@@ -412,6 +443,7 @@ export function formatSummary(r: RunReport): string {
   rows.push(...(r.resultRows ?? []));
   if (r.init !== undefined)
     rows.push(['init', `${r.init} (after ${r.startIteration} iterations; now ${(r.startIteration ?? 0) + r.iterations})`]);
+  if (r.defrag) rows.push(['defrag', formatDefrag(r.defrag)]);
   if (r.dump) rows.push(['dump', r.dump.join(', ')]);
   for (const [i, w] of (r.warnings ?? []).entries()) rows.push([i === 0 ? 'warnings' : '', w]);
   if (r.frames)

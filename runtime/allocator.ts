@@ -110,6 +110,8 @@ interface CoreExports {
   retireBlock: F;
   reopenBlock: F;
   releaseBegin: F;
+  defragTake: F;
+  defragVacate: F;
 }
 
 function coreExports(wasm: WasmInstance): CoreExports {
@@ -141,6 +143,8 @@ function coreExports(wasm: WasmInstance): CoreExports {
     retireBlock: fn('retire_block'),
     reopenBlock: fn('reopen_block'),
     releaseBegin: fn('release_begin'),
+    defragTake: fn('defrag_take'),
+    defragVacate: fn('defrag_vacate'),
   };
 }
 
@@ -460,6 +464,23 @@ export class Allocator {
   /** @internal How many D1 rollbacks the core made so far. */
   rollbackCount(): number {
     return this.i32[this.state + S_ROLLBACKS]!;
+  }
+
+  // ---------------------------------------------------------------- defragmentation
+  // Stop-the-world block steps of runtime/defrag.ts (core.rs defrag_take, defrag_vacate).
+
+  /** @internal Reserve `want` free slots (lowest first) of target block `bid` of type `t`; returns their mask. */
+  defragTake(bid: number, t: number, want: number): number {
+    this.limits();
+    const m = this.x.defragTake(this.state, bid, t, want);
+    if (m === 0) this.fail();
+    return m;
+  }
+
+  /** @internal Release the slots `mask` (every live object, all moved) of source block `bid` of type `t`, and retire the block. */
+  defragVacate(bid: number, t: number, mask: number): void {
+    this.limits();
+    if (this.x.defragVacate(this.state, bid, t, mask) !== 0) this.fail();
   }
 
   // ---------------------------------------------------------------- errors

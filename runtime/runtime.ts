@@ -18,6 +18,8 @@
  */
 import type { Init, SmmoContext } from './schema.js';
 import { PassRunner } from './doall.js';
+import { checkDefragFactor, defragment, defragTypes } from './defrag.js';
+import { DEFAULT_DEFRAG_FACTOR, type DefragResult } from './defrag-result.js';
 import { UsageError } from './errors.js';
 import { IN_SMMO_WORKER, MAX_ARG_BYTES, oversizeArgs, unclonableArg, type ExecutorFactory, type PassExecutor } from './executor.js';
 import { Heap } from './heap.js';
@@ -501,6 +503,23 @@ export class Runtime {
     const out: Record<string, number> = {};
     for (const [name, s] of Object.entries(this.stats().types)) out[name] = s.objects;
     return out;
+  }
+
+  /**
+   * CompactGpu defragmentation (runtime/defrag.ts): merge the blocks of `cls` (omitted: every
+   * concrete class; abstract: its concrete subclasses; an array: each of them) that are at most n/(n+1) full,
+   * stop-the-world on the calling thread, between do-alls only. Objects move: apply the
+   * result's remap() to every handle kept outside the heap; views made before are stale.
+   */
+  defrag(cls?: SmmoClass | readonly SmmoClass[], n: number = DEFAULT_DEFRAG_FACTOR): DefragResult {
+    const ctx = this.live('defrag');
+    if (ctx.pass) throw new UsageError('defrag cannot be called inside a do-all: call it between do-alls');
+    if (this.inFlight !== null) throw new UsageError(`defrag: ${this.inFlight} is still running; await it first`);
+    checkDefragFactor(n);
+    const t = cls === undefined ? undefined : (Array.isArray(cls) ? cls : [cls]).map((c: SmmoClass) => ctx.typeOf(c, 'defrag'));
+    const result = defragment({ heap: this.heap, table: this.table, allocator: ctx.allocator }, defragTypes(this.table, t), n);
+    this.gpu?.hostWrote(); // objects moved in the host heap
+    return result;
   }
 
   /** Check every heap invariant (heap.ts H1–H5); throws HeapCorruptionError. */

@@ -28,5 +28,7 @@ const app: App = {
   saveState,
   restoreState: (rt, saved) => adoptTree(rt, Number(saved['threshold'] ?? DEFAULTS.threshold)),
   picture,
+  defrag:
+    "barnes-hut keeps the root TreeNode's handle outside the heap (barnes-hut.ts) and its tree building compares handles (model.ts claims); it is not adapted to objects that move",
 };
 export default app;

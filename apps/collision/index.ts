@@ -11,5 +11,11 @@ const app: App = {
   init: (rt, p, seed) => init(rt, Number(p['bodies']), seed),
   step: (rt) => step(rt),
   digest,
+  defrag: {
+    classes: CLASSES,
+    results:
+      'collision breaks exact ties of merge distances by handle (body.ts prepareMerge/resolveMerge, wasm/src/collision.rs) and sums ' +
+      'forces over the other bodies in handle order (float64), so moved bodies can round differently and, rarely, merge differently',
+  },
 };
 export default app;

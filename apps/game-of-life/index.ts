@@ -1,6 +1,7 @@
 import type { App, AppParams } from '../app.js';
 import { readPgmHeader } from '../pgm.js';
 import { adoptGrid, CLASSES, DEFAULTS, digest, gridSize, init, picture, startFromParams, step } from './gol.js';
+import { Agent } from './model.js';
 
 /** Grid cells the parameters describe; undefined when they cannot be read (init reports why). */
 function cellsOf(p: AppParams): number | undefined {
@@ -35,5 +36,7 @@ const app: App = {
   saveState: (rt) => gridSize(rt),
   restoreState: (rt, saved) => adoptGrid(rt, Number(saved['width']), Number(saved['height'])),
   picture,
+  // Cells are ranked by handle (apps/grid.ts) and never deleted: only the agents move.
+  defrag: { classes: [Agent], results: 'exact' },
 };
 export default app;

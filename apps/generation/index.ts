@@ -1,5 +1,6 @@
 import type { App, AppParams } from '../app.js';
 import { adoptGrid, CLASSES, DEFAULTS, digest, gridSize, init, ORIGINAL, picture, startFromParams, step } from './generation.js';
+import { Agent } from './model.js';
 
 /** Grid cells the parameters describe. */
 function cellsOf(p: AppParams): number {
@@ -30,5 +31,7 @@ const app: App = {
   saveState: (rt) => gridSize(rt),
   restoreState: (rt, saved) => adoptGrid(rt, Number(saved['width']), Number(saved['height'])),
   picture,
+  // Cells are ranked by handle (apps/grid.ts) and never deleted: only the agents move.
+  defrag: { classes: [Agent], results: 'exact' },
 };
 export default app;

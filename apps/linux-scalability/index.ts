@@ -47,5 +47,6 @@ const app: App = {
   saveState,
   restoreState,
   results: appResults,
+  defrag: 'linux-scalability measures allocation: it keeps no objects from one iteration to the next, so there is nothing to defragment',
 };
 export default app;

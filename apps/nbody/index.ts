@@ -11,6 +11,10 @@ const app: App = {
   init: (rt, p, seed) => init(rt, Number(p['bodies']), seed),
   step: (rt) => step(rt),
   digest,
+  defrag: {
+    classes: CLASSES,
+    results: 'nbody sums forces over the other bodies in handle order (float64): bodies that move can round differently',
+  },
 };
 export default app;
 export { Body };

@@ -23,5 +23,6 @@ const app: App = {
   step: (rt) => step(rt),
   digest,
   picture,
+  defrag: { classes: CLASSES, results: 'exact' },
 };
 export default app;

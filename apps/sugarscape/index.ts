@@ -1,5 +1,6 @@
 import type { App } from '../app.js';
 import { adoptGrid, CLASSES, DEFAULTS, digest, gridSize, HEAP_BASE, HEAP_PER_CELL, init, picture, step } from './sugarscape.js';
+import { Agent } from './model.js';
 
 const app: App = {
   name: 'sugarscape',
@@ -18,5 +19,7 @@ const app: App = {
   saveState: (rt) => gridSize(rt),
   restoreState: (rt, saved) => adoptGrid(rt, Number(saved['width']), Number(saved['height'])),
   picture,
+  // Cells are ranked by handle (apps/grid.ts) and never deleted: only the agents move.
+  defrag: { classes: [Agent], results: 'exact' },
 };
 export default app;

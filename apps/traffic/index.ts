@@ -14,5 +14,6 @@ const app: App = {
   step: (rt, iteration) => step(rt, iteration),
   digest,
   picture,
+  defrag: { classes: CLASSES, results: 'exact' },
 };
 export default app;

@@ -1,5 +1,6 @@
 import type { App } from '../app.js';
 import { adoptGrid, CLASSES, DEFAULTS, digest, gridSize, init, picture, step } from './wator.js';
+import { Agent } from './model.js';
 
 const app: App = {
   name: 'wa-tor',
@@ -19,5 +20,7 @@ const app: App = {
   saveState: (rt) => gridSize(rt),
   restoreState: (rt, saved) => adoptGrid(rt, Number(saved['width']), Number(saved['height'])),
   picture,
+  // Cells are ranked by handle (apps/grid.ts) and never deleted: only the fish and sharks move.
+  defrag: { classes: [Agent], results: 'exact' },
 };
 export default app;

@@ -1177,6 +1177,95 @@ impl<M: Mem> Alloc<M> {
         Ok(INVALIDATE_RETRY)
     }
 
+    // ------------------------------------------------------------ defragmentation
+
+    /// CompactGpu (ISMM 2019 §3; runtime/defrag.ts) step (2), block side: reserve up to
+    /// `want` free slots (lowest first) of target block `bid`, a used block of type `t`, for
+    /// objects moved into it. Stop-the-world only (no do-all runs, no other thread
+    /// allocates): the block cannot change under the call, so anything but a used block of
+    /// type `t` with `want` free slots is a corrupt request (ALLOC_ERR_CORRUPT). A block it
+    /// fills goes ACTIVE → FULL (to_full). Returns the mask of reserved slots.
+    pub fn defrag_take(&self, bid: u32, t: u32, want: u32) -> R<u32> {
+        let corrupt = |c: u32| Fail::Invalid {
+            code: ALLOC_ERR_CORRUPT,
+            a: bid,
+            b: want,
+            c,
+        };
+        if !(bid > 0 && bid < self.num_blocks()) || t >= self.num_types() || want == 0 || want > MAX_SLOTS {
+            return Err(corrupt(t));
+        }
+        if self.block_type(bid)? != t {
+            return Err(corrupt(t));
+        }
+        let (got, full) = self.reserve_many(bid, want)?;
+        if got.count_ones() != want {
+            if got != 0 {
+                self.rollback(bid, got)?;
+            }
+            return Err(corrupt(t));
+        }
+        if full {
+            self.to_full(bid, t)?;
+        }
+        Ok(got)
+    }
+
+    /// CompactGpu step (5) for a source block: every live object of block `bid` (type `t`),
+    /// exactly the slots `mask`, has been copied elsewhere. Their slots are released at once
+    /// (one atomic; checked heaps bump each slot's generation first, so views of the moved
+    /// objects become stale, G1), and the emptied block is invalidated in its generation
+    /// (Alg. 7, D2) and retired to `free` (ACTIVE → FREE through retire_block): never kept
+    /// (K1) and never left open as this thread's hint (K4), since defragmentation exists to
+    /// give blocks back. A mask that is not the block's live set, or an invalidation that
+    /// fails (another thread at work: not stop-the-world), is ALLOC_ERR_CORRUPT.
+    pub fn defrag_vacate(&self, bid: u32, t: u32, mask: u32) -> R<()> {
+        let corrupt = |c: u32| Fail::Invalid {
+            code: ALLOC_ERR_CORRUPT,
+            a: bid,
+            b: mask,
+            c,
+        };
+        if !(bid > 0 && bid < self.num_blocks()) || t >= self.num_types() {
+            return Err(corrupt(t));
+        }
+        if self.block_type(bid)? != t {
+            return Err(corrupt(t));
+        }
+        let w = self.block_word(bid);
+        let hm = self.high_mask(t);
+        let alloc = self.load(w + BLOCK_ALLOC_WORD);
+        if alloc & !hm != mask {
+            return Err(corrupt(t));
+        }
+        let gen = self.load(w + BLOCK_GEN_WORD);
+        if mask != 0 {
+            let gen_offset = self.type_word(t, T_GEN_OFFSET);
+            if gen_offset != 0 {
+                let mut bits = mask;
+                while bits != 0 {
+                    self.add(w + gen_offset / 4 + bits.trailing_zeros(), 1);
+                    bits &= bits - 1;
+                }
+            }
+            let before = self.and(w + BLOCK_ALLOC_WORD, !mask);
+            if self.load(w + BLOCK_ITER_WORD) & mask != 0 {
+                self.and(w + BLOCK_ITER_WORD, !mask);
+            }
+            if before == U32_ALL_ONES {
+                self.to_active(bid, t)?;
+            }
+        }
+        if !self.invalidate(bid, gen)? {
+            return Err(corrupt(t));
+        }
+        self.retire_block(bid, t)?;
+        if self.hint(t) == bid {
+            self.set_hint(t, 0);
+        }
+        Ok(())
+    }
+
     // ------------------------------------------------------------ per-thread state
 
     /// (K5) Give this thread its own first block per pass (threads > 1, keep > 0).

@@ -292,6 +292,26 @@ pub extern "C" fn smmo_alloc_warp_end(st: u32) -> u32 {
     with_alloc!(st, |a| status(st, a.warp_end()))
 }
 
+/// Defragmentation (runtime/defrag.ts, core.rs defrag_take): reserve `want` free slots of
+/// target block `bid` of type `t`: their mask, or 0 (error in the state).
+#[no_mangle]
+pub extern "C" fn smmo_alloc_defrag_take(st: u32, bid: u32, t: u32, want: u32) -> u32 {
+    with_alloc!(st, |a| match a.defrag_take(bid, t, want) {
+        Ok(m) => m,
+        Err(e) => {
+            fail(st, e);
+            0
+        }
+    })
+}
+
+/// Defragmentation (core.rs defrag_vacate): release the slots `mask` (every live object) of
+/// source block `bid` of type `t` and retire it; 0 or an error code.
+#[no_mangle]
+pub extern "C" fn smmo_alloc_defrag_vacate(st: u32, bid: u32, t: u32, mask: u32) -> u32 {
+    with_alloc!(st, |a| status(st, a.defrag_vacate(bid, t, mask)))
+}
+
 // ------------------------------------------------------------------ steps (tests)
 
 /// Step: take a free block for `t` (Alg. 1 l. 4–7): its index, or -1 (error in the state).

@@ -1,0 +1,277 @@
+/**
+ * Defragmentation (issue 16): the thesis's CompactGpu table (the DynaSOAr thesis §6;
+ * "CompactGpu: Massively Parallel Memory Defragmentation on GPUs", ISMM 2019 §5) on smmo,
+ * for the workloads that exist: a synthetic heap made fragmented, collision, wa-tor,
+ * generation and structure. Per workload: the factor n, defrag calls, CompactGpu passes,
+ * objects moved, blocks freed, milliseconds per phase (scan, copy, rewrite, update), the
+ * fragmentation before/after, and the do-all speed-up after defragmentation.
+ *
+ *   node dist/bench/defrag.js [--only synthetic,collision,wa-tor,generation,structure]
+ *        [--scale 1] [--repeat 5] [--out bench-results/defrag.json]
+ *
+ * How each is measured (one process, one thread, each workload after the other):
+ *  - synthetic: objects of one class (4 f32 fields and a reference to another object of
+ *    the class) fill the heap, then a random 60 % of them are deleted (fragmentation
+ *    ≈ 60 %); one rt.defrag(Item, 3). Speed-up: the median time of a do-all that reads
+ *    every field and follows the reference (`repeat` passes) before and after.
+ *  - apps: the app runs its iterations from the same seed without and with
+ *    rt.defrag(<the app's movable classes>, n) after every `every`-th iteration (the
+ *    thesis's n), twice each, alternating (the faster run of each counts). Speed-up: the
+ *    iterations' time without defragmentation over the same
+ *    iterations' time with it, defragmentation itself left out (the do-all effect) and
+ *    included (what a run gains or loses). The digests are compared (exact for the
+ *    integer apps; collision sums forces in handle order, README: Defragmentation).
+ * Times are wall-clock milliseconds on whatever machine runs it (the JSON names it);
+ * nothing here is a test.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { App } from '../apps/app.js';
+import { loadApp } from '../apps/registry.js';
+import { createRuntime, f32, object, ref, type DefragStats, type Runtime, type SmmoClass, type SmmoObject } from '../index.js';
+import { machineInfo } from './apps.js';
+
+/** The thesis's table (calls / passes), for the docs. */
+export const THESIS: Record<string, { n: number; calls: number; passes: number }> = {
+  synthetic: { n: 3, calls: 1, passes: 18 },
+  collision: { n: 10, calls: 200, passes: 186 },
+  generation: { n: 2, calls: 500, passes: 537 },
+  structure: { n: 10, calls: 100, passes: 368 },
+  'wa-tor': { n: 9, calls: 38, passes: 43 },
+};
+
+interface Row {
+  workload: string;
+  n: number;
+  params: string;
+  calls: number;
+  passes: number;
+  objectsMoved: number;
+  blocksFreed: number;
+  ms: { scan: number; copy: number; rewrite: number; update: number; total: number };
+  fragmentation: { before: number; after: number };
+  /** Do-all time without / with defragmentation (defragmentation left out), and with it included. */
+  doAllMs: { without: number; with: number };
+  speedup: number;
+  speedupWithDefrag: number;
+  digests?: { without: number; with: number; equal: boolean };
+}
+
+interface ItemLike extends SmmoObject {
+  a: number;
+  b: number;
+  c: number;
+  d: number;
+  next: ItemLike | null;
+}
+class Item extends object({ a: f32, b: f32, c: f32, d: f32, next: ref<ItemLike>('Item') }) {
+  touch(): void {
+    const n = this.next;
+    this.a = this.b + this.c * this.d + (n === null ? 0 : n.a * 1e-9);
+  }
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((x, y) => x - y);
+  return s[s.length >> 1]!;
+}
+
+function emptyRow(workload: string, n: number, params: string): Row {
+  return {
+    workload,
+    n,
+    params,
+    calls: 0,
+    passes: 0,
+    objectsMoved: 0,
+    blocksFreed: 0,
+    ms: { scan: 0, copy: 0, rewrite: 0, update: 0, total: 0 },
+    fragmentation: { before: 0, after: 0 },
+    doAllMs: { without: 0, with: 0 },
+    speedup: 0,
+    speedupWithDefrag: 0,
+  };
+}
+
+function addStats(row: Row, s: DefragStats): void {
+  row.calls++;
+  row.passes += s.passes;
+  row.objectsMoved += s.objectsMoved;
+  row.blocksFreed += s.blocksFreed;
+  for (const k of ['scan', 'copy', 'rewrite', 'update', 'total'] as const) row.ms[k] += s.ms[k];
+}
+
+/** Free slots / slots of the blocks of these concrete classes. */
+function fragmentationOf(rt: Runtime, names: readonly string[]): number {
+  const types = rt.stats().types;
+  let slots = 0;
+  let objects = 0;
+  for (const name of names) {
+    const t = types[name]!;
+    slots += t.blocks * t.slotsPerBlock;
+    objects += t.objects;
+  }
+  return slots === 0 ? 0 : (slots - objects) / slots;
+}
+
+async function synthetic(scale: number, repeat: number): Promise<Row> {
+  const heap = Math.round(64 * scale) << 20;
+  const rt = await createRuntime({ classes: [Item], heap });
+  try {
+    const count = Math.floor(rt.stats().heap.blocks * 0.95) * rt.table.byClass(Item)!.slots;
+    let s = 12345;
+    const rnd = (): number => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32;
+    await rt.parallelNew(Item, count, (o) => {
+      o.a = rnd();
+      o.b = rnd();
+      o.c = rnd();
+      o.d = rnd();
+    });
+    const handles = new Uint32Array(count);
+    let k = 0;
+    rt.deviceDo(Item, (o) => void (handles[k++] = o.handle));
+    const keep: number[] = [];
+    for (const h of handles) {
+      if (rnd() >= 0.6) keep.push(h);
+      else rt.destroy(rt.get(Item, h));
+    }
+    for (const h of keep) rt.get(Item, h).next = rt.get(Item, keep[Math.floor(rnd() * keep.length)]!);
+    const row = emptyRow('synthetic', 3, `${count} objects in ${heap >> 20} MiB, 60 % deleted`);
+    const time = (): number => {
+      const ts: number[] = [];
+      for (let r = 0; r < repeat; r++) {
+        const t0 = performance.now();
+        rt.doAll(Item, 'touch');
+        ts.push(performance.now() - t0);
+      }
+      return median(ts);
+    };
+    row.doAllMs.without = time();
+    row.fragmentation.before = fragmentationOf(rt, ['Item']);
+    const res = rt.defrag(Item, 3);
+    addStats(row, res.stats);
+    row.fragmentation.after = fragmentationOf(rt, ['Item']);
+    row.doAllMs.with = time();
+    row.speedup = row.doAllMs.without / row.doAllMs.with;
+    row.speedupWithDefrag = (row.doAllMs.without * repeat) / (row.doAllMs.with * repeat + row.ms.total);
+    rt.validateHeap();
+    return row;
+  } finally {
+    await rt.close();
+  }
+}
+
+/** An app's workload: its parameters at this scale, the thesis's n, how often. */
+const APP_RUNS: Record<
+  string,
+  { params: (scale: number) => Record<string, number>; iterations: (scale: number) => number; n: number; every: number }
+> = {
+  collision: { params: (k) => ({ bodies: Math.round(8000 * k) }), iterations: () => 20, n: 10, every: 1 },
+  'wa-tor': { params: (k) => ({ width: Math.round(384 * k), height: Math.round(384 * k) }), iterations: () => 100, n: 9, every: 1 },
+  generation: { params: (k) => ({ width: Math.round(768 * k), height: Math.round(768 * k) }), iterations: () => 100, n: 2, every: 1 },
+  structure: { params: (k) => ({ nodes: Math.round(40000 * k) }), iterations: () => 100, n: 10, every: 1 },
+};
+
+async function appRun(name: string, scale: number): Promise<Row> {
+  const app = (await loadApp(name)) as App;
+  const spec = APP_RUNS[name]!;
+  const d = app.defrag;
+  if (d === undefined || typeof d === 'string') throw new Error(`${name} refuses --defrag`);
+  const params = spec.params(scale);
+  const iterations = spec.iterations(scale);
+  const row = emptyRow(
+    name,
+    spec.n,
+    `${Object.entries(params)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}, ${iterations} iterations, defrag every ${spec.every}`,
+  );
+  const run = async (defrag: boolean): Promise<{ ms: number; digest: number }> => {
+    const rt = await createRuntime({ classes: app.classes, heap: app.heapFor(params) });
+    try {
+      await app.init(rt, params, 42);
+      const names = [
+        ...new Set(d.classes.flatMap((c) => rt.table.byClass(c as SmmoClass)!.concrete.map((id) => rt.table.types[id]!.name))),
+      ];
+      let ms = 0;
+      let fragSum = 0;
+      let fragAfterSum = 0;
+      for (let k = 0; k < iterations; k++) {
+        const t0 = performance.now();
+        await app.step(rt, k);
+        ms += performance.now() - t0;
+        if (defrag && (k + 1) % spec.every === 0 && k + 1 < iterations) {
+          fragSum += fragmentationOf(rt, names);
+          const r = rt.defrag(d.classes as readonly SmmoClass[], spec.n);
+          d.remap?.(rt, r);
+          addStats(row, r.stats);
+          fragAfterSum += fragmentationOf(rt, names);
+        }
+      }
+      if (defrag) {
+        const calls = Math.max(1, row.calls);
+        row.fragmentation.before = fragSum / calls;
+        row.fragmentation.after = fragAfterSum / calls;
+      }
+      return { ms, digest: app.digest(rt) };
+    } finally {
+      await rt.close();
+    }
+  };
+  // A B A B: the shared VM's load drifts; the faster of two runs per configuration, and
+  // the statistics of the first run with defragmentation.
+  const without = await run(false);
+  const withD = await run(true);
+  const stats = JSON.stringify(row);
+  const without2 = await run(false);
+  const with2 = await run(true);
+  Object.assign(row, JSON.parse(stats) as Row);
+  without.ms = Math.min(without.ms, without2.ms);
+  withD.ms = Math.min(withD.ms, with2.ms);
+  row.doAllMs = { without: without.ms, with: withD.ms };
+  row.speedup = without.ms / withD.ms;
+  row.speedupWithDefrag = without.ms / (withD.ms + row.ms.total);
+  row.digests = { without: without.digest, with: withD.digest, equal: without.digest === withD.digest };
+  return row;
+}
+
+function print(r: Row): void {
+  const t = THESIS[r.workload];
+  const f = (x: number): string => x.toFixed(0);
+  console.log(
+    `${r.workload.padEnd(11)} n=${String(r.n).padEnd(3)} calls ${String(r.calls).padStart(4)}  passes ${String(r.passes).padStart(5)}  ` +
+      `moved ${String(r.objectsMoved).padStart(9)}  freed ${String(r.blocksFreed).padStart(7)}  ` +
+      `ms scan ${f(r.ms.scan)} copy ${f(r.ms.copy)} rewrite ${f(r.ms.rewrite)} update ${f(r.ms.update)} total ${f(r.ms.total)}  ` +
+      `frag ${(r.fragmentation.before * 100).toFixed(1)} % → ${(r.fragmentation.after * 100).toFixed(1)} %  ` +
+      `do-all ${f(r.doAllMs.without)} → ${f(r.doAllMs.with)} ms: ×${r.speedup.toFixed(2)} (×${r.speedupWithDefrag.toFixed(2)} with defrag)` +
+      (r.digests ? `  digest ${r.digests.equal ? 'equal' : `differs (${r.digests.without} / ${r.digests.with})`}` : '') +
+      (t ? `  [thesis n=${t.n}: ${t.calls} calls / ${t.passes} passes]` : ''),
+  );
+  console.log(`${''.padEnd(11)} ${r.params}`);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { only: { type: 'string' }, scale: { type: 'string' }, repeat: { type: 'string' }, out: { type: 'string' } },
+    strict: true,
+  });
+  const only = (values.only ?? 'synthetic,collision,wa-tor,generation,structure').split(',');
+  const scale = Number(values.scale ?? 1);
+  const repeat = Number(values.repeat ?? 5);
+  if (!(scale > 0) || !(Number.isInteger(repeat) && repeat > 0)) throw new Error('--scale must be > 0, --repeat a positive integer');
+  const machine = machineInfo();
+  console.log(`defrag benchmark on ${machine.cpu} (${machine.cores} cores), node ${machine.node}, scale ${scale}`);
+  const rows: Row[] = [];
+  for (const w of only) {
+    const row = w === 'synthetic' ? await synthetic(scale, repeat) : await appRun(w, scale);
+    print(row);
+    rows.push(row);
+  }
+  if (values.out !== undefined) {
+    mkdirSync(dirname(values.out), { recursive: true });
+    writeFileSync(values.out, JSON.stringify({ machine, scale, repeat, rows, thesis: THESIS }, null, 2) + '\n');
+  }
+}
+
+await main();
