@@ -83,6 +83,10 @@ test('--defrag flags: bad values and combinations are usage errors; refusals and
     [['--defrag', '2', '--defrag-every', '3', '--defrag-above', '0.2'], /not both/],
     [['--defrag', '2', '--defrag-above', '1.5'], /--defrag-above must be a fraction between 0 and 1/],
     [['--defrag', '2', '--defrag-above', 'x'], /--defrag-above must be a finite number/],
+    [
+      ['--defrag', '2', '--check-every', '1', '--backend', 'wasm'],
+      /--check-every runs its reference without defragmenting.*use --check with --defrag/,
+    ],
   ];
   const runs = await Promise.all(cases.map(([extra]) => smmo([...base, ...extra])));
   runs.forEach((r, i) => {
