@@ -73,6 +73,16 @@ export interface App {
    * checked whether it keeps handles outside the heap or orders anything by handle).
    */
   defrag?: AppDefrag | string;
+  /**
+   * How `--check`, `--check-every` and `smmo compare` match the objects of a class whose
+   * handles differ between the two runs (runtime/compare.ts): class name → a field that
+   * names the object in both (a reference to an object matched by handle or rank, or a
+   * number), e.g. `{ Fish: 'position' }` — a fish is the fish on its cell. Objects created
+   * during a run on several threads get handles in whatever order the threads allocated;
+   * without a key they are matched by rank, which pairs different objects. Classes left
+   * out are matched by rank.
+   */
+  matchKeys?: Readonly<Record<string, string>>;
 }
 
 /** How an app takes part in `--defrag` (App.defrag). */

@@ -264,7 +264,7 @@ export async function runLockstep(
     let refMs = 0;
     // Checkpoint 0 (L2): the two initial states.
     let comparisons = 1;
-    let verdict = checkRuntimes(ref, rt, { reference: app.digest(ref), run: app.digest(rt) }, tol);
+    let verdict = checkRuntimes(ref, rt, { reference: app.digest(ref), run: app.digest(rt) }, tol, app.matchKeys);
     let k = 0;
     while (k < opts.iterations && verdict.ok) {
       current = first + k;
@@ -280,7 +280,7 @@ export async function runLockstep(
       await rt.sync();
       runMs += performance.now() - t0;
       comparisons++;
-      verdict = checkRuntimes(ref, rt, { reference: app.digest(ref), run: app.digest(rt) }, tol);
+      verdict = checkRuntimes(ref, rt, { reference: app.digest(ref), run: app.digest(rt) }, tol, app.matchKeys);
       if (!verdict.ok) break;
       agreedAt = first + k;
       if (k !== opts.iterations) {
@@ -295,6 +295,7 @@ export async function runLockstep(
       fields: verdict.fields,
       structure: verdict.structure,
       rank: verdict.rank,
+      keyed: verdict.keyed,
       worst: verdict.worst,
       referenceSeconds: refMs / 1000,
     };
@@ -423,11 +424,11 @@ async function replayIteration(
           note: 'the two runs took different passes (the step’s control flow depends on state that differs)',
         };
       }
-      const cmp = compareHeaps(ref, rt, tol);
+      const cmp = compareHeaps(ref, rt, tol, app.matchKeys);
       let ok = cmp.fieldsOk;
       let digestNote = '';
       if (ok && la === null) {
-        const v = checkRuntimes(ref, rt, { reference: app.digest(ref), run: app.digest(rt) }, tol);
+        const v = checkRuntimes(ref, rt, { reference: app.digest(ref), run: app.digest(rt) }, tol, app.matchKeys);
         ok = v.ok;
         if (!ok) digestNote = ` (only the digest differs: reference ${v.digest.reference}, run ${v.digest.run})`;
       }

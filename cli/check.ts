@@ -40,6 +40,7 @@ import {
   formatFieldDiff,
   type CheckTolerance,
   type ColumnSet,
+  type MatchKeys,
   type FieldDiff,
   type Tolerance,
 } from '../runtime/compare.js';
@@ -67,6 +68,8 @@ export interface CheckVerdict {
   structure: string[];
   /** Classes whose objects were matched by rank (their handles differ). */
   rank: string[];
+  /** Classes whose objects were matched by the app's match key (App.matchKeys), as 'Fish by position'. */
+  keyed: string[];
   /** The worst field, e.g. 'Body.velX' ('' when no field differs). */
   worst: string;
 }
@@ -83,6 +86,8 @@ export interface CrossCheckReport {
   structure: string[];
   /** Classes matched by rank (different handles). */
   rank: string[];
+  /** Classes matched by the app's match key, as 'Fish by position'. */
+  keyed: string[];
   ok: boolean;
   /** The field that fails first (runtime/compare.ts), e.g. 'Body.velX'; '' when none differs. */
   worst: string;
@@ -138,21 +143,24 @@ export function compareHeaps(
   ref: Runtime,
   gpu: Runtime,
   tolerance: Tolerance = DEFAULT_TOLERANCE,
-): Pick<CrossCheckReport, 'fields' | 'structure' | 'objects' | 'worst' | 'rank'> & { fieldsOk: boolean } {
-  const diff = compareColumns(columnsOf(ref), columnsOf(gpu), tolerance);
+  keys: MatchKeys = {},
+): Pick<CrossCheckReport, 'fields' | 'structure' | 'objects' | 'worst' | 'rank' | 'keyed'> & { fieldsOk: boolean } {
+  const diff = compareColumns(columnsOf(ref), columnsOf(gpu), tolerance, keys);
   const fields: Record<string, FieldDiff> = {};
   const structure: string[] = [];
   const objects: Record<string, number> = {};
   const rank: string[] = [];
+  const keyed: string[] = [];
   for (const [name, c] of Object.entries(diff.classes)) {
     objects[name] = c.objects[0];
     if (c.matchedBy === 'none')
       structure.push(`${name}: ${c.objects[0]} live objects in the reference, ${c.objects[1]} in the run checked against it`);
     if (c.matchedBy === 'rank') rank.push(name);
+    if (c.matchedBy === 'key') keyed.push(`${name} by ${keys[name]!}`);
     for (const [field, d] of Object.entries(c.fields)) fields[`${name}.${field}`] = d;
   }
   for (const m of diff.missing) structure.push(m);
-  return { fields, structure, objects, worst: diff.worst, rank, fieldsOk: diff.ok };
+  return { fields, structure, objects, worst: diff.worst, rank, keyed, fieldsOk: diff.ok };
 }
 
 /** |a − b| / max(|a|, 1): the digests' relative difference (0 when equal). */
@@ -168,8 +176,9 @@ export function checkRuntimes(
   run: Runtime,
   digests: { reference: number; run: number },
   tolerance: CheckTolerance = DEFAULT_TOLERANCE,
+  keys: MatchKeys = {},
 ): CheckVerdict {
-  const cmp = compareHeaps(ref, run, tolerance);
+  const cmp = compareHeaps(ref, run, tolerance, keys);
   const digest = { ...digests, rel: digestRel(digests.reference, digests.run) };
   return {
     ok: cmp.fieldsOk && digest.rel <= tolerance.digestRel,
@@ -179,6 +188,7 @@ export function checkRuntimes(
     digest,
     structure: cmp.structure,
     rank: cmp.rank,
+    keyed: cmp.keyed,
     worst: cmp.worst,
   };
 }
@@ -251,7 +261,7 @@ function report(
   tsMs: number,
   gpuMs: number,
 ): CrossCheckReport {
-  const v = checkRuntimes(ref, dut, { reference: app.digest(ref), run: app.digest(dut) }, tol);
+  const v = checkRuntimes(ref, dut, { reference: app.digest(ref), run: app.digest(dut) }, tol, app.matchKeys);
   return {
     app: app.name,
     iterations,
@@ -261,6 +271,7 @@ function report(
     tolerance: v.tolerance,
     structure: v.structure,
     rank: v.rank,
+    keyed: v.keyed,
     ok: v.ok,
     worst: v.worst,
     adapter: runner.gpu.info.description || runner.gpu.info.device,
@@ -278,6 +289,7 @@ export function formatCrossCheck(r: CrossCheckReport): string {
   ];
   for (const s of r.structure) lines.push(`  structure: ${s}`);
   for (const c of r.rank) lines.push(`  ${c}: objects matched by rank (the handles differ)`);
+  for (const c of r.keyed) lines.push(`  ${c}: objects matched by key (the handles differ)`);
   for (const [name, d] of Object.entries(r.fields)) lines.push(`  ${name.padEnd(16)} ${formatFieldDiff(d, ['ts', 'gpu'])}`);
   return lines.join('\n');
 }

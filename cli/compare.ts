@@ -5,7 +5,8 @@
  * reference.
  *
  * The comparison is runtime/compare.ts's, the one `smmo run --check` uses too; its
- * header states the rules: objects matched by handle, else by rank; references equal
+ * header states the rules: objects matched by handle, else by the app's match key
+ * (App.matchKeys), else by rank; references equal
  * when they point to matching objects; a class whose object counts differ is a
  * difference; a pair (a, b) is within tolerance when |a − b| ≤ tol, or ≤ rel·max(|a|, |b|),
  * or ≤ field-rel · the field's largest finite |value|; two NaNs are equal, and NaN or an
@@ -18,7 +19,15 @@
  */
 import { parseArgs } from 'node:util';
 import { appNames, loadApp } from '../apps/registry.js';
-import { compareColumns, EXACT, formatFieldDiff, type ClassDiff, type FieldDiff, type Tolerance } from '../runtime/compare.js';
+import {
+  compareColumns,
+  EXACT,
+  formatFieldDiff,
+  type ClassDiff,
+  type FieldDiff,
+  type MatchKeys,
+  type Tolerance,
+} from '../runtime/compare.js';
 import { UsageError } from '../runtime/index.js';
 import type { LoadedState } from '../runtime/state.js';
 import { CliUsageError, EXIT_FAILURE, EXIT_OK } from './errors.js';
@@ -50,8 +59,10 @@ files, one per class): per class the object counts, per field the largest differ
 the number of objects beyond the tolerance and the worst object. The rules are those of
 'smmo run --check' (runtime/compare.ts).
 
-Objects are matched by handle when both states hold the same handles, else by rank
-(i-th smallest handle of A with the i-th of B); references are equal when they point to
+Objects are matched by handle when both states hold the same handles, else by the app's
+match key where it has one (wa-tor's fish and sharks by their cell, for instance: objects
+created on several threads get their handles in another order), else by rank (i-th
+smallest handle of A with the i-th of B); references are equal when they point to
 matching objects. Values a, b are within tolerance when |a - b| <= X (--tol), or
 <= R * max(|a|, |b|) (--rel), or <= F * the field's largest finite |value| on either
 side (--field-rel); two NaNs are equal, NaN or an infinity against any other value is
@@ -136,7 +147,7 @@ export async function compareStates(dirA: string, dirB: string, tol: Partial<Tol
     }
     const a = readState(dirA, app.classes, app.name);
     const b = readState(dirB, app.classes, app.name);
-    return compareLoaded(a, b, tol);
+    return compareLoaded(a, b, tol, app.matchKeys);
   } catch (e) {
     if (e instanceof UsageError) throw new CliUsageError(`smmo compare: ${e.message}`);
     throw e;
@@ -144,8 +155,8 @@ export async function compareStates(dirA: string, dirB: string, tol: Partial<Tol
 }
 
 /** Compare two states of the same app (both read against the same classes): runtime/compare.ts. */
-export function compareLoaded(a: LoadedState, b: LoadedState, tol: Partial<Tolerance>): CompareReport {
-  const diff = compareColumns(a, b, full(tol));
+export function compareLoaded(a: LoadedState, b: LoadedState, tol: Partial<Tolerance>, keys: MatchKeys = {}): CompareReport {
+  const diff = compareColumns(a, b, full(tol), keys);
   return {
     ok: diff.ok,
     app: a.info.app,

@@ -46,6 +46,8 @@ export interface CheckReport {
   structure: string[];
   /** Classes whose objects were matched by rank (their handles differ). */
   rank: string[];
+  /** Classes matched by the app's match key (App.matchKeys), as 'Fish by position'. */
+  keyed: string[];
   worst: string;
   referenceSeconds: number;
 }
@@ -386,7 +388,7 @@ async function checkAgainstReference(
       await refDefrag?.after(ref, k + 1);
     }
     const referenceSeconds = (performance.now() - t0) / 1000;
-    const v = checkRuntimes(ref, rt, { reference: app.digest(ref), run: digest }, opts.tolerance);
+    const v = checkRuntimes(ref, rt, { reference: app.digest(ref), run: digest }, opts.tolerance, app.matchKeys);
     return {
       ok: v.ok,
       tolerance: v.tolerance,
@@ -394,6 +396,7 @@ async function checkAgainstReference(
       fields: v.fields,
       structure: v.structure,
       rank: v.rank,
+      keyed: v.keyed,
       worst: v.worst,
       referenceSeconds,
     };
@@ -461,6 +464,7 @@ export function formatSummary(r: RunReport): string {
     for (const [name, d] of Object.entries(c.fields)) rows.push(['', `${name.padEnd(22)} ${formatFieldDiff(d, ['reference', 'run'])}`]);
     for (const s of c.structure) rows.push(['', `objects differ: ${s}`]);
     for (const s of c.rank) rows.push(['', `${s}: objects matched by rank (the handles differ)`]);
+    for (const s of c.keyed) rows.push(['', `${s}: objects matched by key (the handles differ)`]);
   }
   if (r.divergence) rows.push(...divergenceRows(r.divergence, r.check ? formatCheckTolerance(r.check.tolerance) : ''));
   return rows.map(([k, v]) => `${k.padEnd(12)}${v}`).join('\n');

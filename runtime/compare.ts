@@ -17,7 +17,16 @@
  *    (`matchedBy: 'none'`) and fails whatever the tolerance. With equal counts objects are
  *    matched by handle when both sides hold the same handles, otherwise by rank: the i-th
  *    smallest handle of A with the i-th smallest of B (handles differ after --init, or
- *    when an allocator placed objects elsewhere in the same order).
+ *    when an allocator placed objects elsewhere in the same order). A class given a match
+ *    key (`keys`: class name → column; an app's App.matchKeys) whose handles differ is
+ *    matched by key instead: both sides' objects ordered by that column's value — for a
+ *    reference, by the rank of the object it names among the objects of its matched
+ *    classes, null first — ties in rank order, and paired in that order. That is what
+ *    objects created on several threads need: their handles, and so their rank, depend on
+ *    which thread allocated first, but a fish on cell 17 is the fish on cell 17
+ *    (`matchedBy: 'key'`). A key is used only when the column exists on both sides and, for
+ *    a reference, its target classes are matched by handle or rank; otherwise, and when
+ *    the key pairs the objects as their ranks do, the class is matched by rank.
  *  - References are equal when both are null, or when B's points to the object matched
  *    with the target of A's (looked up in every concrete class the field may point to);
  *    a reference into a class whose counts differ cannot be matched and differs. No
@@ -106,8 +115,8 @@ export interface FieldDiff {
 export interface ClassDiff {
   /** Object counts in A and B. */
   objects: [number, number];
-  /** 'handle' | 'rank' | 'none' (object counts differ: fields not compared). */
-  matchedBy: 'handle' | 'rank' | 'none';
+  /** 'handle' | 'rank' | 'key' | 'none' (object counts differ: fields not compared). */
+  matchedBy: 'handle' | 'rank' | 'key' | 'none';
   /** Column name → difference. */
   fields: Record<string, FieldDiff>;
 }
@@ -138,8 +147,11 @@ export function withinTolerance(a: number, b: number, scale: number, tol: Tolera
   return d <= tol.abs || d <= tol.rel * Math.max(Math.abs(a), Math.abs(b)) || d <= tol.fieldRel * scale;
 }
 
+/** Match keys: class name → the column (a number or a reference) that names an object of that class on both sides. */
+export type MatchKeys = Readonly<Record<string, string>>;
+
 /** Compare B with A (the reference) under `tol`: see the rules above. */
-export function compareColumns(a: ColumnSet, b: ColumnSet, tol: Tolerance): ColumnsDiff {
+export function compareColumns(a: ColumnSet, b: ColumnSet, tol: Tolerance, keys: MatchKeys = {}): ColumnsDiff {
   for (const k of ['abs', 'rel', 'fieldRel'] as const) {
     if (!(tol[k] >= 0 && Number.isFinite(tol[k])))
       throw new RangeError(`compareColumns: tolerance ${k} must be a finite number ≥ 0, got ${tol[k]}`);
@@ -151,7 +163,7 @@ export function compareColumns(a: ColumnSet, b: ColumnSet, tol: Tolerance): Colu
   for (const c of b.classes) if (!aNames.has(c.name)) missing.push(`${c.name}: only in B`);
 
   // How each class's objects match, for the fields and for references into it.
-  const match = new Map<string, 'handle' | 'rank' | 'none'>();
+  const match = new Map<string, 'handle' | 'rank' | 'key' | 'none'>();
   for (const ca of a.classes) {
     const cb = bByName.get(ca.name);
     if (cb === undefined) continue;
@@ -159,13 +171,28 @@ export function compareColumns(a: ColumnSet, b: ColumnSet, tol: Tolerance): Colu
     const same = n === cb.handles.length && ca.handles.every((h, k) => h === cb.handles[k]);
     match.set(ca.name, same ? 'handle' : n === cb.handles.length ? 'rank' : 'none');
   }
+  // Classes matched by key: B's row of each A row (after the handle and rank matches, which the keys may read).
+  const perms = new Map<string, Int32Array>();
+  for (const ca of a.classes) {
+    const key = keys[ca.name];
+    const cb = bByName.get(ca.name);
+    if (key === undefined || cb === undefined || match.get(ca.name) !== 'rank') continue;
+    const perm = keyMatch(a, b, ca, cb, key, match);
+    if (perm === null) continue;
+    perms.set(ca.name, perm);
+    match.set(ca.name, 'key');
+  }
   /** B's handle of the object matched with A's object `h` (a reference's target) among `targets`, or -1. */
   const corresponding = (h: number, targets: readonly ClassData[]): number => {
     for (const t of targets) {
       const r = indexOfSorted(t.handles, h);
       if (r < 0) continue;
       const how = match.get(t.name);
-      return how === 'handle' ? h : how === 'rank' ? bByName.get(t.name)!.handles[r]! : -1;
+      const tb = bByName.get(t.name);
+      if (how === 'handle') return h;
+      if (how === 'rank') return tb!.handles[r]!;
+      if (how === 'key') return tb!.handles[perms.get(t.name)![r]!]!;
+      return -1;
     }
     return -1;
   };
@@ -192,10 +219,11 @@ export function compareColumns(a: ColumnSet, b: ColumnSet, tol: Tolerance): Colu
         ok = false;
         continue;
       }
+      const perm = perms.get(ca.name) ?? null;
       const f =
         col.field.kind === 'ref'
-          ? compareRefs(ca, cb, col.values, other.values, targetsOf(a, col.field.target!), corresponding)
-          : compareNumbers(col.field.kind, ca, cb, col.values, other.values, tol);
+          ? compareRefs(ca, cb, col.values, other.values, targetsOf(a, col.field.target!), corresponding, perm)
+          : compareNumbers(col.field.kind, ca, cb, col.values, other.values, tol, perm);
       diff.fields[col.name] = f;
       if (f.beyond > 0) ok = false;
       if (f.maxAbs === 0 && f.beyond === 0) continue;
@@ -224,7 +252,77 @@ function targetsOf(a: ColumnSet, target: NonNullable<ClassData['columns'][number
 
 type Values = ArrayLike<number>;
 
-function compareNumbers(kind: ScalarKind, ca: ClassData, cb: ClassData, va: Values, vb: Values, tol: Tolerance): FieldDiff {
+/**
+ * B's row for each A row of a class matched by `key` (the rules above), or null when the key
+ * cannot be used (no such column on both sides, a reference into classes not matched by
+ * handle or rank) or pairs the objects as rank does (the class is then said to be
+ * matched by rank).
+ */
+function keyMatch(
+  a: ColumnSet,
+  b: ColumnSet,
+  ca: ClassData,
+  cb: ClassData,
+  key: string,
+  match: ReadonlyMap<string, 'handle' | 'rank' | 'key' | 'none'>,
+): Int32Array | null {
+  const colA = ca.columns.find((c) => c.name === key);
+  const colB = cb.columns.find((c) => c.name === key);
+  if (colA === undefined || colB === undefined || colA.field.kind !== colB.field.kind) return null;
+  let keyA: Float64Array;
+  let keyB: Float64Array;
+  if (colA.field.kind === 'ref') {
+    const targetsA = targetsOf(a, colA.field.target!);
+    if (targetsA.some((t) => match.get(t.name) !== 'handle' && match.get(t.name) !== 'rank')) return null;
+    const byName = new Map(b.classes.map((c) => [c.name, c]));
+    const targetsB = targetsA.map((t) => byName.get(t.name)!);
+    keyA = refKeys(colA.values, targetsA);
+    keyB = refKeys(colB.values, targetsB);
+  } else {
+    keyA = Float64Array.from(colA.values);
+    keyB = Float64Array.from(colB.values);
+  }
+  const order = (k: Float64Array): Int32Array => Int32Array.from(k.keys()).sort((x, y) => (k[x]! < k[y]! ? -1 : k[x]! > k[y]! ? 1 : x - y));
+  const oa = order(keyA);
+  const ob = order(keyB);
+  const perm = new Int32Array(oa.length);
+  let identity = true;
+  for (let i = 0; i < oa.length; i++) {
+    perm[oa[i]!] = ob[i]!;
+    if (oa[i] !== ob[i]) identity = false;
+  }
+  return identity ? null : perm; // the key pairs the objects as their ranks do: 'rank'
+}
+
+/** A reference column as sortable keys: the position of the named object among `targets` (class by class, by rank), −1 for null or an object in none of them. */
+function refKeys(values: Values, targets: readonly ClassData[]): Float64Array {
+  const out = new Float64Array(values.length);
+  for (let r = 0; r < values.length; r++) {
+    const h = values[r]!;
+    let k = -1;
+    let before = 0;
+    for (const t of targets) {
+      const i = h === 0 ? -1 : indexOfSorted(t.handles, h);
+      if (i >= 0) {
+        k = before + i;
+        break;
+      }
+      before += t.handles.length;
+    }
+    out[r] = k;
+  }
+  return out;
+}
+
+function compareNumbers(
+  kind: ScalarKind,
+  ca: ClassData,
+  cb: ClassData,
+  va: Values,
+  vb: Values,
+  tol: Tolerance,
+  perm: Int32Array | null,
+): FieldDiff {
   const n = ca.handles.length;
   let scale = 0;
   for (const v of [va, vb]) {
@@ -235,13 +333,14 @@ function compareNumbers(kind: ScalarKind, ca: ClassData, cb: ClassData, va: Valu
   }
   const f: FieldDiff = { kind, maxAbs: 0, scale, rel: 0, beyond: 0, worst: null };
   for (let r = 0; r < n; r++) {
+    const rb = perm === null ? r : perm[r]!;
     const x = va[r]!;
-    const y = vb[r]!;
+    const y = vb[rb]!;
     const d = valueDiff(x, y);
     if (d === 0) continue;
     if (d > f.maxAbs) {
       f.maxAbs = d;
-      f.worst = { handleA: ca.handles[r]!, handleB: cb.handles[r]!, a: x, b: y };
+      f.worst = { handleA: ca.handles[r]!, handleB: cb.handles[rb]!, a: x, b: y };
     }
     if (!withinTolerance(x, y, scale, tol)) f.beyond++;
   }
@@ -256,14 +355,16 @@ function compareRefs(
   vb: Values,
   targets: readonly ClassData[],
   corresponding: (h: number, targets: readonly ClassData[]) => number,
+  perm: Int32Array | null,
 ): FieldDiff {
   const f: FieldDiff = { kind: 'ref', maxAbs: 0, scale: 0, rel: 0, beyond: 0, worst: null };
   for (let r = 0; r < ca.handles.length; r++) {
+    const rb = perm === null ? r : perm[r]!;
     const x = va[r]!;
-    const y = vb[r]!;
+    const y = vb[rb]!;
     if (x === 0 || y === 0 ? x === y : corresponding(x, targets) === y) continue;
     f.beyond++;
-    f.worst ??= { handleA: ca.handles[r]!, handleB: cb.handles[r]!, a: x, b: y };
+    f.worst ??= { handleA: ca.handles[r]!, handleB: cb.handles[rb]!, a: x, b: y };
   }
   return f;
 }

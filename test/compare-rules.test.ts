@@ -468,3 +468,52 @@ test('smmo compare --help: the flags, each with its description', (t) => {
     '  -h, --help      show this help',
   ]);
 });
+
+// ------------------------------------------------------------------ match keys
+
+test('match keys: objects whose handles differ are paired by the key column, not by rank', (t) => {
+  // Cells 10, 11, 12 on both sides (matched by handle). A's fish: handle 1 on cell 12, 2 on cell 10, 3 on cell 11.
+  // B holds the same fish in another allocation order: 5 on cell 10, 6 on cell 11, 7 on cell 12.
+  const cells = cls('Cell', [10, 11, 12], { food: ['u32', [1, 2, 3]] });
+  const a = set(
+    cells,
+    cls('Fish', [1, 2, 3], { cell: ['ref', [12, 10, 11], CELL], age: ['u32', [30, 10, 20]], pal: ['ref', [2, 3, 1], ANIMAL] }),
+  );
+  const b = set(
+    cells,
+    cls('Fish', [5, 6, 7], { cell: ['ref', [10, 11, 12], CELL], age: ['u32', [10, 20, 30]], pal: ['ref', [6, 7, 5], ANIMAL] }),
+  );
+  const byRank = compareColumns(a, b, tol());
+  t.false(byRank.ok, 'by rank the fish are paired wrongly');
+  t.is(byRank.classes['Fish']!.matchedBy, 'rank');
+  const byKey = compareColumns(a, b, tol(), { Fish: 'cell' });
+  t.true(byKey.ok, JSON.stringify(byKey.classes['Fish']));
+  t.is(byKey.classes['Fish']!.matchedBy, 'key');
+  t.is(byKey.classes['Cell']!.matchedBy, 'handle');
+  // References into a class matched by key follow the key's pairing (pal: A's 2 ↔ B's 5, its fish on cell 10).
+  t.is(byKey.classes['Fish']!.fields['pal']!.beyond, 0);
+  // A numeric key works the same way; a real difference is still found, and named by both handles.
+  const a2 = set(cls('Fish', [1, 2, 3], { id: ['u32', [7, 5, 6]], age: ['u32', [30, 10, 20]] }));
+  const b2 = set(cls('Fish', [4, 8, 9], { id: ['u32', [5, 6, 7]], age: ['u32', [10, 21, 30]] }));
+  const d = compareColumns(a2, b2, tol(), { Fish: 'id' });
+  t.is(d.classes['Fish']!.matchedBy, 'key');
+  t.false(d.ok);
+  t.is(d.classes['Fish']!.fields['age']!.beyond, 1);
+  t.deepEqual(d.classes['Fish']!.fields['age']!.worst, { handleA: 3, handleB: 8, a: 20, b: 21 });
+});
+
+test('match keys: a key that cannot be used falls back to rank (no such column, a reference into a class matched by key or not at all)', (t) => {
+  const a = set(cls('Fish', [1, 2], { age: ['u32', [1, 2]] }));
+  const b = set(cls('Fish', [3, 4], { age: ['u32', [1, 2]] }));
+  t.is(compareColumns(a, b, tol(), { Fish: 'nope' }).classes['Fish']!.matchedBy, 'rank');
+  // Sharks keyed by a reference to fish, which are themselves matched by key: not used.
+  const a3 = set(cls('Fish', [1, 2], { id: ['u32', [2, 1]] }), cls('Shark', [9], { prey: ['ref', [1], ANIMAL] }));
+  const b3 = set(cls('Fish', [3, 4], { id: ['u32', [1, 2]] }), cls('Shark', [8], { prey: ['ref', [4], ANIMAL] }));
+  const d = compareColumns(a3, b3, tol(), { Fish: 'id', Shark: 'prey' });
+  t.is(d.classes['Fish']!.matchedBy, 'key');
+  t.is(d.classes['Shark']!.matchedBy, 'rank');
+  t.true(d.ok, 'the shark still refers to the matching fish (id 2 on both sides)');
+  // Counts that differ: no matching at all, key or not.
+  const e = compareColumns(a, set(cls('Fish', [3], { age: ['u32', [1]] })), tol(), { Fish: 'age' });
+  t.is(e.classes['Fish']!.matchedBy, 'none');
+});

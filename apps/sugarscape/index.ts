@@ -21,5 +21,7 @@ const app: App = {
   picture,
   // Cells are ranked by handle (apps/grid.ts) and never deleted: only the agents move.
   defrag: { classes: [Agent], results: 'exact' },
+  // Agents created on several threads get handles in any order: --check matches them by their cell.
+  matchKeys: { Male: 'cell', Female: 'cell' },
 };
 export default app;

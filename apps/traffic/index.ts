@@ -15,5 +15,7 @@ const app: App = {
   digest,
   picture,
   defrag: { classes: CLASSES, results: 'exact' },
+  // Agents created on several threads get handles in any order: --check matches them by their cell.
+  matchKeys: { Car: 'position' },
 };
 export default app;
