@@ -48,10 +48,11 @@ import type { SmmoClass } from '../schema.js';
 import type { TypeLayout } from '../layout.js';
 import { BufferUsage, GpuContext } from './device.js';
 import type { GpuRunnerStats, WebGpuOptions } from './options.js';
-import { GpuError } from './errors.js';
+import { GpuError, GpuHeapError } from './errors.js';
+import { GpuRanks } from './ranks.js';
 import { GpuHeap } from './gpu-heap.js';
 import { declaredMethods, kernelFor, type KernelSpec, type WgslKernel } from '../kernel-spec.js';
-import { kernelKey, kernelMismatch, kernelValues } from './wgsl-kernels.js';
+import { kernelClassMismatch, kernelKey, kernelMismatch, kernelValues } from './wgsl-kernels.js';
 import { loadWgsl, overridesOf, wgslPrelude } from './wgsl.js';
 
 const MAX_IN_FLIGHT = 3;
@@ -103,6 +104,14 @@ export class GpuRunner {
   private readonly counters = { gpuPasses: 0, fallbackPasses: 0, dispatches: 0, submits: 0, snapshots: 0 };
   private readonly fallbacks: Record<string, { passes: number; reason: string }> = {};
   private readonly tunablesUsed: Record<string, Record<string, number>> = {};
+  /** Rank tables by type id (kernels that declare `ranks`: ranks.ts). */
+  private readonly ranked = new Map<number, GpuRanks>();
+  /** Host snapshots taken so far (a rank table made at an older one is remade at the next host snapshot). */
+  private hostSnapshots = 0;
+  private readonly ranksMadeAt = new Map<number, number>();
+  /** Status words [STATUS_* bits, failed invocations] of allocating kernels (binding 4), and whether one ran since the last check. */
+  private statusBuffer: GPUBuffer | null = null;
+  private statusUnchecked = false;
 
   private constructor(
     readonly rt: GpuHost,
@@ -168,7 +177,7 @@ export class GpuRunner {
     if (spec === null) return { reason: `${t.name} declares no kernel for ${method} (static [KERNELS])` };
     const kernel = spec.wgsl;
     if (!kernel) return { reason: `the kernel declaration of ${t.name}.${method} has no WGSL kernel` };
-    const why = kernelMismatch(kernel, t, spec);
+    const why = kernelMismatch(kernel, t, spec) ?? kernelClassMismatch(kernel, this.rt.table);
     return why === null
       ? { kernel, type: t, spec, label: kernelKey(t.name, method) }
       : { reason: `WGSL kernel ${kernel.file} does not fit: ${why}` };
@@ -234,12 +243,14 @@ export class GpuRunner {
 
   private async runKernel(r: Resolved, args: readonly unknown[]): Promise<void> {
     const { kernel: k, type: t, label } = r;
-    if (args.length !== k.args.length) {
+    if (args.length !== k.args.length + (k.unusedArgs ?? 0)) {
       throw new UsageError(
-        `parallelDo(${label}): the WGSL kernel takes ${k.args.length} argument(s) (${k.args.join(', ')}), got ${args.length}`,
+        `parallelDo(${label}): the WGSL kernel takes ${k.args.length} argument(s) (${k.args.join(', ')})` +
+          `${k.unusedArgs ? ` and ${k.unusedArgs} it does not read` : ''}, got ${args.length}`,
       );
     }
     await this.ensureSnapshot();
+    if (k.ranks !== undefined) await this.ensureRanks(this.typeNamed(k.ranks)!);
     const lists = this.lists!;
     const start = lists[2 * t.id]!;
     const count = lists[2 * t.id + 1]!;
@@ -255,7 +266,8 @@ export class GpuRunner {
       const split = k.dispatch === 'split-reduce' ? (consts['SPLIT'] ?? 1) : 1;
       if (split > 1) this.ensureScratch(split * invocations * 8);
       const entry = this.paramEntry(r, start, count, args);
-      this.dispatch(main, this.bindGroup(entry, main, 'main', k.dispatch === 'split-reduce'), groups, split);
+      this.dispatch(main, this.bindGroup(entry, main, 'main', k.dispatch === 'split-reduce', k), groups, split);
+      if (k.allocates) this.statusUnchecked = true;
       if (reduce) this.dispatch(reduce, this.bindGroup(entry, reduce, 'reduce', true), groups, 1);
     }
     this.gheap.gpuNewer = true;
@@ -274,6 +286,9 @@ export class GpuRunner {
     const { kernel: k, type: t, spec, label } = r;
     const consts: Record<string, number> = { ...k.tunables, ...(this.tunables[label] ?? {}), ...kernelValues(k, spec) };
     for (const name of Object.keys(k.fields)) consts[`F_${name}`] = t.fields.find((f) => f.name === name)!.offsets[0]!;
+    for (const [name, c] of Object.entries(k.classFields ?? {}))
+      consts[`F_${name}`] = this.typeNamed(c.class)!.fields.find((f) => f.name === c.field)!.offsets[0]!;
+    for (const [name, cls] of Object.entries(k.typeIds ?? {})) consts[name] = this.typeNamed(cls)!.id;
     const wg = consts['WG'];
     if (wg === undefined || !Number.isInteger(wg) || wg < 1 || wg > this.gpu.info.maxComputeInvocationsPerWorkgroup) {
       throw new UsageError(`${label}: WG=${wg} must be an integer in 1…${this.gpu.info.maxComputeInvocationsPerWorkgroup}`);
@@ -297,9 +312,57 @@ export class GpuRunner {
   private async ensureSnapshot(): Promise<void> {
     if (this.lists !== null && !this.gheap.hostNewer) return;
     if (this.gheap.gpuNewer) await this.gheap.download(() => this.submitNow());
+    await this.checkStatus();
     this.lists = this.rt.main.snapshot();
     this.counters.snapshots++;
+    this.hostSnapshots++;
     this.gheap.upload();
+  }
+
+  /** The type named `name` (a concrete class of the runtime), or undefined. */
+  private typeNamed(name: string): TypeLayout | undefined {
+    return this.rt.table.types.find((t) => t.name === name);
+  }
+
+  /** The rank table of `t` (ranks.ts), remade from the host heap if a host snapshot was taken since it was made (R1, R2). */
+  private async ensureRanks(t: TypeLayout): Promise<void> {
+    let r = this.ranked.get(t.id);
+    if (r === undefined) this.ranked.set(t.id, (r = new GpuRanks(this.gpu, t)));
+    if (this.ranksMadeAt.get(t.id) === this.hostSnapshots && r.buffer !== null) return;
+    // The host heap is current right after a host snapshot; otherwise (a table first needed after GPU passes) bring it.
+    if (this.gheap.gpuNewer) {
+      await this.gheap.download(() => this.submitNow());
+      await this.checkStatus();
+    }
+    const destroyOld = r.refresh(this.rt.heap, this.lists ?? this.rt.main.snapshot());
+    if (destroyOld) this.afterSubmit(destroyOld);
+    this.ranksMadeAt.set(t.id, this.hostSnapshots);
+  }
+
+  /** The status buffer of allocating kernels (binding 4), created on first use. */
+  private status(): GPUBuffer {
+    this.statusBuffer ??= this.gpu.device.createBuffer({
+      size: 16,
+      usage: BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST,
+      label: 'smmo allocator status',
+    });
+    return this.statusBuffer;
+  }
+
+  /**
+   * After allocating kernels ran: read their status words (8 bytes) and raise GpuHeapError
+   * if an invocation failed (heap full, retry cap, bad free). Called whenever the heap is
+   * brought to the host or a host snapshot is taken, so a failure is reported before the
+   * host reads or re-lists the heap.
+   */
+  private async checkStatus(): Promise<void> {
+    if (!this.statusUnchecked || this.statusBuffer === null) return;
+    this.statusUnchecked = false;
+    const st = new Uint32Array(await this.readBuffer(this.statusBuffer, 8));
+    if (st[0] !== 0) {
+      this.gpu.device.queue.writeBuffer(this.statusBuffer, 0, new Uint32Array(4));
+      throw new GpuHeapError(st[0]!, st[1]!);
+    }
   }
 
   private ensureScratch(bytes: number): void {
@@ -350,8 +413,9 @@ export class GpuRunner {
     return e;
   }
 
-  private bindGroup(e: ParamEntry, pipeline: GPUComputePipeline, entry: string, withScratch: boolean): GPUBindGroup {
-    const key = `${entry}|${this.scratchGeneration}`;
+  private bindGroup(e: ParamEntry, pipeline: GPUComputePipeline, entry: string, withScratch: boolean, k?: WgslKernel): GPUBindGroup {
+    const ranks = k?.ranks === undefined ? undefined : this.ranked.get(this.typeNamed(k.ranks)!.id);
+    const key = `${entry}|${this.scratchGeneration}|${ranks?.generation ?? -1}`;
     let bg = e.bindGroups.get(key);
     if (bg === undefined) {
       const entries: GPUBindGroupEntry[] = [
@@ -359,6 +423,8 @@ export class GpuRunner {
         { binding: 1, resource: { buffer: e.buffer } },
       ];
       if (withScratch) entries.push({ binding: 2, resource: { buffer: this.scratch } });
+      if (ranks?.buffer) entries.push({ binding: 3, resource: { buffer: ranks.buffer } });
+      if (k?.allocates) entries.push({ binding: 4, resource: { buffer: this.status() } });
       bg = this.gpu.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
       e.bindGroups.set(key, bg);
     }
@@ -530,6 +596,7 @@ export class GpuRunner {
     this.live('toHost');
     if (this.gheap.gpuNewer) await this.gheap.download(() => this.submitNow());
     else this.submitNow();
+    await this.checkStatus();
   }
 
   /** Tell the runner the host changed the heap (objects created/deleted, fields written): re-upload and re-snapshot before the next GPU pass. */
@@ -569,6 +636,8 @@ export class GpuRunner {
         await this.gpu.device.queue.onSubmittedWorkDone().catch(() => undefined);
         for (const e of this.params.values()) e.buffer.destroy();
         this.scratch.destroy();
+        for (const r of this.ranked.values()) r.destroy();
+        this.statusBuffer?.destroy();
         this.gheap.destroy();
       }
       if (this.ownsGpu) await this.gpu.close();
