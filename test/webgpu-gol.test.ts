@@ -15,6 +15,7 @@
  */
 import test from 'ava';
 import { createRuntime, type Runtime } from '../index.js';
+import { Candidate } from '../apps/game-of-life/model.js';
 import {
   adoptGrid,
   aliveCells,
@@ -27,6 +28,8 @@ import {
   type GolStart,
 } from '../apps/game-of-life/gol.js';
 import { GpuContext, webgpuPackageAvailable } from '../runtime/webgpu/device.js';
+import { GpuHeapError, STATUS } from '../runtime/webgpu/errors.js';
+import { kernelClassMismatch } from '../runtime/webgpu/wgsl-kernels.js';
 
 const available = await webgpuPackageAvailable();
 const SKIP = '[skipped: the optional npm package `webgpu` is not installed; `npm install` installs it]';
@@ -154,4 +157,138 @@ gtest(title('a glider moves one cell diagonally every 4 generations (hand-checke
   } finally {
     await rt.close();
   }
+});
+
+gtest(
+  title(
+    'the snapshot after an allocating kernel is taken on the GPU: no heap transfer between steps; its lists and iteration words are the host snapshot’s',
+  ),
+  async (t) => {
+    const start = randomStart(40, 40, 0.35, 3);
+    const ref = await runtimeFor(start, 'ts');
+    const rt = await runtimeFor(start, 'webgpu');
+    try {
+      const gpuRunner = rt.gpu!;
+      const before = gpuRunner.stats;
+      for (let i = 0; i < 6; i++) {
+        await step(ref);
+        await step(rt);
+      }
+      // The step ended with an allocating pass: a non-allocating one (it writes only `action`) takes the next snapshot.
+      await rt.parallelDo(Candidate, 'prepare', 40, 40);
+      const s = gpuRunner.stats;
+      t.is(
+        s.gpuSnapshots - before.gpuSnapshots,
+        6 * 3 + 1,
+        'after Alive.createCandidates, Candidate.update and Alive.update of every step',
+      );
+      t.is(s.snapshots - before.snapshots, 6 * 3 + 1, 'no host snapshot');
+      t.is(s.downloads, before.downloads, 'no download');
+      t.is(s.uploads, before.uploads, 'no upload');
+      // The GPU's lists (G1): per concrete type exactly its allocated blocks, iteration word = allocation word without high bits.
+      const lists = gpuRunner.passLists!;
+      await gpuRunner.toHost();
+      const heap = rt.heap;
+      const listWord = heap.plan.blockListOffset >>> 2;
+      let at = 0;
+      for (const id of rt.table.concreteIds) {
+        const type = rt.table.types[id]!;
+        t.is(lists[2 * id], at, `${type.name}: list start in type-id order`);
+        const listed = [...heap.u32.subarray(listWord + lists[2 * id]!, listWord + lists[2 * id]! + lists[2 * id + 1]!)].sort(
+          (a, b) => a - b,
+        );
+        const out = new Uint32Array(heap.numBlocks);
+        const n = heap.allocated[id]!.indices(out, 0);
+        t.deepEqual(listed, [...out.subarray(0, n)], `${type.name}: the listed blocks are its allocated blocks`);
+        for (const b of listed) {
+          const w = heap.blockWord(b);
+          t.is(heap.i32[w + 1], heap.i32[w]! & ~type.highMask, `${type.name} block ${b}: iteration word`);
+        }
+        at += n;
+      }
+      await rt.sync();
+      t.is(digest(rt), digest(ref));
+    } finally {
+      await rt.close();
+      await ref.close();
+    }
+  },
+);
+
+gtest(
+  title("webgpu.snapshot 'host' gives the same digests (the heap goes to the host and back after every allocating pass)"),
+  async (t) => {
+    const start = randomStart(32, 32, 0.3, 5);
+    const ref = await runtimeFor(start, 'ts');
+    const rt = await createRuntime({
+      classes: CLASSES,
+      heap: HEAP,
+      seed: 1,
+      threads: 1,
+      backend: 'webgpu',
+      webgpu: { gpu: gpu!, snapshot: 'host' },
+    });
+    try {
+      await init(rt, start);
+      for (let i = 0; i < 5; i++) {
+        await step(ref);
+        await step(rt);
+      }
+      const s = rt.gpu!.stats;
+      t.is(s.gpuSnapshots, 0);
+      t.is(s.snapshots, 1 + 5 * 3);
+      await rt.sync();
+      t.is(digest(rt), digest(ref));
+      rt.validateHeap();
+    } finally {
+      await rt.close();
+      await ref.close();
+    }
+  },
+);
+
+gtest(title('a heap too small for the run: GpuHeapError (heap full) at the next snapshot, as TypeScript runs out too'), async (t) => {
+  // 80 × 80 cells take 200 of the heap's 327 blocks; the agents need more than the rest (measured: TypeScript fails in step 1).
+  const start = randomStart(80, 80, 0.3, 7);
+  const tiny = { classes: CLASSES, heap: 1114112, seed: 1, threads: 1 } as const;
+  const ref = await createRuntime(tiny);
+  const rt = await createRuntime({ ...tiny, backend: 'webgpu', webgpu: { gpu: gpu! } });
+  try {
+    await t.throwsAsync(
+      async () => {
+        await init(ref, start);
+        for (let i = 0; i < 5; i++) await step(ref);
+      },
+      { message: /heap exhausted/ },
+    );
+    const e = await t.throwsAsync(
+      async () => {
+        await init(rt, start);
+        for (let i = 0; i < 5; i++) await step(rt);
+        await rt.sync();
+      },
+      { instanceOf: GpuHeapError },
+    );
+    t.true((e!.codes & STATUS.HEAP_FULL) !== 0, e!.message);
+    t.true(e!.failedInvocations > 0);
+  } finally {
+    await rt.close();
+    await ref.close();
+  }
+});
+
+gtest(title('a kernel that would create objects of the class it ranks is refused (falls back to TypeScript with the reason)'), (t) => {
+  const table = { types: [{ name: 'Cell', abstract: false, fields: [] }] } as unknown as Parameters<typeof kernelClassMismatch>[1];
+  const k = {
+    file: 'x.wgsl',
+    fields: {},
+    args: [],
+    tunables: { WG: 32 },
+    dispatch: 'per-object',
+    ranks: 'Cell',
+    typeIds: { T: 'Cell' },
+  } as const;
+  t.regex(kernelClassMismatch(k, table) ?? '', /creates Cell objects, whose rank table it reads/);
+  t.regex(kernelClassMismatch({ ...k, typeIds: { T: 'Nope' } }, table) ?? '', /class Nope, which is not in the runtime/);
+  t.is(kernelClassMismatch({ ...k, typeIds: {} }, table), null);
 });

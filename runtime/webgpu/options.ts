@@ -42,6 +42,12 @@ export interface WebGpuOptions extends GpuOptions {
   tunables?: Record<string, Record<string, number>>;
   /** Do-alls encoded before a submit (default 32). */
   passesPerSubmit?: number;
+  /**
+   * Where the pass snapshot is re-taken after an allocating WGSL kernel: 'gpu' (default;
+   * runtime/webgpu/gpu-snapshot.ts, a read-back of 16 bytes per class) or 'host' (the heap
+   * is downloaded, ThreadContext.snapshot() runs, the heap is uploaded again).
+   */
+  snapshot?: 'gpu' | 'host';
 }
 
 export interface GpuRunnerStats {
@@ -58,6 +64,8 @@ export interface GpuRunnerStats {
   dispatches: number;
   submits: number;
   snapshots: number;
+  /** Of `snapshots`, those taken on the GPU (options.snapshot 'gpu'). */
+  gpuSnapshots: number;
   uploads: number;
   uploadBytes: number;
   downloads: number;

@@ -50,6 +50,7 @@ import { BufferUsage, GpuContext } from './device.js';
 import type { GpuRunnerStats, WebGpuOptions } from './options.js';
 import { GpuError, GpuHeapError } from './errors.js';
 import { GpuRanks } from './ranks.js';
+import { GpuSnapshot } from './gpu-snapshot.js';
 import { GpuHeap } from './gpu-heap.js';
 import { declaredMethods, kernelFor, type KernelSpec, type WgslKernel } from '../kernel-spec.js';
 import { kernelClassMismatch, kernelKey, kernelMismatch, kernelValues } from './wgsl-kernels.js';
@@ -101,7 +102,7 @@ export class GpuRunner {
   private scratch: GPUBuffer;
   private scratchGeneration = 0;
   private closed = false;
-  private readonly counters = { gpuPasses: 0, fallbackPasses: 0, dispatches: 0, submits: 0, snapshots: 0 };
+  private readonly counters = { gpuPasses: 0, fallbackPasses: 0, dispatches: 0, submits: 0, snapshots: 0, gpuSnapshots: 0 };
   private readonly fallbacks: Record<string, { passes: number; reason: string }> = {};
   private readonly tunablesUsed: Record<string, Record<string, number>> = {};
   /** Rank tables by type id (kernels that declare `ranks`: ranks.ts). */
@@ -112,6 +113,9 @@ export class GpuRunner {
   /** Status words [STATUS_* bits, failed invocations] of allocating kernels (binding 4), and whether one ran since the last check. */
   private statusBuffer: GPUBuffer | null = null;
   private statusUnchecked = false;
+  /** options.snapshot; the GPU snapshot's buffers (gpu-snapshot.ts), made on first use. */
+  private readonly snapshotWhere: 'gpu' | 'host';
+  private snapshotter: GpuSnapshot | null = null;
 
   private constructor(
     readonly rt: GpuHost,
@@ -121,6 +125,9 @@ export class GpuRunner {
     this.ownsGpu = options.gpu === undefined;
     this.tunables = options.tunables ?? {};
     this.passesPerSubmit = Math.max(1, options.passesPerSubmit ?? 32);
+    if (options.snapshot !== undefined && options.snapshot !== 'gpu' && options.snapshot !== 'host')
+      throw new UsageError(`webgpu.snapshot must be 'gpu' or 'host', got ${String(options.snapshot)}`);
+    this.snapshotWhere = options.snapshot ?? 'gpu';
     this.gheap = new GpuHeap(gpu, rt.heap);
     this.prelude = wgslPrelude(rt.heap);
     this.scratch = gpu.device.createBuffer({ size: 256, usage: BufferUsage.STORAGE, label: 'smmo scratch' });
@@ -152,6 +159,11 @@ export class GpuRunner {
       downloads: t.downloads,
       downloadBytes: t.downloadBytes,
     };
+  }
+
+  /** The block lists [start, count] per type id of the current pass snapshot (host or GPU), or null when it must be re-taken (tests). */
+  get passLists(): Int32Array | null {
+    return this.lists === null ? null : this.lists.slice();
   }
 
   /** Whether the GPU copy holds changes the host heap lacks (call toHost() before reading the heap). */
@@ -311,12 +323,49 @@ export class GpuRunner {
   /** Take the host snapshot (block lists + iteration bitmaps) if the current one is stale, and upload. */
   private async ensureSnapshot(): Promise<void> {
     if (this.lists !== null && !this.gheap.hostNewer) return;
+    if (this.snapshotWhere === 'gpu' && this.gheap.gpuNewer && !this.gheap.hostNewer) return this.gpuSnapshot();
     if (this.gheap.gpuNewer) await this.gheap.download(() => this.submitNow());
     await this.checkStatus();
     this.lists = this.rt.main.snapshot();
     this.counters.snapshots++;
     this.hostSnapshots++;
     this.gheap.upload();
+  }
+
+  /** The snapshot on the GPU (gpu-snapshot.ts G1–G3): no heap transfer, one small read-back. */
+  private async gpuSnapshot(): Promise<void> {
+    this.snapshotter ??= new GpuSnapshot({
+      device: this.gpu.device,
+      heapBuffer: this.gheap.buffer,
+      numTypes: this.rt.table.types.length,
+      numBlocks: this.rt.heap.numBlocks,
+      pipeline: (entry, consts) => this.pipeline('snapshot.wgsl', [], entry, consts),
+      dispatch: (p, bg, groups) => this.dispatch(p, bg, groups),
+      clear: (buffer) => {
+        this.endPass();
+        this.encoder ??= this.gpu.device.createCommandEncoder();
+        this.encoder.clearBuffer(buffer);
+      },
+      copy: (src, so, dst, dso, bytes) => this.copy(src, so, dst, dso, bytes),
+      readBuffer: (src, bytes) => this.readBuffer(src, bytes),
+    });
+    const r = await this.snapshotter.take(this.statusUnchecked ? this.statusBuffer : null);
+    this.statusUnchecked = false;
+    if (r.status[0] !== 0) {
+      this.gpu.device.queue.writeBuffer(this.statusBuffer!, 0, new Uint32Array(4));
+      throw new GpuHeapError(r.status[0], r.status[1]);
+    }
+    for (const [id, table] of this.ranked) {
+      if (table.buffer !== null && r.objects[id] !== table.handles.length) {
+        throw new GpuError(
+          `${table.t.name} objects were created or deleted on the GPU (${table.handles.length} → ${r.objects[id]}), but a WGSL kernel ranks them ` +
+            '(runtime/webgpu/ranks.ts R2): kernels must not create or delete objects of a class they rank',
+        );
+      }
+    }
+    this.lists = r.lists;
+    this.counters.snapshots++;
+    this.counters.gpuSnapshots++;
   }
 
   /** The type named `name` (a concrete class of the runtime), or undefined. */
@@ -638,6 +687,7 @@ export class GpuRunner {
         this.scratch.destroy();
         for (const r of this.ranked.values()) r.destroy();
         this.statusBuffer?.destroy();
+        this.snapshotter?.destroy();
         this.gheap.destroy();
       }
       if (this.ownsGpu) await this.gpu.close();
