@@ -15,7 +15,7 @@
  */
 import test from 'ava';
 import { createRuntime, type Runtime } from '../index.js';
-import { Candidate } from '../apps/game-of-life/model.js';
+import { Candidate, Cell } from '../apps/game-of-life/model.js';
 import {
   adoptGrid,
   aliveCells,
@@ -91,6 +91,11 @@ gtest(
         t.is(digest(rt), digest(ref), `after step ${i}`);
       }
       t.true(aliveCells(ref).length > 100, 'the field is still busy (the comparison means something)');
+      // The grid check notices a broken cell (it can fail): a cell whose state no longer says what its agent is.
+      let first = 0;
+      ref.deviceDo(Cell, (c) => void (first ||= c.agent !== null ? c.handle : 0));
+      ref.get(Cell, first).state ^= 1;
+      t.throws(() => checkGrid(ref, start), { message: /has state/ });
       const s = rt.stats();
       t.deepEqual(Object.keys(s.backend.methods).sort(), PASSES);
       t.true(
