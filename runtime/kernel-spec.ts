@@ -103,6 +103,13 @@ export interface WgslKernel {
    * neither created nor deleted while such kernels run (runtime/webgpu/ranks.ts).
    */
   readonly ranks?: string;
+  /**
+   * The kernel reads its list start and count from binding 5 (`lists: array<u32>`, words
+   * 4·T + 0 = count and 4·T + 1 = start, T = its type id, Params word 2) instead of the
+   * Params uniform, so that after a GPU snapshot the runner can dispatch it indirectly
+   * without reading the lists back (runtime/webgpu/gpu-snapshot.ts G4).
+   */
+  readonly gpuLists?: boolean;
   /** Floating-point operations per object pair or object, for benchmark reports (documented in the .wgsl). */
   readonly flops?: { perPair?: number; perObject?: number };
 }

@@ -190,8 +190,10 @@ gtest(
       t.is(s.snapshots - before.snapshots, 6 * 3 + 1, 'no host snapshot');
       t.is(s.downloads, before.downloads, 'no download');
       t.is(s.uploads, before.uploads, 'no upload');
+      t.is(s.listReadbacks, before.listReadbacks, 'no read-back: the kernels read their lists on the GPU, dispatched indirectly');
       // The GPU's lists (G1): per concrete type exactly its allocated blocks, iteration word = allocation word without high bits.
-      const lists = gpuRunner.passLists!;
+      const lists = (await gpuRunner.readPassLists())!;
+      t.is(gpuRunner.stats.listReadbacks, before.listReadbacks + 1);
       await gpuRunner.toHost();
       const heap = rt.heap;
       const listWord = heap.plan.blockListOffset >>> 2;
@@ -220,9 +222,8 @@ gtest(
   },
 );
 
-gtest(
-  title("webgpu.snapshot 'host' gives the same digests (the heap goes to the host and back after every allocating pass)"),
-  async (t) => {
+for (const mode of ['host', 'gpu-readback'] as const) {
+  gtest(title(`webgpu.snapshot '${mode}' gives the same digests`), async (t) => {
     const start = randomStart(32, 32, 0.3, 5);
     const ref = await runtimeFor(start, 'ts');
     const rt = await createRuntime({
@@ -231,7 +232,7 @@ gtest(
       seed: 1,
       threads: 1,
       backend: 'webgpu',
-      webgpu: { gpu: gpu!, snapshot: 'host' },
+      webgpu: { gpu: gpu!, snapshot: mode },
     });
     try {
       await init(rt, start);
@@ -240,8 +241,11 @@ gtest(
         await step(rt);
       }
       const s = rt.gpu!.stats;
-      t.is(s.gpuSnapshots, 0);
       t.is(s.snapshots, 1 + 5 * 3);
+      // 'host': the heap goes to the host and back after every allocating pass; 'gpu-readback': 16 bytes per class come back instead.
+      t.is(s.gpuSnapshots, mode === 'host' ? 0 : 5 * 3);
+      t.is(s.listReadbacks, mode === 'host' ? 0 : 5 * 3);
+      t.is(s.downloads, mode === 'host' ? 5 * 3 : 0);
       await rt.sync();
       t.is(digest(rt), digest(ref));
       rt.validateHeap();
@@ -249,10 +253,10 @@ gtest(
       await rt.close();
       await ref.close();
     }
-  },
-);
+  });
+}
 
-gtest(title('a heap too small for the run: GpuHeapError (heap full) at the next snapshot, as TypeScript runs out too'), async (t) => {
+gtest(title('a heap too small for the run: GpuHeapError (heap full) by rt.sync() at the latest, as TypeScript runs out too'), async (t) => {
   // 80 × 80 cells take 200 of the heap's 327 blocks; the agents need more than the rest (measured: TypeScript fails in step 1).
   const start = randomStart(80, 80, 0.3, 7);
   const tiny = { classes: CLASSES, heap: 1114112, seed: 1, threads: 1 } as const;

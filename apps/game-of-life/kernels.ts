@@ -62,6 +62,7 @@ function golWgsl(file: string, own: 'Alive' | 'Candidate', allocates: boolean, r
     },
     typeIds: { T_ALIVE: 'Alive', T_CANDIDATE: 'Candidate' },
     ranks: 'Cell',
+    gpuLists: true,
     // width, height; the update passes read neither (cells by id through `ranks`), as their WASM kernels.
     ...(readsSize ? { args: ['i32', 'i32'] as const } : { args: [], unusedArgs: 2 }),
     // SPIN_LIMIT (alloc.wgsl): an invocation may wait on a bit that one of another workgroup

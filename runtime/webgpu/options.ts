@@ -43,11 +43,13 @@ export interface WebGpuOptions extends GpuOptions {
   /** Do-alls encoded before a submit (default 32). */
   passesPerSubmit?: number;
   /**
-   * Where the pass snapshot is re-taken after an allocating WGSL kernel: 'gpu' (default;
-   * runtime/webgpu/gpu-snapshot.ts, a read-back of 16 bytes per class) or 'host' (the heap
-   * is downloaded, ThreadContext.snapshot() runs, the heap is uploaded again).
+   * Where the pass snapshot is re-taken after an allocating WGSL kernel
+   * (runtime/webgpu/gpu-snapshot.ts): 'gpu' (default: on the GPU, and kernels that read
+   * their lists there are dispatched indirectly, without a read-back), 'gpu-readback' (on
+   * the GPU, the lists read back every time: 16 bytes per class) or 'host' (the heap is
+   * downloaded, ThreadContext.snapshot() runs, the heap is uploaded again).
    */
-  snapshot?: 'gpu' | 'host';
+  snapshot?: 'gpu' | 'gpu-readback' | 'host';
 }
 
 export interface GpuRunnerStats {
@@ -64,8 +66,10 @@ export interface GpuRunnerStats {
   dispatches: number;
   submits: number;
   snapshots: number;
-  /** Of `snapshots`, those taken on the GPU (options.snapshot 'gpu'). */
+  /** Of `snapshots`, those taken on the GPU (options.snapshot 'gpu' or 'gpu-readback'). */
   gpuSnapshots: number;
+  /** Read-backs of a GPU snapshot's lists (16 bytes per class; none for kernels that read them on the GPU). */
+  listReadbacks: number;
   uploads: number;
   uploadBytes: number;
   downloads: number;

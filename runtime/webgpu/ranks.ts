@@ -9,8 +9,8 @@
  *
  * Invariants:
  *  (R1) The table is made on the host from the host heap at a host snapshot (the heap is
- *       current there: the runner downloads first), from the allocation bitmaps of the
- *       class's listed blocks, ascending block indices, then ascending slots.
+ *       current there: the runner downloads first), from the class's allocated blocks
+ *       and their allocation words, ascending block indices, then ascending slots.
  *  (R2) It stays valid while no object of the class is created or deleted. WGSL kernels
  *       must not create or delete objects of a ranked class (their declarations name the
  *       classes they create in `typeIds`; the runner refuses a kernel that creates a
@@ -24,12 +24,11 @@ import { BLOCK_ALLOC_WORD } from '../layout.js';
 import type { TypeLayout } from '../layout.js';
 import { BufferUsage, type GpuContext } from './device.js';
 
-/** Handles of the live objects of concrete type `t`, ascending (R1), from the host heap and a snapshot's lists. */
-export function rankHandles(heap: Heap, t: TypeLayout, lists: Int32Array): Uint32Array<ArrayBuffer> {
-  const start = lists[2 * t.id]!;
-  const count = lists[2 * t.id + 1]!;
-  const listWord = heap.plan.blockListOffset >>> 2;
-  const blocks = Array.from(heap.u32.subarray(listWord + start, listWord + start + count)).sort((a, b) => a - b);
+/** Handles of the live objects of concrete type `t`, ascending (R1), from the host heap's allocation bitmaps. */
+export function rankHandles(heap: Heap, t: TypeLayout): Uint32Array<ArrayBuffer> {
+  const ids = new Uint32Array(heap.numBlocks);
+  const count = heap.allocated[t.id]!.indices(ids, 0);
+  const blocks = Array.from(ids.subarray(0, count)).sort((a, b) => a - b);
   const high = t.highMask;
   let n = 0;
   const live = blocks.map((bid) => {
@@ -70,8 +69,8 @@ export class GpuRanks {
   ) {}
 
   /** Make the table from the host heap (R1) and upload it if it changed (R3); returns a destroy callback for a replaced buffer. */
-  refresh(heap: Heap, lists: Int32Array): (() => void) | null {
-    const next = rankHandles(heap, this.t, lists);
+  refresh(heap: Heap): (() => void) | null {
+    const next = rankHandles(heap, this.t);
     const same = next.length === this.handles.length && next.every((h, i) => h === this.handles[i]);
     if (same && this.buffer !== null) return null;
     this.handles = next;

@@ -102,7 +102,15 @@ export class GpuRunner {
   private scratch: GPUBuffer;
   private scratchGeneration = 0;
   private closed = false;
-  private readonly counters = { gpuPasses: 0, fallbackPasses: 0, dispatches: 0, submits: 0, snapshots: 0, gpuSnapshots: 0 };
+  private readonly counters = {
+    gpuPasses: 0,
+    fallbackPasses: 0,
+    dispatches: 0,
+    submits: 0,
+    snapshots: 0,
+    gpuSnapshots: 0,
+    listReadbacks: 0,
+  };
   private readonly fallbacks: Record<string, { passes: number; reason: string }> = {};
   private readonly tunablesUsed: Record<string, Record<string, number>> = {};
   /** Rank tables by type id (kernels that declare `ranks`: ranks.ts). */
@@ -114,8 +122,10 @@ export class GpuRunner {
   private statusBuffer: GPUBuffer | null = null;
   private statusUnchecked = false;
   /** options.snapshot; the GPU snapshot's buffers (gpu-snapshot.ts), made on first use. */
-  private readonly snapshotWhere: 'gpu' | 'host';
+  private readonly snapshotWhere: 'gpu' | 'gpu-readback' | 'host';
   private snapshotter: GpuSnapshot | null = null;
+  /** The lists buffer of the GPU snapshot holds the current pass snapshot's lists (G4). */
+  private gpuListsValid = false;
 
   private constructor(
     readonly rt: GpuHost,
@@ -125,8 +135,8 @@ export class GpuRunner {
     this.ownsGpu = options.gpu === undefined;
     this.tunables = options.tunables ?? {};
     this.passesPerSubmit = Math.max(1, options.passesPerSubmit ?? 32);
-    if (options.snapshot !== undefined && options.snapshot !== 'gpu' && options.snapshot !== 'host')
-      throw new UsageError(`webgpu.snapshot must be 'gpu' or 'host', got ${String(options.snapshot)}`);
+    if (options.snapshot !== undefined && !['gpu', 'gpu-readback', 'host'].includes(options.snapshot))
+      throw new UsageError(`webgpu.snapshot must be 'gpu', 'gpu-readback' or 'host', got ${String(options.snapshot)}`);
     this.snapshotWhere = options.snapshot ?? 'gpu';
     this.gheap = new GpuHeap(gpu, rt.heap);
     this.prelude = wgslPrelude(rt.heap);
@@ -159,11 +169,6 @@ export class GpuRunner {
       downloads: t.downloads,
       downloadBytes: t.downloadBytes,
     };
-  }
-
-  /** The block lists [start, count] per type id of the current pass snapshot (host or GPU), or null when it must be re-taken (tests). */
-  get passLists(): Int32Array | null {
-    return this.lists === null ? null : this.lists.slice();
   }
 
   /** Whether the GPU copy holds changes the host heap lacks (call toHost() before reading the heap). */
@@ -261,9 +266,20 @@ export class GpuRunner {
           `${k.unusedArgs ? ` and ${k.unusedArgs} it does not read` : ''}, got ${args.length}`,
       );
     }
-    await this.ensureSnapshot();
+    await this.ensureSnapshot(k.gpuLists === true);
     if (k.ranks !== undefined) await this.ensureRanks(this.typeNamed(k.ranks)!);
-    const lists = this.lists!;
+    const lists = this.lists;
+    if (lists === null) {
+      // The lists are on the GPU only (gpu-snapshot.ts G4): an indirect dispatch sized there.
+      const consts = this.constantsFor(r, 0);
+      this.tunablesUsed[label] = Object.fromEntries(Object.keys(k.tunables).map((n) => [n, consts[n]!]));
+      const main = await this.pipeline(k.file, k.libraries ?? [], 'main', consts);
+      const where = await this.snap().encodeArgs(t.id, consts['WG']!, this.gpu.info.maxComputeWorkgroupsPerDimension);
+      const entry = this.paramEntry(r, 0, 0, args);
+      this.dispatchIndirect(main, this.bindGroup(entry, main, 'main', false, k), where.buffer, where.offset);
+      if (k.allocates) this.statusUnchecked = true;
+      return this.afterKernel(k);
+    }
     const start = lists[2 * t.id]!;
     const count = lists[2 * t.id + 1]!;
     const consts = this.constantsFor(r, count);
@@ -282,8 +298,15 @@ export class GpuRunner {
       if (k.allocates) this.statusUnchecked = true;
       if (reduce) this.dispatch(reduce, this.bindGroup(entry, reduce, 'reduce', true), groups, 1);
     }
+    return this.afterKernel(k);
+  }
+
+  private async afterKernel(k: WgslKernel): Promise<void> {
     this.gheap.gpuNewer = true;
-    if (k.allocates) this.lists = null;
+    if (k.allocates) {
+      this.lists = null;
+      this.gpuListsValid = false;
+    }
     this.counters.gpuPasses++;
     if (++this.encodedPasses >= this.passesPerSubmit) await this.submit();
   }
@@ -320,20 +343,38 @@ export class GpuRunner {
     return consts;
   }
 
-  /** Take the host snapshot (block lists + iteration bitmaps) if the current one is stale, and upload. */
-  private async ensureSnapshot(): Promise<void> {
-    if (this.lists !== null && !this.gheap.hostNewer) return;
-    if (this.snapshotWhere === 'gpu' && this.gheap.gpuNewer && !this.gheap.hostNewer) return this.gpuSnapshot();
+  /**
+   * Make the pass snapshot current (block lists + iteration bitmaps). On the GPU
+   * (gpu-snapshot.ts) when the GPU copy is the newer one and no host write is pending
+   * (G2); the lists are then read back unless the kernel reads them on the GPU
+   * (`gpuListsOk`, G4) and option snapshot is 'gpu'. Otherwise on the host: download if
+   * needed, ThreadContext.snapshot(), upload, and the lists written to the GPU's copy.
+   */
+  private async ensureSnapshot(gpuListsOk = false): Promise<void> {
+    const noReadback = gpuListsOk && this.snapshotWhere === 'gpu';
+    if (!this.gheap.hostNewer) {
+      if (this.lists !== null) return;
+      if (this.gpuListsValid) return noReadback ? undefined : this.readGpuLists();
+      if (this.snapshotWhere !== 'host' && this.gheap.gpuNewer) {
+        await this.snap().encode();
+        this.gpuListsValid = true;
+        this.counters.snapshots++;
+        this.counters.gpuSnapshots++;
+        return noReadback ? undefined : this.readGpuLists();
+      }
+    }
     if (this.gheap.gpuNewer) await this.gheap.download(() => this.submitNow());
     await this.checkStatus();
     this.lists = this.rt.main.snapshot();
     this.counters.snapshots++;
     this.hostSnapshots++;
     this.gheap.upload();
+    this.snap().writeHostLists(this.lists);
+    this.gpuListsValid = true;
   }
 
-  /** The snapshot on the GPU (gpu-snapshot.ts G1–G3): no heap transfer, one small read-back. */
-  private async gpuSnapshot(): Promise<void> {
+  /** The GPU snapshot's buffers and pipelines (gpu-snapshot.ts), made on first use. */
+  private snap(): GpuSnapshot {
     this.snapshotter ??= new GpuSnapshot({
       device: this.gpu.device,
       heapBuffer: this.gheap.buffer,
@@ -349,8 +390,14 @@ export class GpuRunner {
       copy: (src, so, dst, dso, bytes) => this.copy(src, so, dst, dso, bytes),
       readBuffer: (src, bytes) => this.readBuffer(src, bytes),
     });
-    const r = await this.snapshotter.take(this.statusUnchecked ? this.statusBuffer : null);
+    return this.snapshotter;
+  }
+
+  /** Read the GPU snapshot's lists back (G3), checking the allocator status and the rank tables' object counts on the way. */
+  private async readGpuLists(): Promise<void> {
+    const r = await this.snap().read(this.statusUnchecked ? this.statusBuffer : null);
     this.statusUnchecked = false;
+    this.counters.listReadbacks++;
     if (r.status[0] !== 0) {
       this.gpu.device.queue.writeBuffer(this.statusBuffer!, 0, new Uint32Array(4));
       throw new GpuHeapError(r.status[0], r.status[1]);
@@ -364,8 +411,12 @@ export class GpuRunner {
       }
     }
     this.lists = r.lists;
-    this.counters.snapshots++;
-    this.counters.gpuSnapshots++;
+  }
+
+  /** The pass lists [start, count] per type id (tests): read back if only the GPU has them; null when a new snapshot is due. */
+  async readPassLists(): Promise<Int32Array | null> {
+    if (this.lists === null && this.gpuListsValid && !this.gheap.hostNewer) await this.readGpuLists();
+    return this.lists === null ? null : this.lists.slice();
   }
 
   /** The type named `name` (a concrete class of the runtime), or undefined. */
@@ -383,7 +434,7 @@ export class GpuRunner {
       await this.gheap.download(() => this.submitNow());
       await this.checkStatus();
     }
-    const destroyOld = r.refresh(this.rt.heap, this.lists ?? this.rt.main.snapshot());
+    const destroyOld = r.refresh(this.rt.heap);
     if (destroyOld) this.afterSubmit(destroyOld);
     this.ranksMadeAt.set(t.id, this.hostSnapshots);
   }
@@ -442,6 +493,7 @@ export class GpuRunner {
       const dv = new DataView(data);
       dv.setUint32(0, start, true);
       dv.setUint32(4, count, true);
+      dv.setUint32(8, t.id, true); // Params word 2: the type id (gpuLists kernels: gpu-snapshot.ts G4)
       k.args.forEach((kind, i) => {
         const v = Number(args[i]);
         if (!Number.isFinite(v))
@@ -474,6 +526,7 @@ export class GpuRunner {
       if (withScratch) entries.push({ binding: 2, resource: { buffer: this.scratch } });
       if (ranks?.buffer) entries.push({ binding: 3, resource: { buffer: ranks.buffer } });
       if (k?.allocates) entries.push({ binding: 4, resource: { buffer: this.status() } });
+      if (k?.gpuLists) entries.push({ binding: 5, resource: { buffer: this.snap().meta } });
       bg = this.gpu.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
       e.bindGroups.set(key, bg);
     }
@@ -562,6 +615,18 @@ export class GpuRunner {
     this.pass.setPipeline(pipeline);
     this.pass.setBindGroup(0, bindGroup);
     this.pass.dispatchWorkgroups(x, y, z);
+    this.counters.dispatches++;
+  }
+
+  /** Encode an indirect dispatch (arguments at `offset` of `indirect`: x, y, z). */
+  private dispatchIndirect(pipeline: GPUComputePipeline, bindGroup: GPUBindGroup, indirect: GPUBuffer, offset: number): void {
+    if (this.pass === null) {
+      this.encoder ??= this.gpu.device.createCommandEncoder();
+      this.pass = this.encoder.beginComputePass();
+    }
+    this.pass.setPipeline(pipeline);
+    this.pass.setBindGroup(0, bindGroup);
+    this.pass.dispatchWorkgroupsIndirect(indirect, offset);
     this.counters.dispatches++;
   }
 

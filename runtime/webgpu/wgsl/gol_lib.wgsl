@@ -42,9 +42,9 @@ const CELL_ALIVE: u32 = 2u;
 const CELL_NEW: u32 = 3u;
 
 struct Params {
-  list_start: u32,
-  list_count: u32,
-  p2: u32,
+  list_start: u32, // unused: the list comes from `lists` (gpuLists, runtime/webgpu/gpu-snapshot.ts G4)
+  list_count: u32, // unused, as list_start
+  type_id: u32, // the visited class's type id
   p3: u32,
   width: i32, // argument 0 of every gol method
   height: i32, // argument 1
@@ -54,15 +54,17 @@ struct Params {
 @group(0) @binding(1) var<uniform> P: Params;
 @group(0) @binding(3) var<storage, read> ranks: array<u32>;
 @group(0) @binding(4) var<storage, read_write> status: array<atomic<u32>>;
+/** The pass snapshot's lists: [4t] count, [4t + 1] start of type t (gpu-snapshot.ts). */
+@group(0) @binding(5) var<storage, read> lists: array<u32>;
 
 /** The object this invocation visits (a handle), or 0: past the list or iteration bit clear. */
 fn g_object(gi: u32) -> u32 {
   let li = gi >> 5u;
   let slot = gi & 31u;
-  if (li >= P.list_count) {
+  if (li >= lists[4u * P.type_id]) {
     return 0u;
   }
-  let bid = atomicLoad(&heap[BW_BLOCK_LIST + P.list_start + li]);
+  let bid = atomicLoad(&heap[BW_BLOCK_LIST + lists[4u * P.type_id + 1u] + li]);
   if ((atomicLoad(&heap[block_word(bid) + BLOCK_ITER_WORD]) & (1u << slot)) == 0u) {
     return 0u;
   }
@@ -156,7 +158,7 @@ fn g_is_creator_of(me: i32, x: i32, y: i32) -> bool {
 
 /** Seed of the allocator's rotation (alloc.wgsl §4.2) for invocation gi. */
 fn g_seed(gi: u32) {
-  a_seed = ((gi + 1u) * 0x9e3779b9u) ^ (P.list_start * 0x85ebca6bu);
+  a_seed = ((gi + 1u) * 0x9e3779b9u) ^ (P.type_id * 0x85ebca6bu);
 }
 
 /** Report this invocation's allocator failure, if any, to the runner's status buffer (GpuHeapError on the host). */

@@ -83,3 +83,21 @@ fn fill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let w = block_word(b);
   heap[w + BLOCK_ITER_WORD] = heap[w + BLOCK_ALLOC_WORD] & ~TYPE_HIGH_MASK[t];
 }
+
+struct ArgsParams {
+  type_id: u32,
+  wg: u32,
+  max_dim: u32,
+  slot: u32,
+};
+@group(0) @binding(2) var<uniform> A: ArgsParams;
+@group(0) @binding(3) var<storage, read_write> indirect: array<u32>;
+
+@compute @workgroup_size(1)
+fn args() {
+  let groups = (atomicLoad(&snap[4u * A.type_id]) * 32u + A.wg - 1u) / A.wg;
+  let x = min(groups, A.max_dim);
+  indirect[4u * A.slot] = x;
+  indirect[4u * A.slot + 1u] = select(0u, (groups + x - 1u) / max(x, 1u), x > 0u);
+  indirect[4u * A.slot + 2u] = 1u;
+}
