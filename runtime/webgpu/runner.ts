@@ -18,7 +18,13 @@
  * uploads it. It stays valid for later GPU passes as long as no object is created or
  * deleted: WGSL kernels that do not allocate (`allocates` unset) keep it, so consecutive
  * GPU passes reuse it without any transfer. The snapshot is taken again when the host
- * changed the heap (hostWrote(), a TypeScript pass) or an allocating kernel ran.
+ * changed the heap (hostWrote(), a TypeScript pass: on the host) or an allocating kernel
+ * ran (on the GPU, gpu-snapshot.ts, unless option snapshot is 'host'; kernels that
+ * declare `gpuLists` then run without any read-back, dispatched indirectly).
+ *
+ * Allocating kernels get a status buffer (binding 4) that is read at every download and
+ * list read-back (GpuHeapError); kernels that declare `ranks` get a rank table
+ * (binding 3, ranks.ts).
  *
  * Coherence (gpu-heap.ts): before a GPU pass the heap is uploaded if the host is newer;
  * before host access (toHost(), a TypeScript fallback pass) it is downloaded if the GPU
@@ -49,7 +55,7 @@ import type { TypeLayout } from '../layout.js';
 import { BufferUsage, GpuContext } from './device.js';
 import type { GpuRunnerStats, WebGpuOptions } from './options.js';
 import { GpuError, GpuHeapError } from './errors.js';
-import { GpuRanks } from './ranks.js';
+import { GpuRanks, rankHandles } from './ranks.js';
 import { GpuSnapshot } from './gpu-snapshot.js';
 import { GpuHeap } from './gpu-heap.js';
 import { declaredMethods, kernelFor, type KernelSpec, type WgslKernel } from '../kernel-spec.js';
@@ -708,9 +714,25 @@ export class GpuRunner {
   /** Bring GPU results into the host heap (no-op when the host is current). Call before host reads. */
   async toHost(): Promise<void> {
     this.live('toHost');
-    if (this.gheap.gpuNewer) await this.gheap.download(() => this.submitNow());
+    const downloaded = this.gheap.gpuNewer;
+    if (downloaded) await this.gheap.download(() => this.submitNow());
     else this.submitNow();
     await this.checkStatus();
+    if (downloaded) this.checkRanks();
+  }
+
+  /** ranks.ts R2 on the downloaded heap: the ranked classes' objects are those of their tables. */
+  private checkRanks(): void {
+    for (const table of this.ranked.values()) {
+      if (table.buffer === null) continue;
+      const now = rankHandles(this.rt.heap, table.t);
+      if (now.length !== table.handles.length || now.some((h, i) => h !== table.handles[i])) {
+        throw new GpuError(
+          `${table.t.name} objects were created or deleted on the GPU (${table.handles.length} → ${now.length}), but a WGSL kernel ranks them ` +
+            '(runtime/webgpu/ranks.ts R2): kernels must not create or delete objects of a class they rank',
+        );
+      }
+    }
   }
 
   /** Tell the runner the host changed the heap (objects created/deleted, fields written): re-upload and re-snapshot before the next GPU pass. */
