@@ -30,6 +30,7 @@ import {
 import { GpuContext, webgpuPackageAvailable } from '../runtime/webgpu/device.js';
 import { GpuHeapError, STATUS } from '../runtime/webgpu/errors.js';
 import { kernelClassMismatch } from '../runtime/webgpu/wgsl-kernels.js';
+import { describeChild, lastJson, smmo } from './helpers/child.js';
 
 const available = await webgpuPackageAvailable();
 const SKIP = '[skipped: the optional npm package `webgpu` is not installed; `npm install` installs it]';
@@ -300,4 +301,22 @@ gtest(title('a kernel that would create objects of the class it ranks is refused
   t.regex(kernelClassMismatch(k, table) ?? '', /creates Cell objects, whose rank table it reads/);
   t.regex(kernelClassMismatch({ ...k, typeIds: { T: 'Nope' } }, table) ?? '', /class Nope, which is not in the runtime/);
   t.is(kernelClassMismatch({ ...k, typeIds: {} }, table), null);
+});
+
+gtest(title('smmo run game-of-life --backend webgpu --json: kernels all webgpu, digest equal to --backend ts'), async (t) => {
+  const run = (backend: string): Promise<Record<string, unknown>> =>
+    smmo(['run', 'game-of-life', '--width', '40', '--height', '40', '--iterations', '8', '--backend', backend, '--json']).then((r) => {
+      if (r.code !== 0) throw new Error(describeChild(r));
+      return lastJson(r.stdout);
+    });
+  const gpuRun = await run('webgpu');
+  const tsRun = await run('ts');
+  t.is(gpuRun['backend'], 'webgpu');
+  t.deepEqual(Object.keys(gpuRun['kernels'] as object).sort(), PASSES);
+  t.true(
+    Object.values(gpuRun['kernels'] as object).every((b) => b === 'webgpu'),
+    JSON.stringify(gpuRun['kernels']),
+  );
+  t.is(gpuRun['digest'], tsRun['digest']);
+  t.deepEqual(gpuRun['objects'], tsRun['objects']);
 });

@@ -87,6 +87,12 @@ export class GpuSnapshot {
     });
   }
 
+  /** Compile the snapshot's pipelines now (so that a timed run does not include compilation). */
+  async prepare(): Promise<void> {
+    const h = this.host;
+    await Promise.all([h.pipeline('count', { WG }), h.pipeline('starts', {}), h.pipeline('fill', { WG }), h.pipeline('args', {})]);
+  }
+
   /** Encode the snapshot's three dispatches (G1); the lists stay on the GPU (read() brings them). */
   async encode(): Promise<void> {
     const h = this.host;

@@ -249,6 +249,8 @@ export class GpuRunner {
     if (!('kernel' in r)) return false;
     const consts = this.constantsFor(r, this.rt.main.occupancy(r.type.id).blocks);
     await this.pipeline(r.kernel.file, r.kernel.libraries ?? [], 'main', consts);
+    // An allocating kernel is followed by a GPU snapshot (gpu-snapshot.ts): compile it too.
+    if (r.kernel.allocates && this.snapshotWhere !== 'host') await this.snap().prepare();
     if (r.kernel.dispatch === 'split-reduce' && (consts['SPLIT'] ?? 1) > 1)
       await this.pipeline(r.kernel.file, r.kernel.libraries ?? [], 'reduce', consts);
     return true;
