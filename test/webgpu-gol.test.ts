@@ -30,6 +30,8 @@ import {
 import { GpuContext, webgpuPackageAvailable } from '../runtime/webgpu/device.js';
 import { GpuHeapError, STATUS } from '../runtime/webgpu/errors.js';
 import { kernelClassMismatch } from '../runtime/webgpu/wgsl-kernels.js';
+import { GPU_BASE_BYTES } from '../runtime/webgpu/wgsl.js';
+import { GpuError } from '../runtime/webgpu/errors.js';
 import { describeChild, lastJson, smmo } from './helpers/child.js';
 
 const available = await webgpuPackageAvailable();
@@ -319,4 +321,25 @@ gtest(title('smmo run game-of-life --backend webgpu --json: kernels all webgpu, 
   );
   t.is(gpuRun['digest'], tsRun['digest']);
   t.deepEqual(gpuRun['objects'], tsRun['objects']);
+});
+
+gtest(title('a Cell deleted on the GPU while kernels rank Cells: GpuError at rt.sync() (ranks.ts R2)'), async (t) => {
+  const start = randomStart(16, 16, 0.3, 9);
+  const rt = await runtimeFor(start, 'webgpu');
+  try {
+    await step(rt);
+    // Stand-in for a kernel that breaks R2: clear the allocation bit of the first Cell in the GPU copy.
+    const heap = rt.heap;
+    let first = 0;
+    await rt.sync();
+    rt.deviceDo(Cell, (c) => void (first ||= c.handle));
+    await step(rt);
+    const word = heap.blockWord(first >>> 5);
+    const alloc = heap.i32[word]! & ~(1 << (first & 31));
+    rt.gpu!.gpu.device.queue.writeBuffer(rt.gpu!.gheap.buffer, word * 4 - GPU_BASE_BYTES, new Int32Array([alloc]));
+    rt.gpu!.gpuWrote();
+    await t.throwsAsync(() => rt.sync(), { instanceOf: GpuError, message: /Cell objects were created or deleted on the GPU/ });
+  } finally {
+    await rt.close();
+  }
 });

@@ -411,7 +411,7 @@ export class GpuRunner {
       throw new GpuHeapError(r.status[0], r.status[1]);
     }
     for (const [id, table] of this.ranked) {
-      if (table.buffer !== null && r.objects[id] !== table.handles.length) {
+      if (this.ranksCurrent(id) && r.objects[id] !== table.handles.length) {
         throw new GpuError(
           `${table.t.name} objects were created or deleted on the GPU (${table.handles.length} → ${r.objects[id]}), but a WGSL kernel ranks them ` +
             '(runtime/webgpu/ranks.ts R2): kernels must not create or delete objects of a class they rank',
@@ -445,6 +445,11 @@ export class GpuRunner {
     const destroyOld = r.refresh(this.rt.heap);
     if (destroyOld) this.afterSubmit(destroyOld);
     this.ranksMadeAt.set(t.id, this.hostSnapshots);
+  }
+
+  /** Whether the rank table of type `id` was made at the latest host snapshot (only then does R2 say its objects are unchanged). */
+  private ranksCurrent(id: number): boolean {
+    return this.ranked.get(id)?.buffer != null && this.ranksMadeAt.get(id) === this.hostSnapshots;
   }
 
   /** The status buffer of allocating kernels (binding 4), created on first use. */
@@ -725,8 +730,8 @@ export class GpuRunner {
 
   /** ranks.ts R2 on the downloaded heap: the ranked classes' objects are those of their tables. */
   private checkRanks(): void {
-    for (const table of this.ranked.values()) {
-      if (table.buffer === null) continue;
+    for (const [id, table] of this.ranked) {
+      if (!this.ranksCurrent(id)) continue;
       const now = rankHandles(this.rt.heap, table.t);
       if (now.length !== table.handles.length || now.some((h, i) => h !== table.handles[i])) {
         throw new GpuError(
