@@ -15,8 +15,10 @@
  *       must not create or delete objects of a ranked class (their declarations name the
  *       classes they create in `typeIds`; the runner refuses a kernel that creates a
  *       ranked class), and every host write re-takes the snapshot and so the table.
- *       A GPU snapshot (gpu-snapshot.ts) counts the live objects of every type and the
- *       runner checks the ranked class's count against the table's length (GpuError).
+ *       Checked (GpuError; test/webgpu-gol.test.ts): at every download the table is
+ *       compared with the downloaded heap's, and at every read-back of a GPU snapshot
+ *       (gpu-snapshot.ts) the class's live objects are counted against its length, for
+ *       tables made at the latest host snapshot.
  *  (R3) The buffer is re-uploaded only when the table changed (compared word by word).
  */
 import type { Heap } from '../heap.js';
