@@ -70,6 +70,11 @@ export interface WgslKernel {
   readonly fields: Readonly<Record<string, ScalarKind>>;
   /** Kinds of the method's arguments, packed from byte 16 of the Params uniform (4 bytes each). */
   readonly args: readonly WgslArgKind[];
+  /**
+   * Arguments of the method after `args` that the kernel does not read (nor the spec's
+   * params pass); the runner checks the call has args.length + unusedArgs arguments. Default 0.
+   */
+  readonly unusedArgs?: number;
   /** Override name → name of the declaration's `value` param it is bound to. */
   readonly values?: Readonly<Record<string, string>>;
   /** Override constants and their defaults (WG must be a multiple of 32 for 'split-reduce'). */
@@ -84,6 +89,27 @@ export interface WgslKernel {
   readonly visitsOwnClass?: boolean;
   /** The kernel allocates or frees objects: the host's block lists are stale after it. */
   readonly allocates?: boolean;
+  /**
+   * Fields of other classes the kernel reads or writes: name → (concrete class, field,
+   * kind), bound to `override F_<name>` (byte offset of the field's SOA array in a block
+   * of that class), checked like `fields`.
+   */
+  readonly classFields?: Readonly<Record<string, { readonly class: string; readonly field: string; readonly kind: ScalarKind }>>;
+  /** Override name → concrete class name, bound to the class's type id (a kernel that creates objects of it). */
+  readonly typeIds?: Readonly<Record<string, string>>;
+  /**
+   * A concrete class whose live handles, ascending, the runner binds at binding 3 as
+   * `array<u32>` (index = rank: apps/grid.ts cell ids). The class's objects must be
+   * neither created nor deleted while such kernels run (runtime/webgpu/ranks.ts).
+   */
+  readonly ranks?: string;
+  /**
+   * The kernel reads its list start and count from binding 5 (`lists: array<u32>`, words
+   * 4·T + 0 = count and 4·T + 1 = start, T = its type id, Params word 2) instead of the
+   * Params uniform, so that after a GPU snapshot the runner can dispatch it indirectly
+   * without reading the lists back (runtime/webgpu/gpu-snapshot.ts G4).
+   */
+  readonly gpuLists?: boolean;
   /** Floating-point operations per object pair or object, for benchmark reports (documented in the .wgsl). */
   readonly flops?: { perPair?: number; perObject?: number };
 }

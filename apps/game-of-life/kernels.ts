@@ -16,7 +16,7 @@
  * test/wasm-gol.test.ts checks the heap byte for byte after each pass and the digests of
  * whole runs (ts vs wasm, 1, 2 and 4 threads).
  */
-import type { KernelParam, KernelSpec } from '../../runtime/index.js';
+import type { KernelParam, KernelSpec, WgslKernel } from '../../runtime/index.js';
 
 const cellId = { kind: 'field', type: 'i32' } as const;
 const action = { kind: 'field', type: 'i8' } as const;
@@ -39,29 +39,78 @@ function creates(prefix: 'alive' | 'candidate', cls: 'Alive' | 'Candidate'): Rec
   };
 }
 
+/**
+ * Backend 'webgpu': the WGSL kernel of each pass (runtime/webgpu/wgsl/gol_*.wgsl, with the
+ * helpers of gol_lib.wgsl and the allocator alloc.wgsl). The same rules, reads and writes
+ * as the methods; the update passes and createCandidates create and delete agents through
+ * the device-side allocator (`allocates`: the runner re-takes the pass snapshot after
+ * them). Cells by id through the rank table of Cell (`ranks`, runtime/webgpu/ranks.ts).
+ * Exact: the set of live cells after each step equals the TypeScript run's; handles
+ * differ (GPU allocation order), so heaps are not byte-identical (test/webgpu-gol.test.ts).
+ */
+function golWgsl(file: string, own: 'Alive' | 'Candidate', allocates: boolean, readsSize = true): WgslKernel {
+  return {
+    file,
+    libraries: ['gol_lib.wgsl', 'alloc.wgsl'],
+    fields: own === 'Alive' ? { cellId: 'i32', action: 'i8', isNew: 'bool' } : { cellId: 'i32', action: 'i8' },
+    classFields: {
+      cellAgent: { class: 'Cell', field: 'agent', kind: 'ref' },
+      cellState: { class: 'Cell', field: 'state', kind: 'u8' },
+      aliveCellId: { class: 'Alive', field: 'cellId', kind: 'i32' },
+      aliveIsNew: { class: 'Alive', field: 'isNew', kind: 'bool' },
+      candidateCellId: { class: 'Candidate', field: 'cellId', kind: 'i32' },
+    },
+    typeIds: { T_ALIVE: 'Alive', T_CANDIDATE: 'Candidate' },
+    ranks: 'Cell',
+    gpuLists: true,
+    // width, height; the update passes read neither (cells by id through `ranks`), as their WASM kernels.
+    ...(readsSize ? { args: ['i32', 'i32'] as const } : { args: [], unusedArgs: 2 }),
+    // SPIN_LIMIT (alloc.wgsl): an invocation may wait on a bit that one of another workgroup
+    // has yet to clear; on SwiftShader workgroups are CPU threads the OS may deschedule
+    // (test/webgpu-alloc.test.ts raises it the same way). A real livelock still ends in
+    // STATUS_SPIN_CAP (GpuHeapError).
+    tunables: { WG: 64, SPIN_LIMIT: 1 << 22 },
+    dispatch: 'per-object',
+    ...(allocates ? { allocates: true } : {}),
+  };
+}
+
 export function aliveKernels(): readonly KernelSpec[] {
   return [
-    { method: 'prepare', export: 'gol_alive_prepare', params: { cellId, action, isNew, cells, cellState, width, height } },
+    {
+      method: 'prepare',
+      export: 'gol_alive_prepare',
+      params: { cellId, action, isNew, cells, cellState, width, height },
+      wgsl: golWgsl('gol_alive_prepare.wgsl', 'Alive', false),
+    },
     {
       method: 'update',
       export: 'gol_alive_update',
       params: { cellId, action, isNew, cells, cellAgent, cellState, allocator, ...creates('candidate', 'Candidate') },
+      wgsl: golWgsl('gol_alive_update.wgsl', 'Alive', true, false),
     },
     {
       method: 'createCandidates',
       export: 'gol_alive_create_candidates',
       params: { cellId, isNew, cells, cellAgent, cellState, allocator, ...creates('candidate', 'Candidate'), width, height },
+      wgsl: golWgsl('gol_alive_create_candidates.wgsl', 'Alive', true),
     },
   ];
 }
 
 export function candidateKernels(): readonly KernelSpec[] {
   return [
-    { method: 'prepare', export: 'gol_candidate_prepare', params: { cellId, action, cells, cellState, width, height } },
+    {
+      method: 'prepare',
+      export: 'gol_candidate_prepare',
+      params: { cellId, action, cells, cellState, width, height },
+      wgsl: golWgsl('gol_candidate_prepare.wgsl', 'Candidate', false),
+    },
     {
       method: 'update',
       export: 'gol_candidate_update',
       params: { cellId, action, cells, cellAgent, cellState, allocator, ...creates('alive', 'Alive') },
+      wgsl: golWgsl('gol_candidate_update.wgsl', 'Candidate', true, false),
     },
   ];
 }

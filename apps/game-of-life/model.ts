@@ -34,7 +34,9 @@
  *
  * Backends: with `--backend wasm` all five passes run as the Rust kernels of
  * wasm/src/gol.rs (declared in kernels.ts), with the same rules, reads and writes, the
- * allocating ones through the allocator core; the methods below stay the reference.
+ * allocating ones through the allocator core; with `--backend webgpu` as the WGSL kernels
+ * runtime/webgpu/wgsl/gol_*.wgsl (the allocating ones through alloc.wgsl); the methods
+ * below stay the reference.
  */
 import { bool, i32, i8, KERNELS, object, ref, u8, type SmmoContext } from '../../runtime/index.js';
 import { cellTable } from '../grid.js';

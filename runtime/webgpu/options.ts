@@ -42,6 +42,14 @@ export interface WebGpuOptions extends GpuOptions {
   tunables?: Record<string, Record<string, number>>;
   /** Do-alls encoded before a submit (default 32). */
   passesPerSubmit?: number;
+  /**
+   * Where the pass snapshot is re-taken after an allocating WGSL kernel
+   * (runtime/webgpu/gpu-snapshot.ts): 'gpu' (default: on the GPU, and kernels that read
+   * their lists there are dispatched indirectly, without a read-back), 'gpu-readback' (on
+   * the GPU, the lists read back every time: 16 bytes per class) or 'host' (the heap is
+   * downloaded, ThreadContext.snapshot() runs, the heap is uploaded again).
+   */
+  snapshot?: 'gpu' | 'gpu-readback' | 'host';
 }
 
 export interface GpuRunnerStats {
@@ -58,6 +66,10 @@ export interface GpuRunnerStats {
   dispatches: number;
   submits: number;
   snapshots: number;
+  /** Of `snapshots`, those taken on the GPU (options.snapshot 'gpu' or 'gpu-readback'). */
+  gpuSnapshots: number;
+  /** Read-backs of a GPU snapshot's lists (16 bytes per class; none for kernels that read them on the GPU). */
+  listReadbacks: number;
   uploads: number;
   uploadBytes: number;
   downloads: number;

@@ -18,7 +18,13 @@
  * uploads it. It stays valid for later GPU passes as long as no object is created or
  * deleted: WGSL kernels that do not allocate (`allocates` unset) keep it, so consecutive
  * GPU passes reuse it without any transfer. The snapshot is taken again when the host
- * changed the heap (hostWrote(), a TypeScript pass) or an allocating kernel ran.
+ * changed the heap (hostWrote(), a TypeScript pass: on the host) or an allocating kernel
+ * ran (on the GPU, gpu-snapshot.ts, unless option snapshot is 'host'; kernels that
+ * declare `gpuLists` then run without any read-back, dispatched indirectly).
+ *
+ * Allocating kernels get a status buffer (binding 4) that is read at every download and
+ * list read-back (GpuHeapError); kernels that declare `ranks` get a rank table
+ * (binding 3, ranks.ts).
  *
  * Coherence (gpu-heap.ts): before a GPU pass the heap is uploaded if the host is newer;
  * before host access (toHost(), a TypeScript fallback pass) it is downloaded if the GPU
@@ -48,10 +54,12 @@ import type { SmmoClass } from '../schema.js';
 import type { TypeLayout } from '../layout.js';
 import { BufferUsage, GpuContext } from './device.js';
 import type { GpuRunnerStats, WebGpuOptions } from './options.js';
-import { GpuError } from './errors.js';
+import { GpuError, GpuHeapError } from './errors.js';
+import { GpuRanks, rankHandles } from './ranks.js';
+import { GpuSnapshot } from './gpu-snapshot.js';
 import { GpuHeap } from './gpu-heap.js';
 import { declaredMethods, kernelFor, type KernelSpec, type WgslKernel } from '../kernel-spec.js';
-import { kernelKey, kernelMismatch, kernelValues } from './wgsl-kernels.js';
+import { kernelClassMismatch, kernelKey, kernelMismatch, kernelValues } from './wgsl-kernels.js';
 import { loadWgsl, overridesOf, wgslPrelude } from './wgsl.js';
 
 const MAX_IN_FLIGHT = 3;
@@ -100,9 +108,30 @@ export class GpuRunner {
   private scratch: GPUBuffer;
   private scratchGeneration = 0;
   private closed = false;
-  private readonly counters = { gpuPasses: 0, fallbackPasses: 0, dispatches: 0, submits: 0, snapshots: 0 };
+  private readonly counters = {
+    gpuPasses: 0,
+    fallbackPasses: 0,
+    dispatches: 0,
+    submits: 0,
+    snapshots: 0,
+    gpuSnapshots: 0,
+    listReadbacks: 0,
+  };
   private readonly fallbacks: Record<string, { passes: number; reason: string }> = {};
   private readonly tunablesUsed: Record<string, Record<string, number>> = {};
+  /** Rank tables by type id (kernels that declare `ranks`: ranks.ts). */
+  private readonly ranked = new Map<number, GpuRanks>();
+  /** Host snapshots taken so far (a rank table made at an older one is remade at the next host snapshot). */
+  private hostSnapshots = 0;
+  private readonly ranksMadeAt = new Map<number, number>();
+  /** Status words [STATUS_* bits, failed invocations] of allocating kernels (binding 4), and whether one ran since the last check. */
+  private statusBuffer: GPUBuffer | null = null;
+  private statusUnchecked = false;
+  /** options.snapshot; the GPU snapshot's buffers (gpu-snapshot.ts), made on first use. */
+  private readonly snapshotWhere: 'gpu' | 'gpu-readback' | 'host';
+  private snapshotter: GpuSnapshot | null = null;
+  /** The lists buffer of the GPU snapshot holds the current pass snapshot's lists (G4). */
+  private gpuListsValid = false;
 
   private constructor(
     readonly rt: GpuHost,
@@ -112,6 +141,9 @@ export class GpuRunner {
     this.ownsGpu = options.gpu === undefined;
     this.tunables = options.tunables ?? {};
     this.passesPerSubmit = Math.max(1, options.passesPerSubmit ?? 32);
+    if (options.snapshot !== undefined && !['gpu', 'gpu-readback', 'host'].includes(options.snapshot))
+      throw new UsageError(`webgpu.snapshot must be 'gpu', 'gpu-readback' or 'host', got ${String(options.snapshot)}`);
+    this.snapshotWhere = options.snapshot ?? 'gpu';
     this.gheap = new GpuHeap(gpu, rt.heap);
     this.prelude = wgslPrelude(rt.heap);
     this.scratch = gpu.device.createBuffer({ size: 256, usage: BufferUsage.STORAGE, label: 'smmo scratch' });
@@ -168,7 +200,7 @@ export class GpuRunner {
     if (spec === null) return { reason: `${t.name} declares no kernel for ${method} (static [KERNELS])` };
     const kernel = spec.wgsl;
     if (!kernel) return { reason: `the kernel declaration of ${t.name}.${method} has no WGSL kernel` };
-    const why = kernelMismatch(kernel, t, spec);
+    const why = kernelMismatch(kernel, t, spec) ?? kernelClassMismatch(kernel, this.rt.table);
     return why === null
       ? { kernel, type: t, spec, label: kernelKey(t.name, method) }
       : { reason: `WGSL kernel ${kernel.file} does not fit: ${why}` };
@@ -217,6 +249,8 @@ export class GpuRunner {
     if (!('kernel' in r)) return false;
     const consts = this.constantsFor(r, this.rt.main.occupancy(r.type.id).blocks);
     await this.pipeline(r.kernel.file, r.kernel.libraries ?? [], 'main', consts);
+    // An allocating kernel is followed by a GPU snapshot (gpu-snapshot.ts): compile it too.
+    if (r.kernel.allocates && this.snapshotWhere !== 'host') await this.snap().prepare();
     if (r.kernel.dispatch === 'split-reduce' && (consts['SPLIT'] ?? 1) > 1)
       await this.pipeline(r.kernel.file, r.kernel.libraries ?? [], 'reduce', consts);
     return true;
@@ -234,13 +268,26 @@ export class GpuRunner {
 
   private async runKernel(r: Resolved, args: readonly unknown[]): Promise<void> {
     const { kernel: k, type: t, label } = r;
-    if (args.length !== k.args.length) {
+    if (args.length !== k.args.length + (k.unusedArgs ?? 0)) {
       throw new UsageError(
-        `parallelDo(${label}): the WGSL kernel takes ${k.args.length} argument(s) (${k.args.join(', ')}), got ${args.length}`,
+        `parallelDo(${label}): the WGSL kernel takes ${k.args.length} argument(s) (${k.args.join(', ')})` +
+          `${k.unusedArgs ? ` and ${k.unusedArgs} it does not read` : ''}, got ${args.length}`,
       );
     }
-    await this.ensureSnapshot();
-    const lists = this.lists!;
+    await this.ensureSnapshot(k.gpuLists === true);
+    if (k.ranks !== undefined) await this.ensureRanks(this.typeNamed(k.ranks)!);
+    const lists = this.lists;
+    if (lists === null) {
+      // The lists are on the GPU only (gpu-snapshot.ts G4): an indirect dispatch sized there.
+      const consts = this.constantsFor(r, 0);
+      this.tunablesUsed[label] = Object.fromEntries(Object.keys(k.tunables).map((n) => [n, consts[n]!]));
+      const main = await this.pipeline(k.file, k.libraries ?? [], 'main', consts);
+      const where = await this.snap().encodeArgs(t.id, consts['WG']!, this.gpu.info.maxComputeWorkgroupsPerDimension);
+      const entry = this.paramEntry(r, 0, 0, args);
+      this.dispatchIndirect(main, this.bindGroup(entry, main, 'main', false, k), where.buffer, where.offset);
+      if (k.allocates) this.statusUnchecked = true;
+      return this.afterKernel(k);
+    }
     const start = lists[2 * t.id]!;
     const count = lists[2 * t.id + 1]!;
     const consts = this.constantsFor(r, count);
@@ -255,11 +302,19 @@ export class GpuRunner {
       const split = k.dispatch === 'split-reduce' ? (consts['SPLIT'] ?? 1) : 1;
       if (split > 1) this.ensureScratch(split * invocations * 8);
       const entry = this.paramEntry(r, start, count, args);
-      this.dispatch(main, this.bindGroup(entry, main, 'main', k.dispatch === 'split-reduce'), groups, split);
+      this.dispatch(main, this.bindGroup(entry, main, 'main', k.dispatch === 'split-reduce', k), groups, split);
+      if (k.allocates) this.statusUnchecked = true;
       if (reduce) this.dispatch(reduce, this.bindGroup(entry, reduce, 'reduce', true), groups, 1);
     }
+    return this.afterKernel(k);
+  }
+
+  private async afterKernel(k: WgslKernel): Promise<void> {
     this.gheap.gpuNewer = true;
-    if (k.allocates) this.lists = null;
+    if (k.allocates) {
+      this.lists = null;
+      this.gpuListsValid = false;
+    }
     this.counters.gpuPasses++;
     if (++this.encodedPasses >= this.passesPerSubmit) await this.submit();
   }
@@ -274,6 +329,9 @@ export class GpuRunner {
     const { kernel: k, type: t, spec, label } = r;
     const consts: Record<string, number> = { ...k.tunables, ...(this.tunables[label] ?? {}), ...kernelValues(k, spec) };
     for (const name of Object.keys(k.fields)) consts[`F_${name}`] = t.fields.find((f) => f.name === name)!.offsets[0]!;
+    for (const [name, c] of Object.entries(k.classFields ?? {}))
+      consts[`F_${name}`] = this.typeNamed(c.class)!.fields.find((f) => f.name === c.field)!.offsets[0]!;
+    for (const [name, cls] of Object.entries(k.typeIds ?? {})) consts[name] = this.typeNamed(cls)!.id;
     const wg = consts['WG'];
     if (wg === undefined || !Number.isInteger(wg) || wg < 1 || wg > this.gpu.info.maxComputeInvocationsPerWorkgroup) {
       throw new UsageError(`${label}: WG=${wg} must be an integer in 1…${this.gpu.info.maxComputeInvocationsPerWorkgroup}`);
@@ -293,13 +351,131 @@ export class GpuRunner {
     return consts;
   }
 
-  /** Take the host snapshot (block lists + iteration bitmaps) if the current one is stale, and upload. */
-  private async ensureSnapshot(): Promise<void> {
-    if (this.lists !== null && !this.gheap.hostNewer) return;
+  /**
+   * Make the pass snapshot current (block lists + iteration bitmaps). On the GPU
+   * (gpu-snapshot.ts) when the GPU copy is the newer one and no host write is pending
+   * (G2); the lists are then read back unless the kernel reads them on the GPU
+   * (`gpuListsOk`, G4) and option snapshot is 'gpu'. Otherwise on the host: download if
+   * needed, ThreadContext.snapshot(), upload, and the lists written to the GPU's copy.
+   */
+  private async ensureSnapshot(gpuListsOk = false): Promise<void> {
+    const noReadback = gpuListsOk && this.snapshotWhere === 'gpu';
+    if (!this.gheap.hostNewer) {
+      if (this.lists !== null) return;
+      if (this.gpuListsValid) return noReadback ? undefined : this.readGpuLists();
+      if (this.snapshotWhere !== 'host' && this.gheap.gpuNewer) {
+        await this.snap().encode();
+        this.gpuListsValid = true;
+        this.counters.snapshots++;
+        this.counters.gpuSnapshots++;
+        return noReadback ? undefined : this.readGpuLists();
+      }
+    }
     if (this.gheap.gpuNewer) await this.gheap.download(() => this.submitNow());
+    await this.checkStatus();
     this.lists = this.rt.main.snapshot();
     this.counters.snapshots++;
+    this.hostSnapshots++;
     this.gheap.upload();
+    this.snap().writeHostLists(this.lists);
+    this.gpuListsValid = true;
+  }
+
+  /** The GPU snapshot's buffers and pipelines (gpu-snapshot.ts), made on first use. */
+  private snap(): GpuSnapshot {
+    this.snapshotter ??= new GpuSnapshot({
+      device: this.gpu.device,
+      heapBuffer: this.gheap.buffer,
+      numTypes: this.rt.table.types.length,
+      numBlocks: this.rt.heap.numBlocks,
+      pipeline: (entry, consts) => this.pipeline('snapshot.wgsl', [], entry, consts),
+      dispatch: (p, bg, groups) => this.dispatch(p, bg, groups),
+      clear: (buffer) => {
+        this.endPass();
+        this.encoder ??= this.gpu.device.createCommandEncoder();
+        this.encoder.clearBuffer(buffer);
+      },
+      copy: (src, so, dst, dso, bytes) => this.copy(src, so, dst, dso, bytes),
+      readBuffer: (src, bytes) => this.readBuffer(src, bytes),
+    });
+    return this.snapshotter;
+  }
+
+  /** Read the GPU snapshot's lists back (G3), checking the allocator status and the rank tables' object counts on the way. */
+  private async readGpuLists(): Promise<void> {
+    const r = await this.snap().read(this.statusUnchecked ? this.statusBuffer : null);
+    this.statusUnchecked = false;
+    this.counters.listReadbacks++;
+    if (r.status[0] !== 0) {
+      this.gpu.device.queue.writeBuffer(this.statusBuffer!, 0, new Uint32Array(4));
+      throw new GpuHeapError(r.status[0], r.status[1]);
+    }
+    for (const [id, table] of this.ranked) {
+      if (this.ranksCurrent(id) && r.objects[id] !== table.handles.length) {
+        throw new GpuError(
+          `${table.t.name} objects were created or deleted on the GPU (${table.handles.length} → ${r.objects[id]}), but a WGSL kernel ranks them ` +
+            '(runtime/webgpu/ranks.ts R2): kernels must not create or delete objects of a class they rank',
+        );
+      }
+    }
+    this.lists = r.lists;
+  }
+
+  /** The pass lists [start, count] per type id (tests): read back if only the GPU has them; null when a new snapshot is due. */
+  async readPassLists(): Promise<Int32Array | null> {
+    if (this.lists === null && this.gpuListsValid && !this.gheap.hostNewer) await this.readGpuLists();
+    return this.lists === null ? null : this.lists.slice();
+  }
+
+  /** The type named `name` (a concrete class of the runtime), or undefined. */
+  private typeNamed(name: string): TypeLayout | undefined {
+    return this.rt.table.types.find((t) => t.name === name);
+  }
+
+  /** The rank table of `t` (ranks.ts), remade from the host heap if a host snapshot was taken since it was made (R1, R2). */
+  private async ensureRanks(t: TypeLayout): Promise<void> {
+    let r = this.ranked.get(t.id);
+    if (r === undefined) this.ranked.set(t.id, (r = new GpuRanks(this.gpu, t)));
+    if (this.ranksMadeAt.get(t.id) === this.hostSnapshots && r.buffer !== null) return;
+    // The host heap is current right after a host snapshot; otherwise (a table first needed after GPU passes) bring it.
+    if (this.gheap.gpuNewer) {
+      await this.gheap.download(() => this.submitNow());
+      await this.checkStatus();
+    }
+    const destroyOld = r.refresh(this.rt.heap);
+    if (destroyOld) this.afterSubmit(destroyOld);
+    this.ranksMadeAt.set(t.id, this.hostSnapshots);
+  }
+
+  /** Whether the rank table of type `id` was made at the latest host snapshot (only then does R2 say its objects are unchanged). */
+  private ranksCurrent(id: number): boolean {
+    return this.ranked.get(id)?.buffer != null && this.ranksMadeAt.get(id) === this.hostSnapshots;
+  }
+
+  /** The status buffer of allocating kernels (binding 4), created on first use. */
+  private status(): GPUBuffer {
+    this.statusBuffer ??= this.gpu.device.createBuffer({
+      size: 16,
+      usage: BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST,
+      label: 'smmo allocator status',
+    });
+    return this.statusBuffer;
+  }
+
+  /**
+   * After allocating kernels ran: read their status words (8 bytes) and raise GpuHeapError
+   * if an invocation failed (heap full, retry cap, bad free). Called whenever the heap is
+   * brought to the host or a host snapshot is taken, so a failure is reported before the
+   * host reads or re-lists the heap.
+   */
+  private async checkStatus(): Promise<void> {
+    if (!this.statusUnchecked || this.statusBuffer === null) return;
+    this.statusUnchecked = false;
+    const st = new Uint32Array(await this.readBuffer(this.statusBuffer, 8));
+    if (st[0] !== 0) {
+      this.gpu.device.queue.writeBuffer(this.statusBuffer, 0, new Uint32Array(4));
+      throw new GpuHeapError(st[0]!, st[1]!);
+    }
   }
 
   private ensureScratch(bytes: number): void {
@@ -330,6 +506,7 @@ export class GpuRunner {
       const dv = new DataView(data);
       dv.setUint32(0, start, true);
       dv.setUint32(4, count, true);
+      dv.setUint32(8, t.id, true); // Params word 2: the type id (gpuLists kernels: gpu-snapshot.ts G4)
       k.args.forEach((kind, i) => {
         const v = Number(args[i]);
         if (!Number.isFinite(v))
@@ -350,8 +527,9 @@ export class GpuRunner {
     return e;
   }
 
-  private bindGroup(e: ParamEntry, pipeline: GPUComputePipeline, entry: string, withScratch: boolean): GPUBindGroup {
-    const key = `${entry}|${this.scratchGeneration}`;
+  private bindGroup(e: ParamEntry, pipeline: GPUComputePipeline, entry: string, withScratch: boolean, k?: WgslKernel): GPUBindGroup {
+    const ranks = k?.ranks === undefined ? undefined : this.ranked.get(this.typeNamed(k.ranks)!.id);
+    const key = `${entry}|${this.scratchGeneration}|${ranks?.generation ?? -1}`;
     let bg = e.bindGroups.get(key);
     if (bg === undefined) {
       const entries: GPUBindGroupEntry[] = [
@@ -359,6 +537,9 @@ export class GpuRunner {
         { binding: 1, resource: { buffer: e.buffer } },
       ];
       if (withScratch) entries.push({ binding: 2, resource: { buffer: this.scratch } });
+      if (ranks?.buffer) entries.push({ binding: 3, resource: { buffer: ranks.buffer } });
+      if (k?.allocates) entries.push({ binding: 4, resource: { buffer: this.status() } });
+      if (k?.gpuLists) entries.push({ binding: 5, resource: { buffer: this.snap().meta } });
       bg = this.gpu.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
       e.bindGroups.set(key, bg);
     }
@@ -450,6 +631,18 @@ export class GpuRunner {
     this.counters.dispatches++;
   }
 
+  /** Encode an indirect dispatch (arguments at `offset` of `indirect`: x, y, z). */
+  private dispatchIndirect(pipeline: GPUComputePipeline, bindGroup: GPUBindGroup, indirect: GPUBuffer, offset: number): void {
+    if (this.pass === null) {
+      this.encoder ??= this.gpu.device.createCommandEncoder();
+      this.pass = this.encoder.beginComputePass();
+    }
+    this.pass.setPipeline(pipeline);
+    this.pass.setBindGroup(0, bindGroup);
+    this.pass.dispatchWorkgroupsIndirect(indirect, offset);
+    this.counters.dispatches++;
+  }
+
   /** A bind group for group 0 of `pipeline` with these buffers at bindings 0, 1, 2, … */
   bindBuffers(pipeline: GPUComputePipeline, buffers: readonly GPUBuffer[]): GPUBindGroup {
     return this.gpu.device.createBindGroup({
@@ -528,8 +721,25 @@ export class GpuRunner {
   /** Bring GPU results into the host heap (no-op when the host is current). Call before host reads. */
   async toHost(): Promise<void> {
     this.live('toHost');
-    if (this.gheap.gpuNewer) await this.gheap.download(() => this.submitNow());
+    const downloaded = this.gheap.gpuNewer;
+    if (downloaded) await this.gheap.download(() => this.submitNow());
     else this.submitNow();
+    await this.checkStatus();
+    if (downloaded) this.checkRanks();
+  }
+
+  /** ranks.ts R2 on the downloaded heap: the ranked classes' objects are those of their tables. */
+  private checkRanks(): void {
+    for (const [id, table] of this.ranked) {
+      if (!this.ranksCurrent(id)) continue;
+      const now = rankHandles(this.rt.heap, table.t);
+      if (now.length !== table.handles.length || now.some((h, i) => h !== table.handles[i])) {
+        throw new GpuError(
+          `${table.t.name} objects were created or deleted on the GPU (${table.handles.length} → ${now.length}), but a WGSL kernel ranks them ` +
+            '(runtime/webgpu/ranks.ts R2): kernels must not create or delete objects of a class they rank',
+        );
+      }
+    }
   }
 
   /** Tell the runner the host changed the heap (objects created/deleted, fields written): re-upload and re-snapshot before the next GPU pass. */
@@ -569,6 +779,9 @@ export class GpuRunner {
         await this.gpu.device.queue.onSubmittedWorkDone().catch(() => undefined);
         for (const e of this.params.values()) e.buffer.destroy();
         this.scratch.destroy();
+        for (const r of this.ranked.values()) r.destroy();
+        this.statusBuffer?.destroy();
+        this.snapshotter?.destroy();
         this.gheap.destroy();
       }
       if (this.ownsGpu) await this.gpu.close();

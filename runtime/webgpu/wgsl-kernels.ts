@@ -15,7 +15,7 @@
  * fallback and says why).
  */
 import type { KernelSpec, WgslKernel } from '../kernel-spec.js';
-import type { TypeLayout } from '../layout.js';
+import type { TypeLayout, TypeTable } from '../layout.js';
 
 export type { WgslArgKind as ArgKind, WgslKernel } from '../kernel-spec.js';
 
@@ -57,4 +57,37 @@ export function kernelValues(k: WgslKernel, spec: KernelSpec): Record<string, nu
     if (p?.kind === 'value') out[override] = p.value;
   }
   return out;
+}
+
+/**
+ * Why the kernel's references to other classes (classFields, typeIds, ranks) do not fit
+ * the runtime's classes (null: they do). Each must name a concrete class of the runtime;
+ * a class field must exist with the declared kind; a kernel may not create objects of
+ * the class it ranks (runtime/webgpu/ranks.ts R2).
+ */
+export function kernelClassMismatch(k: WgslKernel, table: TypeTable): string | null {
+  const concrete = (name: string): TypeLayout | string => {
+    const t = table.types.find((x) => x.name === name);
+    if (t === undefined) return `it names class ${name}, which is not in the runtime`;
+    if (t.abstract) return `it names class ${name}, which is abstract`;
+    return t;
+  };
+  for (const [name, c] of Object.entries(k.classFields ?? {})) {
+    const t = concrete(c.class);
+    if (typeof t === 'string') return `${t} (classFields.${name})`;
+    const f = t.fields.find((x) => x.name === c.field);
+    if (!f) return `${t.name} has no field '${c.field}' (classFields.${name})`;
+    if (f.kind !== c.kind || f.length !== 0)
+      return `${t.name}.${c.field} is ${f.length ? `an array of ${f.kind}` : f.kind}, the kernel needs ${c.kind} (classFields.${name})`;
+  }
+  for (const [name, cls] of Object.entries(k.typeIds ?? {})) {
+    const t = concrete(cls);
+    if (typeof t === 'string') return `${t} (typeIds.${name})`;
+  }
+  if (k.ranks !== undefined) {
+    const t = concrete(k.ranks);
+    if (typeof t === 'string') return `${t} (ranks)`;
+    if (Object.values(k.typeIds ?? {}).includes(k.ranks)) return `it creates ${k.ranks} objects, whose rank table it reads (ranks)`;
+  }
+  return null;
 }

@@ -28,6 +28,12 @@
 //    other one to progress. Independent thread scheduling (NVIDIA Volta and later) or one
 //    invocation per workgroup guarantees that; lock-step SIMD lanes may not, and then the
 //    wait ends at SPIN_LIMIT with STATUS_SPIN_CAP rather than hanging.
+//
+// Used by game-of-life's kernels (gol_*.wgsl). What orders their allocations and frees
+// against the other invocations of a pass and against later passes (dispatch boundaries;
+// no object published within a pass; what a reordered block initialisation would cost:
+// a stale type read ends in D1's rollback, a BAD_FREE status or nothing) is written down
+// in docs/webgpu.md, "Memory model: what orders what"; test/webgpu-gol.test.ts exercises it.
 
 const STATUS_HEAP_FULL: u32 = 1u;
 const STATUS_SPIN_CAP: u32 = 2u;
