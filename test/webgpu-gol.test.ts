@@ -321,6 +321,30 @@ gtest(title('smmo run game-of-life --backend webgpu --json: kernels all webgpu, 
   );
   t.is(gpuRun['digest'], tsRun['digest']);
   t.deepEqual(gpuRun['objects'], tsRun['objects']);
+  // --check against the TypeScript reference: the agents' handles differ (GPU allocation
+  // order), the app's match key pairs them by cellId, and the check passes.
+  const checked = await smmo([
+    'run',
+    'game-of-life',
+    '--width',
+    '40',
+    '--height',
+    '40',
+    '--iterations',
+    '8',
+    '--backend',
+    'webgpu',
+    '--check',
+    '--json',
+  ]);
+  t.is(checked.code, 0, describeChild(checked));
+  const check = lastJson(checked.stdout)['check'] as { ok: boolean; rank: string[] };
+  t.true(check.ok);
+  t.deepEqual(
+    check.rank.filter((c) => c !== 'Cell'),
+    [],
+    'no agent class paired by rank',
+  );
 });
 
 gtest(title('a Cell deleted on the GPU while kernels rank Cells: GpuError at rt.sync() (ranks.ts R2)'), async (t) => {
