@@ -185,3 +185,52 @@ function classChain(cls: SmmoClass): SmmoClass[] {
     out.push(c);
   return out;
 }
+
+// ------------------------------------------------------------------ WebGPU-only kernels
+
+/**
+ * The key of a class's WebGPU-only kernel declarations: methods that have a WGSL kernel
+ * but no WASM export (collision's initializeMerge, updateMerge and deleteMerged). Kept
+ * apart from [KERNELS] so that the WASM backend and the generated wasm/src/params.rs
+ * never see them: the WASM dispatch and gen-kernel-params read [KERNELS] only. The GPU
+ * runner looks a method up in [KERNELS] first (kernelFor), then here (gpuKernelFor),
+ * with the same rule K2 (nearest declaring class, unless overridden below it).
+ */
+export const GPU_KERNELS: unique symbol = Symbol.for('smmo.gpuKernels');
+
+/** A WebGPU-only kernel: the method, its `value`/`arg` params (as KernelSpec.params; default none), and the WGSL kernel. */
+export interface GpuKernelSpec {
+  readonly method: string;
+  readonly params?: Readonly<Record<string, KernelParam>>;
+  readonly wgsl: WgslKernel;
+}
+
+/** What the GPU runner needs of a declaration (a KernelSpec or a GpuKernelSpec). */
+export type WgslSpec = Pick<KernelSpec, 'method' | 'params' | 'wgsl'>;
+
+/** The WebGPU-only kernels class `cls` declares itself (own static [GPU_KERNELS], not inherited). */
+export function ownGpuKernels(cls: SmmoClass): readonly GpuKernelSpec[] {
+  if (!Object.prototype.hasOwnProperty.call(cls, GPU_KERNELS)) return [];
+  const specs = (cls as unknown as Record<symbol, unknown>)[GPU_KERNELS];
+  if (!Array.isArray(specs)) throw new UsageError(`${cls.name}[GPU_KERNELS] must be an array of WebGPU kernel specs`);
+  return specs as readonly GpuKernelSpec[];
+}
+
+/** The WebGPU-only declaration of `method` for concrete type `t` (rule K2, as kernelFor), or null. */
+export function gpuKernelFor(t: TypeLayout, method: string): WgslSpec | null {
+  const impl = (t.cls.prototype as unknown as Record<string, unknown>)[method];
+  for (const c of classChain(t.cls)) {
+    const spec = ownGpuKernels(c).find((s) => s.method === method);
+    if (spec === undefined) continue;
+    if ((c.prototype as unknown as Record<string, unknown>)[method] !== impl) return null;
+    return { method: spec.method, params: spec.params ?? {}, wgsl: spec.wgsl };
+  }
+  return null;
+}
+
+/** The methods that some class on t's prototype chain declares WebGPU-only kernels for. */
+export function gpuDeclaredMethods(t: TypeLayout): string[] {
+  const methods = new Set<string>();
+  for (const c of classChain(t.cls)) for (const spec of ownGpuKernels(c)) methods.add(spec.method);
+  return [...methods];
+}

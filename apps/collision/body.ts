@@ -26,7 +26,8 @@
  * see the README for what this means for digests.
  */
 import { bool, f32, KERNELS, object, ref } from '../../runtime/index.js';
-import { collisionKernels } from './kernels.js';
+import { GPU_KERNELS } from '../../runtime/kernel-spec.js';
+import { collisionGpuKernels, collisionKernels } from './kernels.js';
 import { move, pullOfOthers } from '../nbody/body.js';
 
 /** Time step (kTimeInterval). */
@@ -55,6 +56,8 @@ export class Body extends object({
 }) {
   /** WASM implementations of computeForce, update, prepareMerge and resolveMerge (backend 'wasm'; apps/collision/kernels.ts). */
   static readonly [KERNELS] = collisionKernels(G, DAMPENING, THRESHOLD_SQ);
+  /** WGSL kernels of initializeMerge, updateMerge and deleteMerged (backend 'webgpu' only; apps/collision/kernels.ts). */
+  static readonly [GPU_KERNELS] = collisionGpuKernels();
 
   /** Zero the force, then add the pull of every other body (deviceDo over Body), as nbody. */
   computeForce(): void {

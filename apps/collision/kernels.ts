@@ -19,11 +19,72 @@
  * field offsets through the deviceDo tables, so no new kind of parameter is needed.
  *
  * initializeMerge, updateMerge and deleteMerged are O(n) with small bodies (and
- * deleteMerged deletes, which kernels do not do): they stay TypeScript (per-method
- * fallback); README "Cost" has their share of a step.
+ * deleteMerged deletes, which kernels do not do): on the wasm backend they stay TypeScript
+ * (per-method fallback); README "Cost" has their share of a step.
+ *
+ * Backend 'webgpu' (collisionWgslKernels, collisionGpuKernels): every pass of a step. The
+ * gravity passes run nbody's WGSL kernels; the five merge passes run
+ * runtime/webgpu/wgsl/collision_*.wgsl (helpers in collision_lib.wgsl, deleteMerged frees
+ * through alloc.wgsl). prepareMerge and resolveMerge carry their WGSL kernel in the
+ * declaration above; initializeMerge, updateMerge and deleteMerged have no WASM export, so
+ * they are declared under Body[GPU_KERNELS] (runtime/kernel-spec.ts), which only the GPU
+ * runner reads. Agreement with the TypeScript methods: the same rules with f32 distances
+ * (collision_lib.wgsl "Floats"); test/webgpu-collision.test.ts compares body counts
+ * exactly and digests within the app's tolerance after every step.
  */
-import type { KernelSpec } from '../../runtime/index.js';
+import type { GpuKernelSpec, KernelParam, KernelSpec, WgslKernel } from '../../runtime/kernel-spec.js';
 import { gravityKernels } from '../nbody/kernels.js';
+
+/** The fields every merge kernel binds (collision_lib.wgsl declares their offsets). */
+const MERGE_FIELDS = {
+  posX: 'f32',
+  posY: 'f32',
+  velX: 'f32',
+  velY: 'f32',
+  mass: 'f32',
+  mergeTarget: 'ref',
+  hasIncomingMerge: 'bool',
+  successfulMerge: 'bool',
+} as const;
+
+/**
+ * The WGSL kernel of merge pass `file`. `visitsBodies`: it reads or writes bodies other
+ * than its own (deviceDo, or the target through mergeTarget) with its own class's field
+ * offsets, so the declaration's deviceDo must be over the visited class and that class
+ * must have no subclasses (wgsl-kernels.ts visitsOwnClass).
+ */
+function mergeWgsl(file: string, visitsBodies: boolean, extra: Partial<WgslKernel> = {}): WgslKernel {
+  return {
+    file,
+    libraries: ['collision_lib.wgsl'],
+    fields: MERGE_FIELDS,
+    args: [],
+    tunables: { WG: 64 },
+    dispatch: 'per-object',
+    ...(visitsBodies ? { visitsOwnClass: true } : {}),
+    ...extra,
+  };
+}
+
+/** updateMerge reads and writes its target, a Body: declared as a deviceDo over Body so that the visitsOwnClass check applies. */
+const bodies: KernelParam = { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' };
+
+/** The WebGPU-only kernels of collision's Body (Body[GPU_KERNELS]): the merge passes without a WASM export. */
+export function collisionGpuKernels(): readonly GpuKernelSpec[] {
+  return [
+    { method: 'initializeMerge', wgsl: mergeWgsl('collision_initialize_merge.wgsl', false) },
+    { method: 'updateMerge', params: { bodies }, wgsl: mergeWgsl('collision_update_merge.wgsl', true) },
+    {
+      method: 'deleteMerged',
+      // SPIN_LIMIT (alloc.wgsl): as game-of-life's kernels (apps/game-of-life/kernels.ts).
+      wgsl: mergeWgsl('collision_delete_merged.wgsl', false, {
+        libraries: ['collision_lib.wgsl', 'alloc.wgsl'],
+        tunables: { WG: 64, SPIN_LIMIT: 1 << 22 },
+        allocates: true,
+      }),
+    },
+  ];
+}
 
 /** The kernels of collision's Body with its constants (body.ts: G, DAMPENING, THRESHOLD_SQ). */
 export function collisionKernels(g: number, dampening: number, thresholdSq: number): readonly KernelSpec[] {
@@ -40,6 +101,7 @@ export function collisionKernels(g: number, dampening: number, thresholdSq: numb
         sources: { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
         thresholdSq: { kind: 'value', value: thresholdSq, type: 'f64' }, // the method's exact bound
       },
+      wgsl: mergeWgsl('collision_prepare_merge.wgsl', true, { values: { THRESHOLD_SQ: 'thresholdSq' } }),
     },
     {
       method: 'resolveMerge',
@@ -52,6 +114,7 @@ export function collisionKernels(g: number, dampening: number, thresholdSq: numb
         bodies: { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
         targets: { kind: 'deviceDo', class: 'Body', fields: ['mergeTarget'], type: 'ref' },
       },
+      wgsl: mergeWgsl('collision_resolve_merge.wgsl', true),
     },
   ];
 }

@@ -58,7 +58,8 @@ import { GpuError, GpuHeapError } from './errors.js';
 import { GpuRanks, rankHandles } from './ranks.js';
 import { GpuSnapshot } from './gpu-snapshot.js';
 import { GpuHeap } from './gpu-heap.js';
-import { declaredMethods, kernelFor, type KernelSpec, type WgslKernel } from '../kernel-spec.js';
+import { declaredMethods, kernelFor, type WgslKernel } from '../kernel-spec.js';
+import { gpuDeclaredMethods, gpuKernelFor, type WgslSpec } from '../kernel-spec.js';
 import { kernelClassMismatch, kernelKey, kernelMismatch, kernelValues } from './wgsl-kernels.js';
 import { loadWgsl, overridesOf, wgslPrelude } from './wgsl.js';
 
@@ -82,7 +83,7 @@ export type { GpuRunnerStats } from './options.js';
 interface Resolved {
   kernel: WgslKernel;
   type: TypeLayout;
-  spec: KernelSpec;
+  spec: WgslSpec;
   /** 'Class.method' */
   label: string;
 }
@@ -196,7 +197,8 @@ export class GpuRunner {
           : `${t.name} has subclasses (the GPU runs one concrete class per pass)`,
       };
     }
-    const spec = kernelFor(t, method);
+    // [KERNELS] first, then the WebGPU-only declarations (kernel-spec.ts GPU_KERNELS).
+    const spec = kernelFor(t, method) ?? gpuKernelFor(t, method);
     if (spec === null) return { reason: `${t.name} declares no kernel for ${method} (static [KERNELS])` };
     const kernel = spec.wgsl;
     if (!kernel) return { reason: `the kernel declaration of ${t.name}.${method} has no WGSL kernel` };
@@ -261,7 +263,8 @@ export class GpuRunner {
     const done: string[] = [];
     for (const id of this.rt.table.concreteIds) {
       const t = this.rt.table.types[id]!;
-      for (const m of declaredMethods(t)) if (await this.prepare(t.cls, m)) done.push(kernelKey(t.name, m));
+      for (const m of new Set([...declaredMethods(t), ...gpuDeclaredMethods(t)]))
+        if (await this.prepare(t.cls, m)) done.push(kernelKey(t.name, m));
     }
     return done;
   }

@@ -14,7 +14,7 @@
  * kinds `args`). Anything that does not fit runs in TypeScript (the runner counts a
  * fallback and says why).
  */
-import type { KernelSpec, WgslKernel } from '../kernel-spec.js';
+import type { WgslKernel, WgslSpec } from '../kernel-spec.js';
 import type { TypeLayout, TypeTable } from '../layout.js';
 
 export type { WgslArgKind as ArgKind, WgslKernel } from '../kernel-spec.js';
@@ -24,7 +24,7 @@ export function kernelKey(className: string, method: string): string {
 }
 
 /** Why kernel `k` cannot run `spec` for type `t` (null: it can). */
-export function kernelMismatch(k: WgslKernel, t: TypeLayout, spec: KernelSpec): string | null {
+export function kernelMismatch(k: WgslKernel, t: TypeLayout, spec: WgslSpec): string | null {
   if (t.abstract) return `${t.name} is abstract`;
   for (const [name, kind] of Object.entries(k.fields)) {
     const f = t.fields.find((x) => x.name === name);
@@ -41,8 +41,9 @@ export function kernelMismatch(k: WgslKernel, t: TypeLayout, spec: KernelSpec): 
     return `the spec passes arguments [${args.map((p) => (p.kind === 'arg' ? p.index : -1)).join(', ')}], the WGSL kernel takes ${k.args.length} in order`;
   }
   if (k.visitsOwnClass) {
+    // Every deviceDo of the declaration must be over t's own class (collision's resolveMerge has two tables of it).
     const dd = params.filter((p) => p.kind === 'deviceDo');
-    if (dd.length !== 1 || (dd[0]!.kind === 'deviceDo' && dd[0]!.class !== t.name))
+    if (dd.length < 1 || dd.some((p) => p.kind === 'deviceDo' && p.class !== t.name))
       return `the WGSL kernel visits ${t.name} objects only, the spec's deviceDo differs`;
     if (t.concrete.length !== 1) return `${t.name} has subclasses; the WGSL kernel visits ${t.name} objects only`;
   }
@@ -50,7 +51,7 @@ export function kernelMismatch(k: WgslKernel, t: TypeLayout, spec: KernelSpec): 
 }
 
 /** The declaration's `value` params bound to the kernel's override names. */
-export function kernelValues(k: WgslKernel, spec: KernelSpec): Record<string, number> {
+export function kernelValues(k: WgslKernel, spec: WgslSpec): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [override, name] of Object.entries(k.values ?? {})) {
     const p = spec.params[name];

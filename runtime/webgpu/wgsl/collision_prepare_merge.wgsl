@@ -1,0 +1,66 @@
+// Body.prepareMerge() on the GPU (apps/collision/body.ts): mergeTarget = the nearest
+// body O of the pass with O.mass < mass and squared distance d < THRESHOLD_SQ (ties: the
+// lower handle); left null (initializeMerge) when there is none. Writes its own
+// mergeTarget only; reads positions and masses, which nobody writes in this pass.
+// Distances in f32 (collision_lib.wgsl "Floats").
+//
+// The rule is a minimum over the set of bodies under a total order (d, then handle), so
+// the order of the visit does not matter. Mapping as nbody_compute_force.wgsl: one
+// invocation per (list position, slot); the other bodies are staged WG/32 blocks at a
+// time in workgroup memory (every invocation of a workgroup loads one slot and takes
+// part in the barriers, also those that visit no body).
+// Libraries: collision_lib.wgsl.
+
+override THRESHOLD_SQ: f32;
+
+var<workgroup> tile: array<vec3<f32>, WG>; // posX, posY, mass
+var<workgroup> tile_h: array<u32, WG>; // handle, 0: no body of the pass in that slot
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let wg = linear_workgroup(wid, nwg);
+  // Whole workgroups past the end (2-D dispatch padding) leave together: uniform, no barrier skipped.
+  if (wg * WG >= P.list_count * 32u) {
+    return;
+  }
+  let h = c_object(wg * WG + lid);
+  var px = 0.0;
+  var py = 0.0;
+  var m = 0.0;
+  if (h != 0u) {
+    px = c_getf(h, F_posX);
+    py = c_getf(h, F_posY);
+    m = c_getf(h, F_mass);
+  }
+  var best = 0u;
+  var best_d = THRESHOLD_SQ; // d < best_d then implies d < THRESHOLD_SQ
+  let tile_blocks = WG / 32u;
+  for (var tb = 0u; tb < P.list_count; tb += tile_blocks) {
+    let o = c_object_at(tb + (lid >> 5u), lid & 31u);
+    var e = vec3<f32>(0.0, 0.0, 0.0);
+    if (o != 0u) {
+      e = vec3<f32>(c_getf(o, F_posX), c_getf(o, F_posY), c_getf(o, F_mass));
+    }
+    tile[lid] = e;
+    tile_h[lid] = o;
+    workgroupBarrier();
+    if (h != 0u) {
+      for (var k = 0u; k < WG; k++) {
+        let oh = tile_h[k];
+        let t = tile[k];
+        // Lighter bodies only (so never this one); a NaN mass compares false, as in the method.
+        if (oh != 0u && t.z < m) {
+          let d = c_dist2(px, py, t.x, t.y);
+          if (d < best_d || (d == best_d && oh < best)) {
+            best = oh;
+            best_d = d;
+          }
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+  if (best != 0u) {
+    c_set32(h, F_mergeTarget, best);
+  }
+}
