@@ -1,0 +1,224 @@
+/**
+ * collision on WebGPU: every pass of a step (computeForce and update: nbody's WGSL
+ * kernels; initializeMerge, prepareMerge, resolveMerge, updateMerge, deleteMerged:
+ * runtime/webgpu/wgsl/collision_*.wgsl, declared in apps/collision/kernels.ts) runs as a
+ * WGSL kernel on whatever adapter Dawn finds (SwiftShader on CI); deleteMerged frees
+ * through the device-side allocator (alloc.wgsl).
+ *
+ * Checked against the TypeScript run after every step: the same live bodies (bodies are
+ * never created after init, so handles are the host's on both sides and the sets of
+ * handles must be equal), each with the same mass (a merged mass is one f32 addition on
+ * both sides), the body count exactly, the digest within the app's tolerance
+ * (apps/collision/README.md: 1e-6 per body; computeForce sums in f32 on the GPU). After
+ * every step the heap comes back to the host and passes validateHeap() (heap.ts H1–H5).
+ * `kernels` names 'webgpu' for all seven passes and no pass falls back. The hand-made
+ * scenes of test/apps-collision.test.ts (nearest heavier body wins, ties to the lower
+ * handle, chains one link per step, no merge beyond the threshold) on the GPU. The CLI:
+ * --json kernels, --check passes.
+ */
+import test from 'ava';
+import { createRuntime, type Runtime } from '../index.js';
+import { Body, MERGE_THRESHOLD } from '../apps/collision/body.js';
+import { CLASSES, digest, init, initBodies, step, type BodyInit } from '../apps/collision/collision.js';
+import { GpuContext, webgpuPackageAvailable } from '../runtime/webgpu/device.js';
+import { describeChild, lastJson, smmo } from './helpers/child.js';
+
+const available = await webgpuPackageAvailable();
+const SKIP = '[skipped: the optional npm package `webgpu` is not installed; `npm install` installs it]';
+if (!available) console.log(`webgpu-collision.test: ${SKIP}`);
+const gtest = available ? test.serial : test.skip;
+const title = (s: string): string => (available ? s : `${s} ${SKIP}`);
+
+let gpu: GpuContext | null = null;
+test.before(async () => {
+  if (available) gpu = await GpuContext.acquire();
+});
+test.after.always(async () => {
+  await gpu?.close();
+});
+
+const PASSES = [
+  'Body.computeForce',
+  'Body.deleteMerged',
+  'Body.initializeMerge',
+  'Body.prepareMerge',
+  'Body.resolveMerge',
+  'Body.update',
+  'Body.updateMerge',
+];
+/** Digest tolerance per body (apps/collision/README.md). */
+const TOLERANCE_PER_BODY = 1e-6;
+
+async function runtime(backend: 'ts' | 'webgpu'): Promise<Runtime> {
+  return createRuntime({
+    classes: CLASSES,
+    heap: '16MB',
+    seed: 1,
+    threads: 1,
+    backend,
+    ...(backend === 'webgpu' ? { webgpu: { gpu: gpu! } } : {}),
+  });
+}
+
+const at = (posX: number, posY: number, mass: number): BodyInit => ({ posX, posY, velX: 0, velY: 0, mass });
+
+/** Live bodies as { handle: mass } (after rt.sync() on the GPU). */
+function masses(rt: Runtime): Record<number, number> {
+  const out: Record<number, number> = {};
+  rt.deviceDo(Body, (b) => (out[b.handle] = b.mass));
+  return out;
+}
+
+/** Every pass ran on the GPU, none fell back. */
+function allOnGpu(t: import('ava').ExecutionContext, rt: Runtime, steps: number): void {
+  const s = rt.stats();
+  t.deepEqual(Object.keys(s.backend.methods).sort(), PASSES);
+  t.true(
+    Object.values(s.backend.methods).every((b) => b === 'webgpu'),
+    JSON.stringify(s.backend.methods),
+  );
+  t.is(s.backend.webgpu!.fallbackPasses, 0, JSON.stringify(s.backend.webgpu!.fallbacks));
+  t.is(s.backend.webgpu!.gpuPasses, 7 * steps);
+}
+
+gtest(
+  title(
+    '1200 bodies, 8 steps: the same bodies and masses as TypeScript after every step, digest within tolerance; heap valid; every pass on the GPU',
+  ),
+  async (t) => {
+    const n = 1200;
+    const ref = await runtime('ts');
+    const rt = await runtime('webgpu');
+    try {
+      await init(ref, n, 42);
+      await init(rt, n, 42);
+      let merged = 0;
+      for (let k = 1; k <= 8; k++) {
+        await step(ref);
+        await step(rt);
+        await rt.sync();
+        rt.validateHeap();
+        t.is(rt.count(Body), ref.count(Body), `body count after step ${k}`);
+        t.deepEqual(masses(rt), masses(ref), `bodies (handles) and masses after step ${k}`);
+        let incoming = 0;
+        rt.deviceDo(Body, (b) => void (incoming += b.hasIncomingMerge ? 1 : 0));
+        merged += incoming;
+        const d = digest(rt);
+        const e = digest(ref);
+        t.true(Math.abs(d - e) <= TOLERANCE_PER_BODY * rt.count(Body), `digest after step ${k}: ${d} vs ${e}`);
+      }
+      t.true(rt.count(Body) < n && merged === n - rt.count(Body), `bodies merged (${n} → ${rt.count(Body)}, ${merged} merges)`);
+      allOnGpu(t, rt, 8);
+    } finally {
+      await rt.close();
+      await ref.close();
+    }
+  },
+);
+
+gtest(title('the nearest of two heavier bodies merges into a lighter one; mass, momentum and position combine (GPU)'), async (t) => {
+  const rt = await runtime('webgpu');
+  try {
+    const [b, x1, x2] = await initBodies(rt, [at(0, 0, 10), { ...at(0.0031, 0, 20), velY: 1e-3 }, { ...at(-0.002, 0, 30), velX: 2e-3 }]);
+    await step(rt);
+    await rt.sync();
+    t.deepEqual(masses(rt), { [b!]: 40, [x1!]: 20 });
+    const merged = rt.get(Body, b!);
+    t.true(merged.hasIncomingMerge);
+    t.false(rt.get(Body, x1!).hasIncomingMerge);
+    t.true(Math.abs(merged.velX - (30 * 2e-3) / 40) < 1e-6, `velX ${merged.velX}`);
+    t.true(Math.abs(merged.velY) < 1e-6);
+    t.true(Math.abs(merged.posX - (0 + (-0.002 + 2e-3 * 0.05)) / 2) < 1e-6, `posX ${merged.posX}`);
+    t.is(rt.count(Body), 2);
+    t.false(x2! in masses(rt), 'x2 merged and is gone');
+    rt.validateHeap();
+    allOnGpu(t, rt, 1);
+  } finally {
+    await rt.close();
+  }
+});
+
+gtest(title('equal distances: the lower handle wins (GPU)'), async (t) => {
+  const rt = await runtime('webgpu');
+  try {
+    const [b, x1, x2] = await initBodies(rt, [at(0, 0, 10), at(0.002, 0, 20), at(-0.002, 0, 20)]);
+    t.true(x1! < x2!);
+    await step(rt);
+    await rt.sync();
+    t.deepEqual(masses(rt), { [b!]: 30, [x2!]: 20 }, 'x1 (lower handle) merged into b and is gone');
+  } finally {
+    await rt.close();
+  }
+});
+
+gtest(title('two lighter bodies at equal distance: the target is the lower handle (GPU and TypeScript)'), async (t) => {
+  for (const backend of ['webgpu', 'ts'] as const) {
+    const rt = await runtime(backend);
+    try {
+      // Symmetric scene: x's two candidates are equally near (and of equal mass, so they do not target each other).
+      const [b1, x, b2] = await initBodies(rt, [at(0.002, 0, 10), at(0, 0, 20), at(-0.002, 0, 10)]);
+      t.true(b1! < b2!);
+      await step(rt);
+      await rt.sync();
+      t.deepEqual(masses(rt), { [b1!]: 30, [b2!]: 10 }, `${backend}: x (${x}) merged into b1, the lower handle`);
+    } finally {
+      await rt.close();
+    }
+  }
+});
+
+gtest(title('a body whose target merges itself does not merge (chains resolve one link per step) (GPU)'), async (t) => {
+  const rt = await runtime('webgpu');
+  try {
+    const [c, b, x] = await initBodies(rt, [at(0, 0, 5), at(0.002, 0, 10), at(0.0035, 0, 20)]);
+    await step(rt);
+    await rt.sync();
+    t.deepEqual(masses(rt), { [c!]: 15, [x!]: 20 }, `b (${b}) merged into c`);
+    await step(rt);
+    await rt.sync();
+    t.deepEqual(masses(rt), { [c!]: 35 });
+    rt.validateHeap();
+  } finally {
+    await rt.close();
+  }
+});
+
+gtest(title('bodies farther apart than the threshold, or of equal mass, never merge (GPU)'), async (t) => {
+  const rt = await runtime('webgpu');
+  try {
+    const d = MERGE_THRESHOLD * 1.01;
+    await initBodies(rt, [at(0, 0, 10), at(d, 0, 20), at(0.5, 0.5, 10), at(0.5 + MERGE_THRESHOLD / 2, 0.5, 10)]);
+    for (let k = 0; k < 3; k++) await step(rt);
+    await rt.sync();
+    t.is(rt.count(Body), 4);
+  } finally {
+    await rt.close();
+  }
+});
+
+gtest(
+  title('smmo run collision --backend webgpu --json: kernels all webgpu, body count equal to --backend ts; --check passes'),
+  async (t) => {
+    const args = ['run', 'collision', '--bodies', '800', '--iterations', '5', '--json'];
+    const run = (backend: string, ...more: string[]): Promise<Record<string, unknown>> =>
+      smmo([...args, '--backend', backend, ...more]).then((r) => {
+        if (r.code !== 0) throw new Error(describeChild(r));
+        return lastJson(r.stdout);
+      });
+    const gpuRun = await run('webgpu');
+    const tsRun = await run('ts');
+    t.is(gpuRun['backend'], 'webgpu');
+    t.deepEqual(Object.keys(gpuRun['kernels'] as object).sort(), PASSES);
+    t.true(
+      Object.values(gpuRun['kernels'] as object).every((b) => b === 'webgpu'),
+      JSON.stringify(gpuRun['kernels']),
+    );
+    t.deepEqual(gpuRun['objects'], tsRun['objects']);
+    const count = (tsRun['objects'] as { Body: number }).Body;
+    t.true(count < 800, `some bodies merged (${count})`);
+    t.true(Math.abs((gpuRun['digest'] as number) - (tsRun['digest'] as number)) <= TOLERANCE_PER_BODY * count);
+    const checked = await run('webgpu', '--check');
+    const check = checked['check'] as { ok: boolean; rank: string[] };
+    t.true(check.ok, JSON.stringify(check));
+  },
+);
