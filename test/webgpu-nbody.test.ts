@@ -14,6 +14,7 @@
 import test from 'ava';
 import app from '../apps/nbody/index.js';
 import collision from '../apps/collision/index.js';
+import { Tally } from './helpers/cpu-only.js';
 import { Body, DT } from '../apps/nbody/body.js';
 import { init } from '../apps/nbody/nbody.js';
 import { UPDATE_WGSL } from '../apps/nbody/kernels.js';
@@ -241,22 +242,16 @@ gtest(title('a kernel whose fields do not match the class is not used'), async (
   }
 });
 
-gtest(title('collision: gravity on the GPU, merge phases (which delete bodies) in TypeScript, same result'), async (t) => {
+gtest(title('collision: every pass on the GPU (the merge passes delete bodies through alloc.wgsl), same result'), async (t) => {
   // 1000 bodies in [-1, 1]²: a few pairs start closer than the merge threshold, so bodies are deleted.
   const r = await crossCheck(collision, { bodies: 1000 }, { iterations: 3, seed: 3, gpu: gpu!, heap: HEAP });
   t.log(formatCrossCheck(r));
   t.true(r.ok, formatCrossCheck(r));
   t.true(r.objects['Body']! < 1000, `merges deleted bodies (${r.objects['Body']} left)`);
-  t.is(r.gpuStats.gpuPasses, 6, 'computeForce and update ran on the GPU');
-  t.is(r.gpuStats.fallbackPasses, 15);
-  t.deepEqual(Object.keys(r.gpuStats.fallbacks).sort(), [
-    'Body.deleteMerged',
-    'Body.initializeMerge',
-    'Body.prepareMerge',
-    'Body.resolveMerge',
-    'Body.updateMerge',
-  ]);
-  t.is(r.gpuStats.snapshots, 3, "a new snapshot after each step's TypeScript passes");
+  t.is(r.gpuStats.gpuPasses, 21, 'all seven passes ran on the GPU (test/webgpu-collision.test.ts checks them pass by pass)');
+  t.is(r.gpuStats.fallbackPasses, 0);
+  t.deepEqual(r.gpuStats.fallbacks, {});
+  t.is(r.gpuStats.snapshots, 3, 'one host snapshot, then one GPU snapshot after each deleteMerged that a later pass needs');
 });
 
 gtest(title("Runtime with backend 'webgpu': passes on the GPU, host reads after sync(), stats name the backend"), async (t) => {
@@ -299,27 +294,26 @@ gtest(title("Runtime with backend 'webgpu': passes on the GPU, host reads after 
 });
 
 gtest(title("backend 'webgpu' with worker threads: passes without a WGSL kernel run on the workers"), async (t) => {
-  const modules = [new URL('../apps/collision/index.js', import.meta.url)];
-  const rt = await createRuntime({
-    classes: collision.classes,
-    heap: HEAP,
-    backend: 'webgpu',
-    webgpu: { gpu: gpu! },
-    threads: 2,
-    modules,
-    inlineBlocks: 0,
-  });
-  const ref = await createRuntime({ classes: collision.classes, heap: HEAP });
+  // collision runs every pass on the GPU; Tally.bump (test/helpers/cpu-only.ts) has no kernel and runs on the workers.
+  const modules = [new URL('../apps/collision/index.js', import.meta.url), new URL('./helpers/cpu-only.js', import.meta.url)];
+  const classes = [...collision.classes, Tally];
+  const rt = await createRuntime({ classes, heap: HEAP, backend: 'webgpu', webgpu: { gpu: gpu! }, threads: 2, modules, inlineBlocks: 0 });
+  const ref = await createRuntime({ classes, heap: HEAP });
   try {
     for (const r of [rt, ref]) {
       await collision.init(r, { bodies: 600 }, 4);
-      for (let i = 0; i < 2; i++) await collision.step(r, i);
+      await r.parallelNew(Tally, 300, (x, i) => void (x.x = i));
+      for (let i = 0; i < 2; i++) {
+        await collision.step(r, i);
+        await r.parallelDo(Tally, 'bump', 0.5);
+      }
     }
     await rt.sync();
     const s = rt.stats().backend;
     t.is(s.methods['Body.computeForce'], 'webgpu');
-    t.is(s.methods['Body.prepareMerge'], 'ts');
-    t.is(s.webgpu!.fallbackPasses, 10);
+    t.is(s.methods['Body.prepareMerge'], 'webgpu');
+    t.is(s.methods['Tally.bump'], 'ts');
+    t.is(s.webgpu!.fallbackPasses, 2);
     const c = compareHeaps(ref, rt);
     t.true(c.fieldsOk, JSON.stringify(c.fields[c.worst]));
   } finally {
