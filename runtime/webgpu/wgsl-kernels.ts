@@ -6,7 +6,9 @@
  * (runtime/kernel-spec.ts); nothing is registered. The lookup for (concrete type T,
  * method M) is kernelFor() of runtime/kernel-spec.ts, the one of the WASM backend (K2 of
  * runtime/kernels.ts): the spec of M declared by the nearest class on T's prototype chain,
- * unless T overrides M below it. Then its `wgsl`, checked against T: every field it names
+ * unless T overrides M below it; a method without a WASM kernel may declare its WGSL
+ * kernel under [GPU_KERNELS] instead (gpuKernelFor(), the same rule, asked second). Then
+ * its `wgsl`, checked against T: every field it names
  * (bound by name to `override F_<field>`, the byte offset of the field's SOA array in T's
  * blocks) must exist with the declared kind. The kernel's `values` bind overrides to the
  * declaration's `value` params by name (so an app's constants reach the GPU), its `arg` params
