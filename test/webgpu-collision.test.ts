@@ -14,13 +14,17 @@
  * `kernels` names 'webgpu' for all seven passes and no pass falls back. The hand-made
  * scenes of test/apps-collision.test.ts (nearest heavier body wins, ties to the lower
  * handle, chains one link per step, no merge beyond the threshold) on the GPU. The CLI:
- * --json kernels, --check passes.
+ * --json kernels, --check passes. The declaration: Body[GPU_KERNELS] is seen by the GPU
+ * lookup only, an override is not replaced, and the kernels that read other bodies refuse
+ * a subclass (runtime/kernel-spec.ts gpuKernelFor, wgsl-kernels.ts visitsOwnClass).
  */
 import test from 'ava';
 import { createRuntime, type Runtime } from '../index.js';
 import { Body, MERGE_THRESHOLD } from '../apps/collision/body.js';
 import { CLASSES, digest, init, initBodies, step, type BodyInit } from '../apps/collision/collision.js';
 import { GpuContext, webgpuPackageAvailable } from '../runtime/webgpu/device.js';
+import { gpuDeclaredMethods, gpuKernelFor, kernelFor, ownKernels } from '../runtime/kernel-spec.js';
+import { kernelMismatch } from '../runtime/webgpu/wgsl-kernels.js';
 import { describeChild, lastJson, smmo } from './helpers/child.js';
 
 const available = await webgpuPackageAvailable();
@@ -222,3 +226,42 @@ gtest(
     t.true(check.ok, JSON.stringify(check));
   },
 );
+
+/** A subclass that keeps Body's methods, and one that overrides updateMerge. */
+class Comet extends Body {}
+class Sticky extends Body {
+  override updateMerge(): void {}
+}
+
+test('GPU_KERNELS: found by gpuKernelFor only (never by the WASM lookup); an override below the declaring class is not replaced', async (t) => {
+  const rt = await createRuntime({ classes: [Body, Comet, Sticky], heap: '16MB' });
+  try {
+    const body = rt.table.byClass(Body)!;
+    const comet = rt.table.byClass(Comet)!;
+    const sticky = rt.table.byClass(Sticky)!;
+    t.deepEqual(gpuDeclaredMethods(body).sort(), ['deleteMerged', 'initializeMerge', 'updateMerge']);
+    for (const m of ['initializeMerge', 'updateMerge', 'deleteMerged']) {
+      t.is(kernelFor(body, m), null, `the WASM lookup does not see ${m}`);
+      t.is(gpuKernelFor(body, m)?.wgsl?.file, `collision_${m.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}.wgsl`);
+    }
+    t.false(
+      ownKernels(Body).some((s) => ['initializeMerge', 'updateMerge', 'deleteMerged'].includes(s.method)),
+      'not in [KERNELS] (wasm/src/params.rs)',
+    );
+    t.is(gpuKernelFor(sticky, 'updateMerge'), null, "Sticky's override runs in TypeScript");
+    t.not(gpuKernelFor(sticky, 'initializeMerge'), null);
+    // A subclass inherits the declarations; kernels that read other bodies with their own
+    // class's offsets refuse it (deviceDo over Body ≠ Comet), the others fit.
+    const fits = (m: string): string | null => {
+      const spec = kernelFor(comet, m) ?? gpuKernelFor(comet, m)!;
+      return kernelMismatch(spec.wgsl!, comet, spec);
+    };
+    for (const m of ['prepareMerge', 'resolveMerge', 'updateMerge']) t.regex(fits(m) ?? '', /visits Comet objects only/, m);
+    for (const m of ['initializeMerge', 'deleteMerged']) t.is(fits(m), null, m);
+    // And Body itself, now that it has subclasses (the runner also refuses any class with subclasses).
+    const spec = gpuKernelFor(body, 'updateMerge')!;
+    t.regex(kernelMismatch(spec.wgsl!, body, spec) ?? '', /Body has subclasses/);
+  } finally {
+    await rt.close();
+  }
+});
