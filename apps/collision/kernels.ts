@@ -101,7 +101,12 @@ export function collisionKernels(g: number, dampening: number, thresholdSq: numb
         sources: { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
         thresholdSq: { kind: 'value', value: thresholdSq, type: 'f64' }, // the method's exact bound
       },
-      wgsl: mergeWgsl('collision_prepare_merge.wgsl', true, { values: { THRESHOLD_SQ: 'thresholdSq' } }),
+      // SPLIT 0: automatic, as computeForce's (runtime/webgpu/runner.ts AUTO_SPLIT_GROUPS); every SPLIT gives the same targets.
+      wgsl: mergeWgsl('collision_prepare_merge.wgsl', true, {
+        values: { THRESHOLD_SQ: 'thresholdSq' },
+        tunables: { WG: 128, SPLIT: 0 },
+        dispatch: 'split-reduce',
+      }),
     },
     {
       method: 'resolveMerge',

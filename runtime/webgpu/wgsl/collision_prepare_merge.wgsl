@@ -9,9 +9,18 @@
 // invocation per (list position, slot); the other bodies are staged WG/32 blocks at a
 // time in workgroup memory (every invocation of a workgroup loads one slot and takes
 // part in the barriers, also those that visit no body).
+//
+// Tunables: WG (a multiple of 32), SPLIT: the list is cut into SPLIT contiguous parts,
+// one per z-slice of the dispatch (occupancy with few bodies, as computeForce's); with
+// SPLIT > 1 each part writes its (best handle, best d) to binding 2 and `reduce` takes
+// the minimum over the parts under the same order. A minimum under a total order does
+// not depend on how the set is cut, so every SPLIT gives the same mergeTarget.
 // Libraries: collision_lib.wgsl.
 
 override THRESHOLD_SQ: f32;
+override SPLIT: u32 = 1u;
+
+@group(0) @binding(2) var<storage, read_write> partial: array<vec2<u32>>; // (best handle, bits of best d) per part and invocation
 
 var<workgroup> tile: array<vec3<f32>, WG>; // posX, posY, mass
 var<workgroup> tile_h: array<u32, WG>; // handle, 0: no body of the pass in that slot
@@ -23,7 +32,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (wg * WG >= P.list_count * 32u) {
     return;
   }
-  let h = c_object(wg * WG + lid);
+  let gi = wg * WG + lid;
+  let h = c_object(gi);
   var px = 0.0;
   var py = 0.0;
   var m = 0.0;
@@ -34,9 +44,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   var best = 0u;
   var best_d = THRESHOLD_SQ; // d < best_d then implies d < THRESHOLD_SQ
+  let part = wid.z;
+  let jb0 = (part * P.list_count) / SPLIT;
+  let jb1 = ((part + 1u) * P.list_count) / SPLIT;
   let tile_blocks = WG / 32u;
-  for (var tb = 0u; tb < P.list_count; tb += tile_blocks) {
-    let o = c_object_at(tb + (lid >> 5u), lid & 31u);
+  for (var tb = jb0; tb < jb1; tb += tile_blocks) {
+    let lj = tb + (lid >> 5u);
+    var o = 0u;
+    if (lj < jb1) {
+      o = c_object_at(lj, lid & 31u);
+    }
     var e = vec3<f32>(0.0, 0.0, 0.0);
     if (o != 0u) {
       e = vec3<f32>(c_getf(o, F_posX), c_getf(o, F_posY), c_getf(o, F_mass));
@@ -59,6 +76,34 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
     }
     workgroupBarrier();
+  }
+  if (h == 0u) {
+    return; // also every gi ≥ list_count·32, which would index the next part's entries
+  }
+  if (SPLIT > 1u) {
+    partial[part * (P.list_count * 32u) + gi] = vec2<u32>(best, bitcast<u32>(best_d));
+  } else if (best != 0u) {
+    c_set32(h, F_mergeTarget, best);
+  }
+}
+
+// SPLIT > 1: mergeTarget = the minimum over the parts' (d, handle), as `main` takes it.
+@compute @workgroup_size(WG)
+fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let gi = linear_workgroup(wid, nwg) * WG + lid;
+  let h = c_object(gi);
+  if (h == 0u) {
+    return;
+  }
+  var best = 0u;
+  var best_d = THRESHOLD_SQ;
+  for (var p = 0u; p < SPLIT; p++) {
+    let e = partial[p * (P.list_count * 32u) + gi];
+    let d = bitcast<f32>(e.y);
+    if (e.x != 0u && (d < best_d || (d == best_d && e.x < best))) {
+      best = e.x;
+      best_d = d;
+    }
   }
   if (best != 0u) {
     c_set32(h, F_mergeTarget, best);
