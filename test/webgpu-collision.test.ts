@@ -121,39 +121,73 @@ gtest(
   },
 );
 
-gtest(title('prepareMerge cut into SPLIT 3 and 7 parts gives the run of SPLIT 1 exactly (every field, every body)'), async (t) => {
-  const run = async (split: number): Promise<Runtime> => {
+gtest(
+  title('prepareMerge and resolveMerge cut into SPLIT 3 and 7 parts gives the run of SPLIT 1 exactly (every field, every body)'),
+  async (t) => {
+    const run = async (split: number): Promise<Runtime> => {
+      const rt = await createRuntime({
+        classes: CLASSES,
+        heap: '16MB',
+        backend: 'webgpu',
+        // snapshot 'host': the GPU snapshot lists blocks in atomic-cursor order, which changes computeForce's f32 sums from
+        // run to run (docs/webgpu.md, collision); the host's lists keep every run's order the same, so only SPLIT differs.
+        webgpu: { gpu: gpu!, snapshot: 'host', tunables: { 'Body.prepareMerge': { SPLIT: split }, 'Body.resolveMerge': { SPLIT: split } } },
+      });
+      await init(rt, 1500, 42);
+      for (let k = 0; k < 4; k++) await step(rt);
+      await rt.sync();
+      t.is(rt.stats().backend.webgpu!.tunables['Body.prepareMerge']!['SPLIT'], split);
+      t.is(rt.stats().backend.webgpu!.tunables['Body.resolveMerge']!['SPLIT'], split);
+      return rt;
+    };
+    const one = await run(1);
+    try {
+      t.true(one.count(Body) < 1500, 'bodies merged');
+      for (const split of [3, 7]) {
+        const rt = await run(split);
+        try {
+          const c = compareHeaps(one, rt);
+          t.deepEqual(c.structure, [], `SPLIT ${split}`);
+          const differ = Object.entries(c.fields).filter(([, d]) => d.maxAbs !== 0);
+          t.deepEqual(differ, [], `SPLIT ${split}`);
+          t.is(digest(rt), digest(one), `SPLIT ${split}`);
+        } finally {
+          await rt.close();
+        }
+      }
+    } finally {
+      await one.close();
+    }
+  },
+);
+
+gtest(title('64 contested targets over several blocks: the nearer body wins each, whatever SPLIT cuts the list into'), async (t) => {
+  // Per triple: b (10), x1 (20) 0.0031 to the right, x2 (30) 0.002 to the left: both target b, x2 is nearer.
+  const bodies: BodyInit[] = [];
+  for (let i = 0; i < 64; i++) {
+    const x = (i % 8) * 0.2 - 0.8;
+    const y = Math.floor(i / 8) * 0.2 - 0.8;
+    bodies.push(at(x, y, 10), at(x + 0.0031, y, 20), at(x - 0.002, y, 30));
+  }
+  for (const split of [1, 3, 7]) {
     const rt = await createRuntime({
       classes: CLASSES,
       heap: '16MB',
       backend: 'webgpu',
-      // snapshot 'host': the GPU snapshot lists blocks in atomic-cursor order, which changes computeForce's f32 sums from
-      // run to run (docs/webgpu.md, collision); the host's lists keep every run's order the same, so only SPLIT differs.
-      webgpu: { gpu: gpu!, snapshot: 'host', tunables: { 'Body.prepareMerge': { SPLIT: split } } },
+      webgpu: { gpu: gpu!, tunables: { 'Body.prepareMerge': { SPLIT: split }, 'Body.resolveMerge': { SPLIT: split } } },
     });
-    await init(rt, 1500, 42);
-    for (let k = 0; k < 4; k++) await step(rt);
-    await rt.sync();
-    t.is(rt.stats().backend.webgpu!.tunables['Body.prepareMerge']!['SPLIT'], split);
-    return rt;
-  };
-  const one = await run(1);
-  try {
-    t.true(one.count(Body) < 1500, 'bodies merged');
-    for (const split of [3, 7]) {
-      const rt = await run(split);
-      try {
-        const c = compareHeaps(one, rt);
-        t.deepEqual(c.structure, [], `SPLIT ${split}`);
-        const differ = Object.entries(c.fields).filter(([, d]) => d.maxAbs !== 0);
-        t.deepEqual(differ, [], `SPLIT ${split}`);
-        t.is(digest(rt), digest(one), `SPLIT ${split}`);
-      } finally {
-        await rt.close();
-      }
+    try {
+      const h = await initBodies(rt, bodies);
+      await step(rt);
+      await rt.sync();
+      const want: Record<number, number> = {};
+      for (let i = 0; i < 64; i++) Object.assign(want, { [h[3 * i]!]: 40, [h[3 * i + 1]!]: 20 });
+      t.deepEqual(masses(rt), want, `SPLIT ${split}`);
+      t.is(rt.stats().backend.webgpu!.tunables['Body.resolveMerge']!['SPLIT'], split);
+      rt.validateHeap();
+    } finally {
+      await rt.close();
     }
-  } finally {
-    await one.close();
   }
 });
 

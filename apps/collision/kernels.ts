@@ -119,7 +119,7 @@ export function collisionKernels(g: number, dampening: number, thresholdSq: numb
         bodies: { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
         targets: { kind: 'deviceDo', class: 'Body', fields: ['mergeTarget'], type: 'ref' },
       },
-      wgsl: mergeWgsl('collision_resolve_merge.wgsl', true),
+      wgsl: mergeWgsl('collision_resolve_merge.wgsl', true, { tunables: { WG: 128, SPLIT: 0 }, dispatch: 'split-reduce' }),
     },
   ];
 }
