@@ -202,8 +202,8 @@ gtest(
   },
 );
 
-for (const mode of ['host', 'gpu-readback'] as const) {
-  gtest(title(`webgpu.snapshot '${mode}' gives the same digests`), async (t) => {
+for (const mode of ['gpu', 'host', 'gpu-readback'] as const) {
+  gtest(title(`webgpu.snapshot '${mode}' gives the same digests; snapshots and transfers counted`), async (t) => {
     const ref = await runtimeFor(32, 24, 5, 'ts');
     const rt = await createRuntime({
       classes: CLASSES,
@@ -219,12 +219,18 @@ for (const mode of ['host', 'gpu-readback'] as const) {
         await step(ref);
         await step(rt);
       }
-      await rt.sync();
-      t.is(digest(rt), digest(ref));
-      rt.validateHeap();
       // After Fish.update and Shark.update of every step but the last Shark.update (no pass follows it: rt.sync() downloads).
       t.is(rt.gpu!.stats.gpuSnapshots, mode === 'host' ? 0 : 5 * 2 - 1);
       t.is(rt.gpu!.stats.snapshots, 1 + (5 * 2 - 1), 'the first pass’s, then one after every update pass but the last');
+      // What crosses the bus between steps: 'gpu' nothing (the heap went up once after init);
+      // 'gpu-readback' the lists after each GPU snapshot; 'host' the whole heap both ways.
+      const st = rt.gpu!.stats;
+      t.is(st.listReadbacks, mode === 'gpu-readback' ? 5 * 2 - 1 : 0);
+      t.is(st.uploads, mode === 'host' ? 1 + (5 * 2 - 1) : 1);
+      t.is(st.downloads, mode === 'host' ? 5 * 2 - 1 : 0);
+      await rt.sync();
+      t.is(digest(rt), digest(ref));
+      rt.validateHeap();
     } finally {
       await rt.close();
       await ref.close();
