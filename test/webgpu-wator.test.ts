@@ -12,10 +12,15 @@
  * `kernels` names 'webgpu' for all six passes and no pass falls back. Hand-checked
  * cases: a shark alone starves after ENERGY_START steps; a fish on a 1 × 1 torus can go
  * nowhere (its STAY flag: it never moves, so never spawns); a fish alone moves one cell
- * per step and spawns behind it once its egg timer passes SPAWN_THRESHOLD.
+ * per step and spawns behind it once its egg timer passes SPAWN_THRESHOLD. The divergence
+ * finder (`--check-every`) finds a deliberately broken declaration of Shark.update at the
+ * right iteration, pass, class and fields, and reports nothing for the real one.
  */
 import test from 'ava';
-import { createRuntime, type Runtime } from '../index.js';
+import { createRuntime, KERNELS, type KernelSpec, type Runtime } from '../index.js';
+import watorApp from '../apps/wa-tor/index.js';
+import { parseRunFlags } from '../cli/flags.js';
+import { runApp } from '../cli/run.js';
 import { Agent, Cell, ENERGY_START, Fish, Shark, spawnFish, spawnShark, SPAWN_THRESHOLD } from '../apps/wa-tor/model.js';
 import { checkInvariants, CLASSES, digest, forEachCell, init, neighborIds, step } from '../apps/wa-tor/wator.js';
 import { cellTable } from '../apps/grid.js';
@@ -294,3 +299,52 @@ gtest(title('smmo run wa-tor --backend webgpu --json: kernels all webgpu, digest
     'every field of every object equal, random streams included',
   );
 });
+
+/**
+ * Shark's kernels with Shark.update's declaration broken, not its code: the new shark's
+ * `eggTimer` and `energy` offsets swapped, so a child gets energy = seed % 4 and egg
+ * timer ENERGY_START. Put back after the test.
+ */
+function withSwappedChildFields(): () => void {
+  const own = Object.getOwnPropertyDescriptor(Shark, KERNELS)!;
+  const specs = (own.value as () => readonly KernelSpec[])().map((s): KernelSpec => {
+    if (s.method !== 'update') return s;
+    const cf = s.wgsl!.classFields!;
+    return { ...s, wgsl: { ...s.wgsl!, classFields: { ...cf, childEggTimer: cf['childEnergy']!, childEnergy: cf['childEggTimer']! } } };
+  });
+  Object.defineProperty(Shark, KERNELS, { ...own, value: specs });
+  return () => Object.defineProperty(Shark, KERNELS, own);
+}
+
+gtest(
+  title('--check-every finds a wrong WGSL declaration of Shark.update at the first spawn of a shark; the real one: no divergence'),
+  async (t) => {
+    const flags = ['--width', '48', '--height', '40', '--iterations', '6', '--backend', 'webgpu', '--check-every', '2', '--quiet'];
+    const restore = withSwappedChildFields();
+    try {
+      const r = await runApp(watorApp, parseRunFlags(watorApp, flags), 'test');
+      const d = r.divergence!;
+      t.is(r.kernels['Shark.update'], 'webgpu', 'the broken declaration ran on the GPU');
+      t.true(d.found, JSON.stringify({ ...d, fields: Object.keys(d.fields) }));
+      // Initial egg timers are seed % 4 ≤ 3: the first shark spawns in the second step, iteration 1
+      // (the index step() is called with, from 0), in its 8th pass (index 7).
+      t.is(d.iteration, 1);
+      t.is(d.pass, 'Shark.update');
+      t.is(d.passIndex, 7);
+      t.is(d.class, 'Shark');
+      t.true(d.field === 'energy' || d.field === 'eggTimer', String(d.field));
+      t.deepEqual(
+        Object.entries(d.fields)
+          .filter(([, f]) => f.beyond > 0)
+          .map(([k]) => k)
+          .sort(),
+        ['Shark.eggTimer', 'Shark.energy'],
+      );
+    } finally {
+      restore();
+    }
+    const ok = await runApp(watorApp, parseRunFlags(watorApp, flags), 'test');
+    t.false(ok.divergence!.found, ok.divergence!.note);
+    t.is(ok.divergence!.comparisons, 4);
+  },
+);
