@@ -16,6 +16,9 @@
  * finder (`--check-every`) finds a deliberately broken declaration of Shark.update at the
  * right iteration, pass, class and fields, and reports nothing for the real one.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test from 'ava';
 import { createRuntime, KERNELS, type KernelSpec, type Runtime } from '../index.js';
 import watorApp from '../apps/wa-tor/index.js';
@@ -319,7 +322,11 @@ function withSwappedChildFields(): () => void {
 gtest(
   title('--check-every finds a wrong WGSL declaration of Shark.update at the first spawn of a shark; the real one: no divergence'),
   async (t) => {
+    // The divergent states go to a scratch folder (by default they would be written to the working directory).
+    const states = mkdtempSync(join(tmpdir(), 'smmo-webgpu-wator-'));
+    t.teardown(() => rmSync(states, { recursive: true, force: true }));
     const flags = ['--width', '48', '--height', '40', '--iterations', '6', '--backend', 'webgpu', '--check-every', '2', '--quiet'];
+    flags.push('--check-states', states);
     const restore = withSwappedChildFields();
     try {
       const r = await runApp(watorApp, parseRunFlags(watorApp, flags), 'test');
@@ -332,6 +339,7 @@ gtest(
       t.is(d.pass, 'Shark.update');
       t.is(d.passIndex, 7);
       t.is(d.class, 'Shark');
+      t.true(d.states!.reference.startsWith(states) && d.states!.run.startsWith(states), JSON.stringify(d.states));
       t.true(d.field === 'energy' || d.field === 'eggTimer', String(d.field));
       t.deepEqual(
         Object.entries(d.fields)
