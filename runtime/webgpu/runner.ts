@@ -60,6 +60,7 @@ import { GpuSnapshot } from './gpu-snapshot.js';
 import { GpuHeap } from './gpu-heap.js';
 import { declaredMethods, kernelFor, type KernelSpec, type WgslKernel } from '../kernel-spec.js';
 import { kernelClassMismatch, kernelKey, kernelMismatch, kernelValues } from './wgsl-kernels.js';
+import { arrayOffsets, kernelArrayMismatch } from './wgsl-kernels.js'; // array fields (WgslKernel.arrays)
 import { loadWgsl, overridesOf, wgslPrelude } from './wgsl.js';
 
 const MAX_IN_FLIGHT = 3;
@@ -202,7 +203,8 @@ export class GpuRunner {
     if (spec === null) return { reason: `${t.name} declares no kernel for ${method} (static [KERNELS])` };
     const kernel = spec.wgsl;
     if (!kernel) return { reason: `the kernel declaration of ${t.name}.${method} has no WGSL kernel` };
-    const why = kernelMismatch(kernel, t, spec) ?? kernelClassMismatch(kernel, this.rt.table);
+    const why =
+      kernelMismatch(kernel, t, spec) ?? kernelClassMismatch(kernel, this.rt.table) ?? kernelArrayMismatch(kernel, t, this.rt.table);
     return why === null
       ? { kernel, type: t, spec, label: kernelKey(t.name, method) }
       : { reason: `WGSL kernel ${kernel.file} does not fit: ${why}` };
@@ -334,6 +336,7 @@ export class GpuRunner {
     for (const [name, c] of Object.entries(k.classFields ?? {}))
       consts[`F_${name}`] = this.typeNamed(c.class)!.fields.find((f) => f.name === c.field)!.offsets[0]!;
     for (const [name, cls] of Object.entries(k.typeIds ?? {})) consts[name] = this.typeNamed(cls)!.id;
+    Object.assign(consts, arrayOffsets(k, t, this.rt.table)); // array fields (WgslKernel.arrays)
     const wg = consts['WG'];
     if (wg === undefined || !Number.isInteger(wg) || wg < 1 || wg > this.gpu.info.maxComputeInvocationsPerWorkgroup) {
       throw new UsageError(`${label}: WG=${wg} must be an integer in 1…${this.gpu.info.maxComputeInvocationsPerWorkgroup}`);
