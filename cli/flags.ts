@@ -121,6 +121,12 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
       'allocator: each thread opens a block of its own first in every pass (faster allocation-only passes on many threads; more fragmentation where objects are also deleted)',
   },
   {
+    name: 'no-gpu-validation',
+    kind: 'switch',
+    description:
+      "with --backend webgpu: open the GPU device without Dawn's API validation (far less CPU time per dispatch; an API misuse is then not reported and may crash; docs/webgpu.md)",
+  },
+  {
     name: 'block-size',
     kind: 'choice',
     value: 'P',
@@ -247,6 +253,8 @@ export interface RunOptions {
   passTimeout?: number;
   /** --no-rotation, --no-coalescing, --bitmap-alloc, --own-first-block: the allocator variant (RuntimeOptions.allocator). */
   allocator: { rotation: boolean; coalescing: boolean; bitmapAlloc: boolean; ownFirstBlock: boolean };
+  /** --no-gpu-validation: RuntimeOptions.webgpu.validation false (with --backend webgpu only). */
+  gpuValidation: boolean;
   /** --block-size: which class the heap's blocks are sized for (RuntimeOptions.blockSize). */
   blockSize: 'smallest' | 'largest';
   /** --check: compare with the TypeScript reference run. */
@@ -352,6 +360,7 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
     ...(checkEvery === undefined ? {} : { checkEvery: validate(spec('check-every'), checkEvery, where) as number }),
     ...(checkStates === undefined ? {} : { checkStates: validate(spec('check-states'), checkStates, where) as string }),
     allocator: allocatorFlags(values, where),
+    gpuValidation: gpuValidation(values, where),
     blockSize: (values['block-size'] === undefined ? 'smallest' : validate(spec('block-size'), text('block-size')!, where)) as
       'smallest' | 'largest',
     check: values['check'] === true,
@@ -389,6 +398,14 @@ function defragFlags(values: Record<string, string | boolean | undefined>, where
     out.above = f;
   }
   return { defrag: out };
+}
+
+/** --no-gpu-validation: only with --backend webgpu. */
+function gpuValidation(values: Record<string, string | boolean | undefined>, where: string): boolean {
+  if (values['no-gpu-validation'] !== true) return true;
+  if (values['backend'] !== 'webgpu')
+    throw new CliUsageError(`${where}: --no-gpu-validation concerns the GPU device of --backend webgpu; add --backend webgpu or drop it`);
+  return false;
 }
 
 /** --tol, --rel, --field-rel, --digest-rel: only with --check. */
@@ -477,6 +494,7 @@ function defaults(app: App): RunOptions {
     checked: false,
     interpret: false,
     allocator: { rotation: true, coalescing: true, bitmapAlloc: false, ownFirstBlock: false },
+    gpuValidation: true,
     blockSize: 'smallest',
     check: false,
     tolerance: { ...DEFAULT_CHECK_TOLERANCE },

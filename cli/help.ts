@@ -63,7 +63,8 @@ ${formatFlags(COMMON_FLAGS, [['-h, --help', 'show the flags of the app']])}
 threads, iterations, seconds (the iterations only), initSeconds, iterationsPerSecond,
 digest, objects ({class: count}), heap ({bytes, blockBytes, blockSize, blocks, usedBlocks,
 fragmentation}), params, seed, checked, heapValidated, allocator ({rotation, coalescing,
-bitmapAlloc, ownFirstBlock}), kernels, compiled, version, node, machine; with --init also init and
+bitmapAlloc, ownFirstBlock}), kernels, compiled, version, node, machine; with --backend webgpu
+gpu ({adapter, software, validation}); with --init also init and
 startIteration (and warnings: float columns of the state holding NaN or infinities), with
 --dump dump (the files), with --render frames; an app that measures something besides
 its digest adds results (linux-scalability: ns per allocation by k) and resultRows;

@@ -56,6 +56,8 @@ export interface CheckReport {
 export interface RunReport {
   app: string;
   backend: string;
+  /** --backend webgpu: the adapter the passes ran on, and whether Dawn validated the API calls (--no-gpu-validation). */
+  gpu?: { adapter: string; software: boolean; validation: boolean };
   threads: number;
   iterations: number;
   /** Seconds spent in the K iterations. */
@@ -225,6 +227,7 @@ async function startRuntime(app: App, opts: RunOptions, heapBytes: number, where
       backend: opts.backend,
       allocator: opts.allocator,
       blockSize: opts.blockSize,
+      ...(opts.gpuValidation ? {} : { webgpu: { validation: false } }),
       // Worker threads import the app's module to find its classes.
       modules: [appModule(app.name) ?? new URL(`../apps/${app.name}/index.js`, import.meta.url)],
     };
@@ -345,12 +348,18 @@ async function report(
     ...(frames ? { frames: frames.written } : {}),
     ...(warnings.length > 0 ? { warnings } : {}),
     ...(run.defrag ? { defrag: run.defrag.result(rt) } : {}),
+    ...(stats.backend.webgpu ? { gpu: gpuOf(stats.backend.webgpu.adapter) } : {}),
     kernels: { ...stats.backend.methods },
     compiled: stats.compiled,
     version,
     node: process.version,
     machine: { cpu: cpu[0]?.model.trim() ?? 'unknown', cores: cpu.length, platform: process.platform, arch: process.arch },
   };
+}
+
+/** The report's `gpu`: what RuntimeStats says of the adapter. */
+function gpuOf(a: { description: string; device: string; software: boolean; validation: boolean }): NonNullable<RunReport['gpu']> {
+  return { adapter: a.description || a.device, software: a.software, validation: a.validation };
 }
 
 /** The app's parameters for reports and state files (unset: null). */
@@ -415,7 +424,7 @@ export function formatSummary(r: RunReport): string {
     .join(', ');
   const rows: [string, string][] = [
     ['app', r.app],
-    ['backend', r.backend],
+    ['backend', r.gpu ? `${r.backend} (${r.gpu.adapter}${r.gpu.validation ? '' : ', without API validation'})` : r.backend],
     ['threads', String(r.threads)],
     ['parameters', `${params}${params ? ' ' : ''}seed=${r.seed}${r.checked ? ' checked' : ''}`],
     ['iterations', String(r.iterations)],

@@ -95,6 +95,15 @@ export interface WgslKernel {
    * of that class), checked like `fields`.
    */
   readonly classFields?: Readonly<Record<string, { readonly class: string; readonly field: string; readonly kind: ScalarKind }>>;
+  /**
+   * Array fields (schema `array(kind, n)`) the kernel reads or writes: name → (class, the
+   * kernel's own class when absent; field; element kind; number of elements), bound to
+   * `override F_<name>_<k>` for k < length (byte offset of element k's SOA array in a block
+   * of that class), checked like `fields` (wgsl-kernels.ts kernelArrayMismatch).
+   */
+  readonly arrays?: Readonly<
+    Record<string, { readonly class?: string; readonly field: string; readonly kind: ScalarKind; readonly length: number }>
+  >;
   /** Override name → concrete class name, bound to the class's type id (a kernel that creates objects of it). */
   readonly typeIds?: Readonly<Record<string, string>>;
   /**

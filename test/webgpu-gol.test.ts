@@ -347,6 +347,31 @@ gtest(title('smmo run game-of-life --backend webgpu --json: kernels all webgpu, 
   );
 });
 
+gtest(
+  title('--no-gpu-validation (webgpu.validation false): the same digest, and --json says so; refused without --backend webgpu'),
+  async (t) => {
+    const base = ['run', 'game-of-life', '--width', '40', '--height', '40', '--iterations', '8', '--json'];
+    const [off, on, bad] = await Promise.all([
+      smmo([...base, '--backend', 'webgpu', '--no-gpu-validation']),
+      smmo([...base, '--backend', 'webgpu']),
+      smmo([...base, '--no-gpu-validation']),
+    ]);
+    t.is(off.code, 0, describeChild(off));
+    t.is(on.code, 0, describeChild(on));
+    const a = lastJson(off.stdout);
+    const b = lastJson(on.stdout);
+    t.is(a['digest'], b['digest']);
+    t.is((a['gpu'] as { validation: boolean }).validation, false);
+    t.is((b['gpu'] as { validation: boolean }).validation, true);
+    t.is(bad.code, 2);
+    t.regex(bad.stderr, /--no-gpu-validation concerns the GPU device of --backend webgpu/);
+    await t.throwsAsync(
+      createRuntime({ classes: CLASSES, heap: '4MB', backend: 'webgpu', webgpu: { validation: 'no' as unknown as boolean } }),
+      { message: /webgpu\.validation must be true or false, got no/ },
+    );
+  },
+);
+
 gtest(title('a Cell deleted on the GPU while kernels rank Cells: GpuError at rt.sync() (ranks.ts R2)'), async (t) => {
   const start = randomStart(16, 16, 0.3, 9);
   const rt = await runtimeFor(start, 'webgpu');

@@ -14,7 +14,7 @@
  * read makes a view object (a cell's four neighbours, their agents…), which is most of
  * these passes' time; the kernels follow handles as plain integers.
  */
-import type { KernelParam, KernelSpec } from '../../runtime/index.js';
+import type { KernelParam, KernelSpec, WgslKernel } from '../../runtime/index.js';
 
 /** The parameters of the field of the parameter's name. */
 const u32 = { kind: 'field', type: 'u32' } as const;
@@ -44,7 +44,12 @@ const cellFields = {
 
 export function cellKernels(): readonly KernelSpec[] {
   return [
-    { method: 'prepare', export: 'wator_cell_prepare', params: { requests: requests() } },
+    {
+      method: 'prepare',
+      export: 'wator_cell_prepare',
+      params: { requests: requests() },
+      wgsl: watorWgsl('wator_cell_prepare.wgsl', {}),
+    },
     {
       method: 'decide',
       export: 'wator_cell_decide',
@@ -58,6 +63,16 @@ export function cellKernels(): readonly KernelSpec[] {
         fishNewPosition: { kind: 'field', name: 'newPosition', type: 'ref', class: 'Fish' },
         sharkNewPosition: { kind: 'field', name: 'newPosition', type: 'ref', class: 'Shark' },
       },
+      wgsl: watorWgsl(
+        'wator_cell_decide.wgsl',
+        {},
+        {
+          classFields: {
+            fishNewPosition: { class: 'Fish', field: 'newPosition', kind: 'ref' },
+            sharkNewPosition: { class: 'Shark', field: 'newPosition', kind: 'ref' },
+          },
+        },
+      ),
     },
   ];
 }
@@ -77,17 +92,78 @@ function child(cls: 'Fish' | 'Shark'): Record<string, KernelParam> {
 const allocator = { kind: 'allocator' } as const;
 const cellAgent = cellFields.cellAgent;
 
+/**
+ * Backend 'webgpu': the WGSL kernel of each pass (runtime/webgpu/wgsl/wator_*.wgsl, with
+ * the helpers of wator_lib.wgsl and the allocator alloc.wgsl). The same rules, draws and
+ * writes as the methods; the update passes create and delete agents through the
+ * device-side allocator (`allocates`: the runner re-takes the pass snapshot after them).
+ * Every kernel binds the Cell fields an agent reads (neighbours, agent, request flags),
+ * its own class's stream (`rs`) and Fish's type id; `own` adds its own scalar fields,
+ * `classFields` / `arrays` / `typeIds` what it writes of other classes.
+ * Exact: the occupied cells and their kinds after each step equal the TypeScript run's
+ * (digest); handles differ (GPU allocation order), so heaps are not byte-identical
+ * (test/webgpu-wator.test.ts).
+ */
+function watorWgsl(
+  file: string,
+  fields: WgslKernel['fields'],
+  extra: Pick<WgslKernel, 'classFields' | 'arrays' | 'typeIds'> = {},
+  allocates = false,
+): WgslKernel {
+  const cellArray = (field: string, kind: 'ref' | 'bool', length: number) => ({ class: 'Cell', field, kind, length }) as const;
+  return {
+    file,
+    libraries: ['wator_lib.wgsl', 'alloc.wgsl'],
+    fields,
+    classFields: { cellAgent: { class: 'Cell', field: 'agent', kind: 'ref' }, ...extra.classFields },
+    arrays: {
+      rs: { field: 'randomState', kind: 'u32', length: 4 },
+      cellNb: cellArray('neighbors', 'ref', 4),
+      cellReq: cellArray('neighborRequest', 'bool', 5),
+      ...extra.arrays,
+    },
+    typeIds: { T_FISH: 'Fish', ...extra.typeIds },
+    gpuLists: true,
+    args: [],
+    // SPIN_LIMIT (alloc.wgsl): as game-of-life's kernels (apps/game-of-life/kernels.ts): on
+    // SwiftShader an invocation may wait on a descheduled one; a real livelock still ends in
+    // STATUS_SPIN_CAP (GpuHeapError).
+    tunables: { WG: 64, SPIN_LIMIT: 1 << 22 },
+    dispatch: 'per-object',
+    ...(allocates ? { allocates: true } : {}),
+  };
+}
+
+/** What an update kernel sets of a new agent of concrete class `cls` (spawnFish / spawnShark), as the WASM `child` params. */
+function wgslChild(cls: 'Fish' | 'Shark'): Pick<WgslKernel, 'classFields' | 'arrays' | 'typeIds'> {
+  const f = (field: string, kind: 'ref' | 'u32') => ({ class: cls, field, kind }) as const;
+  return {
+    classFields: {
+      childPosition: f('position', 'ref'),
+      childNewPosition: f('newPosition', 'ref'),
+      childEggTimer: f('eggTimer', 'u32'),
+      ...(cls === 'Shark' ? { childEnergy: f('energy', 'u32') } : {}),
+    },
+    arrays: { childRs: { class: cls, field: 'randomState', kind: 'u32', length: 4 } },
+    typeIds: { T_CHILD: cls },
+  };
+}
+const agentOwn = { position: 'ref', newPosition: 'ref', eggTimer: 'u32' } as const;
+const sharkOwn = { ...agentOwn, energy: 'u32' } as const;
+
 export function fishKernels(): readonly KernelSpec[] {
   return [
     {
       method: 'prepare',
       export: 'wator_fish_prepare',
       params: { randomState, position: ref, newPosition: ref, eggTimer: u32, ...cellFields },
+      wgsl: watorWgsl('wator_fish_prepare.wgsl', agentOwn),
     },
     {
       method: 'update',
       export: 'wator_fish_update',
       params: { randomState, position: ref, newPosition: ref, eggTimer: u32, cellAgent, allocator, ...child('Fish') },
+      wgsl: watorWgsl('wator_fish_update.wgsl', agentOwn, wgslChild('Fish'), true),
     },
   ];
 }
@@ -107,6 +183,7 @@ export function sharkKernels(): readonly KernelSpec[] {
         // `instanceof Fish` of a neighbour's agent: Fish has no subclasses
         fishType: { kind: 'typeId', class: 'Fish' },
       },
+      wgsl: watorWgsl('wator_shark_prepare.wgsl', sharkOwn),
     },
     {
       method: 'update',
@@ -123,6 +200,7 @@ export function sharkKernels(): readonly KernelSpec[] {
         fishType: { kind: 'typeId', class: 'Fish' },
         ...child('Shark'),
       },
+      wgsl: watorWgsl('wator_shark_update.wgsl', sharkOwn, wgslChild('Shark'), true),
     },
   ];
 }

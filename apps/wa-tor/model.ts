@@ -30,7 +30,9 @@
  * Backends: with `--backend wasm` every pass runs as a Rust kernel (declared in
  * kernels.ts): Cell.prepare, Cell.decide, Fish.prepare, Shark.prepare in wasm/src/wator.rs,
  * the allocating Fish.update and Shark.update in wasm/src/wator_update.rs (through the
- * allocator core), with the same rules and writes; the methods below stay the reference. Every reference read here makes a view object, which is most
+ * allocator core), with the same rules and writes; with `--backend webgpu` every pass runs
+ * as a WGSL kernel (runtime/webgpu/wgsl/wator_*.wgsl, the same rules and writes, docs/webgpu.md
+ * "wa-tor: every pass on the GPU"); the methods below stay the reference. Every reference read here makes a view object, which is most
  * of these methods' cost: the methods read each reference once (README "Performance").
  */
 import { array, bool, KERNELS, object, ref, u32, type SmmoContext } from '../../runtime/index.js';

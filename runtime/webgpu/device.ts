@@ -20,6 +20,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { GpuError, GpuUnavailableError, HOW_TO_GET_AN_ADAPTER } from './errors.js';
+import { UsageError } from '../errors.js';
 import type { GpuAdapterSummary, GpuOptions } from './options.js';
 
 export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
@@ -159,13 +160,17 @@ export class GpuContext {
       useSwiftShader();
       autoSwiftShader = true;
     }
-    let gpu = dawn.create([]);
+    if (options.validation !== undefined && typeof options.validation !== 'boolean')
+      throw new UsageError(`webgpu.validation must be true or false, got ${String(options.validation)}`);
+    // Dawn's toggles (options.validation false: skip_validation, see GpuOptions).
+    const flags = options.validation === false ? ['enable-dawn-features=skip_validation'] : [];
+    let gpu = dawn.create(flags);
     let adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
     if (adapter === null && mode !== 'hardware' && !autoSwiftShader && !vulkanDriverChosen() && swiftShaderInstalled) {
       SPENT.push(gpu);
       useSwiftShader();
       autoSwiftShader = true;
-      gpu = dawn.create([]);
+      gpu = dawn.create(flags);
       adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
     }
     if (adapter === null) {
@@ -188,6 +193,7 @@ export class GpuContext {
       maxComputeWorkgroupsPerDimension: L.maxComputeWorkgroupsPerDimension,
       maxComputeInvocationsPerWorkgroup: L.maxComputeInvocationsPerWorkgroup,
       maxComputeWorkgroupStorageSize: L.maxComputeWorkgroupStorageSize,
+      validation: options.validation !== false,
     };
     if (mode === 'hardware' && info.software) {
       SPENT.push(gpu);

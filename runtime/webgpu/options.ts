@@ -11,6 +11,16 @@ export interface GpuOptions {
   adapter?: 'auto' | 'hardware' | 'software';
   /** Receives one line about the adapter choice (e.g. console.error). Default: silent. */
   log?: (line: string) => void;
+  /**
+   * Dawn's validation of every API call (default true). false opens the device with Dawn's
+   * `skip_validation` toggle: encoding a dispatch then costs far less CPU time, which is
+   * what a run of many small passes waits for (game-of-life, tm.pgm × 300, on an H100:
+   * 1.2–1.8 s with validation, 0.49 s without; docs/webgpu.md) — but a wrong use of the API
+   * (a binding that does not match a shader, a buffer too small) is no longer reported as
+   * an error and may crash the process or give wrong results. smmo's kernels are tested
+   * with validation on; turn it off for a kernel set that ran validated first.
+   */
+  validation?: boolean;
 }
 
 /** What smmo tells about the adapter it uses (RuntimeStats.backend.webgpu.adapter). */
@@ -28,6 +38,8 @@ export interface GpuAdapterSummary {
   maxComputeWorkgroupsPerDimension: number;
   maxComputeInvocationsPerWorkgroup: number;
   maxComputeWorkgroupStorageSize: number;
+  /** Dawn validates API calls (GpuOptions.validation; false: opened with skip_validation). */
+  validation: boolean;
 }
 
 /** RuntimeOptions.webgpu: adapter choice and kernel tunables. */

@@ -61,6 +61,7 @@ import { GpuHeap } from './gpu-heap.js';
 import { declaredMethods, kernelFor, type WgslKernel } from '../kernel-spec.js';
 import { gpuDeclaredMethods, gpuKernelFor, type WgslSpec } from '../kernel-spec.js';
 import { kernelClassMismatch, kernelKey, kernelMismatch, kernelValues } from './wgsl-kernels.js';
+import { arrayOffsets, kernelArrayMismatch } from './wgsl-kernels.js'; // array fields (WgslKernel.arrays)
 import { loadWgsl, overridesOf, wgslPrelude } from './wgsl.js';
 
 const MAX_IN_FLIGHT = 3;
@@ -99,6 +100,8 @@ export class GpuRunner {
   private readonly ownsGpu: boolean;
   private readonly tunables: Record<string, Record<string, number>>;
   private readonly passesPerSubmit: number;
+  /** pipeline() by its arguments (file, libraries, entry, constants). */
+  private readonly pipelineMemo = new Map<string, Promise<GPUComputePipeline>>();
   private readonly params = new Map<string, ParamEntry>();
   private encoder: GPUCommandEncoder | null = null;
   private pass: GPUComputePassEncoder | null = null;
@@ -202,7 +205,8 @@ export class GpuRunner {
     if (spec === null) return { reason: `${t.name} declares no kernel for ${method} (static [KERNELS])` };
     const kernel = spec.wgsl;
     if (!kernel) return { reason: `the kernel declaration of ${t.name}.${method} has no WGSL kernel` };
-    const why = kernelMismatch(kernel, t, spec) ?? kernelClassMismatch(kernel, this.rt.table);
+    const why =
+      kernelMismatch(kernel, t, spec) ?? kernelClassMismatch(kernel, this.rt.table) ?? kernelArrayMismatch(kernel, t, this.rt.table);
     return why === null
       ? { kernel, type: t, spec, label: kernelKey(t.name, method) }
       : { reason: `WGSL kernel ${kernel.file} does not fit: ${why}` };
@@ -335,6 +339,7 @@ export class GpuRunner {
     for (const [name, c] of Object.entries(k.classFields ?? {}))
       consts[`F_${name}`] = this.typeNamed(c.class)!.fields.find((f) => f.name === c.field)!.offsets[0]!;
     for (const [name, cls] of Object.entries(k.typeIds ?? {})) consts[name] = this.typeNamed(cls)!.id;
+    Object.assign(consts, arrayOffsets(k, t, this.rt.table)); // array fields (WgslKernel.arrays)
     const wg = consts['WG'];
     if (wg === undefined || !Number.isInteger(wg) || wg < 1 || wg > this.gpu.info.maxComputeInvocationsPerWorkgroup) {
       throw new UsageError(`${label}: WG=${wg} must be an integer in 1…${this.gpu.info.maxComputeInvocationsPerWorkgroup}`);
@@ -556,6 +561,25 @@ export class GpuRunner {
    * with these override constants (only those the source declares are passed).
    */
   pipeline(file: string, libraries: readonly string[], entry: string, constants: Record<string, number>): Promise<GPUComputePipeline> {
+    // Every pass asks for its pipeline: answer from a per-runner memo by the call's own
+    // arguments, before the source is assembled, scanned for overrides and hashed (tens of
+    // KB per call; measured: a quarter of the CPU time of game-of-life on the GPU machine).
+    const quick = `${file}|${libraries.join(',')}|${entry}|${JSON.stringify(constants)}`;
+    const known = this.pipelineMemo.get(quick);
+    if (known !== undefined) return known;
+    const p = this.pipelineFor(file, libraries, entry, constants);
+    this.pipelineMemo.set(quick, p);
+    p.catch(() => this.pipelineMemo.delete(quick));
+    return p;
+  }
+
+  /** pipeline()'s work: the full source, its declared overrides, the per-device cache. */
+  private pipelineFor(
+    file: string,
+    libraries: readonly string[],
+    entry: string,
+    constants: Record<string, number>,
+  ): Promise<GPUComputePipeline> {
     const parts: [string, string][] = [
       ['prelude', this.prelude],
       [file, loadWgsl(file)],

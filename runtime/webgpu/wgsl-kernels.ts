@@ -94,3 +94,31 @@ export function kernelClassMismatch(k: WgslKernel, table: TypeTable): string | n
   }
   return null;
 }
+
+/**
+ * Why the kernel's array fields (`arrays`) do not fit (null: they do): each names a
+ * concrete class of the runtime (the kernel's own type `t` when no class is given) with an
+ * array field of that name, element kind and number of elements.
+ */
+export function kernelArrayMismatch(k: WgslKernel, t: TypeLayout, table: TypeTable): string | null {
+  for (const [name, a] of Object.entries(k.arrays ?? {})) {
+    const owner = a.class === undefined ? t : table.types.find((x) => x.name === a.class);
+    if (owner === undefined) return `it names class ${a.class}, which is not in the runtime (arrays.${name})`;
+    if (owner.abstract) return `it names class ${owner.name}, which is abstract (arrays.${name})`;
+    const f = owner.fields.find((x) => x.name === a.field);
+    if (!f) return `${owner.name} has no field '${a.field}' (arrays.${name})`;
+    if (f.kind !== a.kind || f.length !== a.length)
+      return `${owner.name}.${a.field} is ${f.length ? `an array of ${f.length} ${f.kind}` : f.kind}, the kernel needs an array of ${a.length} ${a.kind} (arrays.${name})`;
+  }
+  return null;
+}
+
+/** The override constants of the kernel's array fields: F_<name>_<k> → byte offset of element k's SOA array. */
+export function arrayOffsets(k: WgslKernel, t: TypeLayout, table: TypeTable): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, a] of Object.entries(k.arrays ?? {})) {
+    const owner = a.class === undefined ? t : table.types.find((x) => x.name === a.class)!;
+    owner.fields.find((x) => x.name === a.field)!.offsets.forEach((off, i) => (out[`F_${name}_${i}`] = off));
+  }
+  return out;
+}
