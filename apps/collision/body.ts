@@ -54,7 +54,7 @@ export class Body extends object({
   hasIncomingMerge: bool, // another body merged into this one in this step
   successfulMerge: bool, // this body merged into its mergeTarget and is deleted
 }) {
-  /** WASM implementations of computeForce, update, prepareMerge and resolveMerge (backend 'wasm'; apps/collision/kernels.ts). */
+  /** WASM implementations of computeForce, update, prepareMerge and resolveMerge (backend 'wasm'), each with its WGSL kernel (backend 'webgpu'; apps/collision/kernels.ts). */
   static readonly [KERNELS] = collisionKernels(G, DAMPENING, THRESHOLD_SQ);
   /** WGSL kernels of initializeMerge, updateMerge and deleteMerged (backend 'webgpu' only; apps/collision/kernels.ts). */
   static readonly [GPU_KERNELS] = collisionGpuKernels();
