@@ -82,7 +82,7 @@ export interface App {
    * without a key they are matched by rank, which pairs different objects. Classes left
    * out are matched by rank.
    */
-  matchKeys?: Readonly<Record<string, string>>;
+  matchKeys?: Readonly<Record<string, string | readonly string[]>>;
 }
 
 /** How an app takes part in `--defrag` (App.defrag). */

@@ -156,7 +156,7 @@ export function compareHeaps(
     if (c.matchedBy === 'none')
       structure.push(`${name}: ${c.objects[0]} live objects in the reference, ${c.objects[1]} in the run checked against it`);
     if (c.matchedBy === 'rank') rank.push(name);
-    if (c.matchedBy === 'key') keyed.push(`${name} by ${keys[name]!}`);
+    if (c.matchedBy === 'key') keyed.push(`${name} by ${[keys[name]!].flat().join(', ')}`);
     for (const [field, d] of Object.entries(c.fields)) fields[`${name}.${field}`] = d;
   }
   for (const m of diff.missing) structure.push(m);

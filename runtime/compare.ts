@@ -147,8 +147,12 @@ export function withinTolerance(a: number, b: number, scale: number, tol: Tolera
   return d <= tol.abs || d <= tol.rel * Math.max(Math.abs(a), Math.abs(b)) || d <= tol.fieldRel * scale;
 }
 
-/** Match keys: class name → the column (a number or a reference) that names an object of that class on both sides. */
-export type MatchKeys = Readonly<Record<string, string>>;
+/**
+ * Match keys: class name → the column (a number or a reference) that names an object of
+ * that class on both sides, or several columns compared in turn (a quadtree node by its
+ * square's corners).
+ */
+export type MatchKeys = Readonly<Record<string, string | readonly string[]>>;
 
 /** Compare B with A (the reference) under `tol`: see the rules above. */
 export function compareColumns(a: ColumnSet, b: ColumnSet, tol: Tolerance, keys: MatchKeys = {}): ColumnsDiff {
@@ -263,28 +267,36 @@ function keyMatch(
   b: ColumnSet,
   ca: ClassData,
   cb: ClassData,
-  key: string,
+  key: string | readonly string[],
   match: ReadonlyMap<string, 'handle' | 'rank' | 'key' | 'none'>,
 ): Int32Array | null {
-  const colA = ca.columns.find((c) => c.name === key);
-  const colB = cb.columns.find((c) => c.name === key);
-  if (colA === undefined || colB === undefined || colA.field.kind !== colB.field.kind) return null;
-  let keyA: Float64Array;
-  let keyB: Float64Array;
-  if (colA.field.kind === 'ref') {
-    const targetsA = targetsOf(a, colA.field.target!);
-    if (targetsA.some((t) => match.get(t.name) !== 'handle' && match.get(t.name) !== 'rank')) return null;
-    const byName = new Map(b.classes.map((c) => [c.name, c]));
-    const targetsB = targetsA.map((t) => byName.get(t.name)!);
-    keyA = refKeys(colA.values, targetsA);
-    keyB = refKeys(colB.values, targetsB);
-  } else {
-    keyA = Float64Array.from(colA.values);
-    keyB = Float64Array.from(colB.values);
+  const keysA: Float64Array[] = [];
+  const keysB: Float64Array[] = [];
+  for (const name of typeof key === 'string' ? [key] : key) {
+    const colA = ca.columns.find((c) => c.name === name);
+    const colB = cb.columns.find((c) => c.name === name);
+    if (colA === undefined || colB === undefined || colA.field.kind !== colB.field.kind) return null;
+    if (colA.field.kind === 'ref') {
+      const targetsA = targetsOf(a, colA.field.target!);
+      if (targetsA.some((t) => match.get(t.name) !== 'handle' && match.get(t.name) !== 'rank')) return null;
+      const byName = new Map(b.classes.map((c) => [c.name, c]));
+      const targetsB = targetsA.map((t) => byName.get(t.name)!);
+      keysA.push(refKeys(colA.values, targetsA));
+      keysB.push(refKeys(colB.values, targetsB));
+    } else {
+      keysA.push(Float64Array.from(colA.values));
+      keysB.push(Float64Array.from(colB.values));
+    }
   }
-  const order = (k: Float64Array): Int32Array => Int32Array.from(k.keys()).sort((x, y) => (k[x]! < k[y]! ? -1 : k[x]! > k[y]! ? 1 : x - y));
-  const oa = order(keyA);
-  const ob = order(keyB);
+  if (keysA.length === 0) return null;
+  // Rows ordered by the key columns in turn, then by rank.
+  const order = (ks: readonly Float64Array[]): Int32Array =>
+    Int32Array.from(ks[0]!.keys()).sort((x, y) => {
+      for (const k of ks) if (k[x]! !== k[y]!) return k[x]! < k[y]! ? -1 : 1;
+      return x - y;
+    });
+  const oa = order(keysA);
+  const ob = order(keysB);
   const perm = new Int32Array(oa.length);
   let identity = true;
   for (let i = 0; i < oa.length; i++) {

@@ -33,6 +33,15 @@ test('run --check on two threads: wa-tor and game-of-life pass, their agents nev
   }
 });
 
+test('run --check on two threads: barnes-hut passes, its TreeNodes matched by their squares', async (t) => {
+  const r = await smmo(['run', 'barnes-hut', '--bodies', '2000', '--iterations', '6', '--threads', '2', '--check', '--json']);
+  t.is(r.code, 0, describeChild(r));
+  const check = lastJson(r.stdout)['check'] as { ok: boolean; keyed: string[]; rank: string[] };
+  t.true(check.ok);
+  t.deepEqual(check.rank, []);
+  for (const k of check.keyed) t.is(k, 'TreeNode by p1X, p1Y, p2X, p2Y');
+});
+
 test('smmo compare: a one-thread and a two-thread state of wa-tor are equal, agents matched by key', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'smmo-keys-'));
   try {

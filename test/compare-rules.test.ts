@@ -517,3 +517,14 @@ test('match keys: a key that cannot be used falls back to rank (no such column, 
   const e = compareColumns(a, set(cls('Fish', [3], { age: ['u32', [1]] })), tol(), { Fish: 'age' });
   t.is(e.classes['Fish']!.matchedBy, 'none');
 });
+
+test('match keys: several columns compared in turn (a node by its square), ties of the first broken by the next', (t) => {
+  // Two nodes share x; they differ in y. B holds them in another order.
+  const a = set(cls('TreeNode', [1, 2, 3], { x: ['f64', [0, 0, 0.5]], y: ['f64', [0.5, 0, 0]], mass: ['f64', [1, 2, 3]] }));
+  const b = set(cls('TreeNode', [7, 8, 9], { x: ['f64', [0.5, 0, 0]], y: ['f64', [0, 0, 0.5]], mass: ['f64', [3, 2, 1]] }));
+  t.false(compareColumns(a, b, tol(), { TreeNode: 'x' }).ok, 'x alone pairs the two nodes at x = 0 by rank, wrongly');
+  const d = compareColumns(a, b, tol(), { TreeNode: ['x', 'y'] });
+  t.true(d.ok);
+  t.is(d.classes['TreeNode']!.matchedBy, 'key');
+  t.is(compareColumns(a, b, tol(), { TreeNode: ['x', 'nope'] }).classes['TreeNode']!.matchedBy, 'rank', 'a missing column: rank');
+});

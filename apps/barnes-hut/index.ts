@@ -30,5 +30,7 @@ const app: App = {
   picture,
   defrag:
     "barnes-hut keeps the root TreeNode's handle outside the heap (barnes-hut.ts) and its tree building compares handles (model.ts claims); it is not adapted to objects that move",
+  // TreeNodes created on several threads get handles in any order: --check matches a node by its square (unique in a quadtree).
+  matchKeys: { TreeNode: ['p1X', 'p1Y', 'p2X', 'p2Y'] },
 };
 export default app;
