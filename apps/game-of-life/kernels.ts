@@ -51,7 +51,7 @@ function creates(prefix: 'alive' | 'candidate', cls: 'Alive' | 'Candidate'): Rec
 function golWgsl(file: string, own: 'Alive' | 'Candidate', allocates: boolean, readsSize = true): WgslKernel {
   return {
     file,
-    libraries: ['gol_lib.wgsl', 'alloc.wgsl'],
+    libraries: ['gol_lib.wgsl', 'objects.wgsl', 'alloc.wgsl'],
     fields: own === 'Alive' ? { cellId: 'i32', action: 'i8', isNew: 'bool' } : { cellId: 'i32', action: 'i8' },
     classFields: {
       cellAgent: { class: 'Cell', field: 'agent', kind: 'ref' },

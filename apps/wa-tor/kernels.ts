@@ -113,7 +113,7 @@ function watorWgsl(
   const cellArray = (field: string, kind: 'ref' | 'bool', length: number) => ({ class: 'Cell', field, kind, length }) as const;
   return {
     file,
-    libraries: ['wator_lib.wgsl', 'alloc.wgsl'],
+    libraries: ['wator_lib.wgsl', 'objects.wgsl', 'alloc.wgsl'],
     fields,
     classFields: { cellAgent: { class: 'Cell', field: 'agent', kind: 'ref' }, ...extra.classFields },
     arrays: {

@@ -57,40 +57,10 @@ struct Params {
 /** The pass snapshot's lists: [4t] count, [4t + 1] start of type t (gpu-snapshot.ts). */
 @group(0) @binding(5) var<storage, read> lists: array<u32>;
 
-/** The object this invocation visits (a handle), or 0: past the list or iteration bit clear. */
-fn g_object(gi: u32) -> u32 {
-  let li = gi >> 5u;
-  let slot = gi & 31u;
-  if (li >= lists[4u * P.type_id]) {
-    return 0u;
-  }
-  let bid = atomicLoad(&heap[BW_BLOCK_LIST + lists[4u * P.type_id + 1u] + li]);
-  if ((atomicLoad(&heap[block_word(bid) + BLOCK_ITER_WORD]) & (1u << slot)) == 0u) {
-    return 0u;
-  }
-  return (bid << SLOT_BITS) | slot;
-}
-
-/** Buffer word of a 4-byte field at byte offset `off` (its SOA array) of object h. */
-fn g_word(h: u32, off: u32) -> u32 {
-  return block_word(h >> SLOT_BITS) + (off >> 2u) + (h & 31u);
-}
-fn g_get32(h: u32, off: u32) -> u32 {
-  return atomicLoad(&heap[g_word(h, off)]);
-}
-fn g_set32(h: u32, off: u32, v: u32) {
-  atomicStore(&heap[g_word(h, off)], v);
-}
-/** A 1-byte field (SOA arrays are 16-byte aligned: layout.ts ARRAY_ALIGN). */
-fn g_get8(h: u32, off: u32) -> u32 {
-  let s = h & 31u;
-  let w = block_word(h >> SLOT_BITS) + (off >> 2u) + (s >> 2u);
-  return (atomicLoad(&heap[w]) >> (8u * (s & 3u))) & 0xffu;
-}
+/** A 1-byte field := v (clear, then set: for bytes nobody else reads during the pass; see g_change8). */
 fn g_set8(h: u32, off: u32, v: u32) {
-  let s = h & 31u;
-  let w = block_word(h >> SLOT_BITS) + (off >> 2u) + (s >> 2u);
-  let sh = 8u * (s & 3u);
+  let w = o_byte_word(h, off);
+  let sh = 8u * (h & 3u);
   atomicAnd(&heap[w], ~(0xffu << sh));
   atomicOr(&heap[w], (v & 0xffu) << sh);
 }
@@ -102,14 +72,12 @@ fn g_set8(h: u32, off: u32, v: u32) {
  * CELL_EMPTY → CELL_CANDIDATE). `was` must be the byte's value (the pass's invariant).
  */
 fn g_change8(h: u32, off: u32, was: u32, now: u32) {
-  let s = h & 31u;
-  let w = block_word(h >> SLOT_BITS) + (off >> 2u) + (s >> 2u);
-  atomicXor(&heap[w], ((was ^ now) & 0xffu) << (8u * (s & 3u)));
+  atomicXor(&heap[o_byte_word(h, off)], ((was ^ now) & 0xffu) << (8u * (h & 3u)));
 }
 
 /** Cell.state of cell `id`. */
 fn g_state(id: i32) -> u32 {
-  return g_get8(ranks[u32(id)], F_cellState);
+  return o_get8(ranks[u32(id)], F_cellState);
 }
 
 /** Agent.aliveNeighbours: live cells among the (up to) 8 neighbours of cell `id`, counted up to 4 (rows, then columns). */

@@ -4,7 +4,7 @@
 // seeded from the parent's next draw) and resets the timer. Creation through alloc.wgsl;
 // a failure goes to the status buffer (w_report) and the invocation stops.
 // Writes: its own fields, the cell it leaves (nobody was granted it) and the cell it was
-// granted (only it enters). Libraries: wator_lib.wgsl, alloc.wgsl.
+// granted (only it enters). Libraries: wator_lib.wgsl, objects.wgsl, alloc.wgsl.
 
 override F_position: u32; // Fish.position (ref)
 override F_newPosition: u32; // Fish.newPosition (ref)
@@ -24,38 +24,38 @@ fn spawn(cell: u32, seed: u32) -> bool {
   if (a_status != 0u) {
     return false;
   }
-  w_set32(a, F_childEggTimer, seed % SPAWN_THRESHOLD);
-  w_set32(a, F_childPosition, cell);
-  w_set32(a, F_childNewPosition, cell);
-  w_set32(a, F_childRs_0, w_splitmix(seed, 1u));
-  w_set32(a, F_childRs_1, w_splitmix(seed, 2u));
-  w_set32(a, F_childRs_2, w_splitmix(seed, 3u));
-  w_set32(a, F_childRs_3, w_splitmix(seed, 4u));
-  w_set32(cell, F_cellAgent, a);
+  o_set32(a, F_childEggTimer, seed % SPAWN_THRESHOLD);
+  o_set32(a, F_childPosition, cell);
+  o_set32(a, F_childNewPosition, cell);
+  o_set32(a, F_childRs_0, w_splitmix(seed, 1u));
+  o_set32(a, F_childRs_1, w_splitmix(seed, 2u));
+  o_set32(a, F_childRs_2, w_splitmix(seed, 3u));
+  o_set32(a, F_childRs_3, w_splitmix(seed, 4u));
+  o_set32(cell, F_cellAgent, a);
   return true;
 }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let gi = linear_workgroup(wid, nwg) * WG + lid;
-  let h = w_object(gi);
+  let h = o_object(gi);
   if (h == 0u) {
     return;
   }
-  let here = w_get32(h, F_position);
-  let there = w_get32(h, F_newPosition);
+  let here = o_get32(h, F_position);
+  let there = o_get32(h, F_newPosition);
   if (here == there) {
     return;
   }
-  w_set32(here, F_cellAgent, 0u);
-  w_set32(there, F_cellAgent, h);
-  w_set32(h, F_position, there);
-  if (w_get32(h, F_eggTimer) > SPAWN_THRESHOLD) {
+  o_set32(here, F_cellAgent, 0u);
+  o_set32(there, F_cellAgent, h);
+  o_set32(h, F_position, there);
+  if (o_get32(h, F_eggTimer) > SPAWN_THRESHOLD) {
     w_seed(gi);
     if (!spawn(here, w_next(h))) {
       w_report();
       return;
     }
-    w_set32(h, F_eggTimer, 0u);
+    o_set32(h, F_eggTimer, 0u);
   }
 }

@@ -56,44 +56,13 @@ struct Params {
 /** The pass snapshot's lists: [4t] count, [4t + 1] start of type t (gpu-snapshot.ts). */
 @group(0) @binding(5) var<storage, read> lists: array<u32>;
 
-/** The object this invocation visits (a handle), or 0: past the list or iteration bit clear. */
-fn w_object(gi: u32) -> u32 {
-  let li = gi >> 5u;
-  let slot = gi & 31u;
-  if (li >= lists[4u * P.type_id]) {
-    return 0u;
-  }
-  let bid = atomicLoad(&heap[BW_BLOCK_LIST + lists[4u * P.type_id + 1u] + li]);
-  if ((atomicLoad(&heap[block_word(bid) + BLOCK_ITER_WORD]) & (1u << slot)) == 0u) {
-    return 0u;
-  }
-  return (bid << SLOT_BITS) | slot;
-}
-
-/** Buffer word of a 4-byte field at byte offset `off` (its SOA array) of object h. */
-fn w_word(h: u32, off: u32) -> u32 {
-  return block_word(h >> SLOT_BITS) + (off >> 2u) + (h & 31u);
-}
-fn w_get32(h: u32, off: u32) -> u32 {
-  return atomicLoad(&heap[w_word(h, off)]);
-}
-fn w_set32(h: u32, off: u32, v: u32) {
-  atomicStore(&heap[w_word(h, off)], v);
-}
-/** Word and shift of a 1-byte field (SOA arrays are 16-byte aligned: layout.ts ARRAY_ALIGN). */
-fn w_byte_word(h: u32, off: u32) -> u32 {
-  return block_word(h >> SLOT_BITS) + (off >> 2u) + ((h & 31u) >> 2u);
-}
-fn w_get8(h: u32, off: u32) -> u32 {
-  return (atomicLoad(&heap[w_byte_word(h, off)]) >> (8u * (h & 3u))) & 0xffu;
-}
 /** A bool := true (atomicOr: the other three bytes of the word are other cells', written concurrently). */
 fn w_raise8(h: u32, off: u32) {
-  atomicOr(&heap[w_byte_word(h, off)], 1u << (8u * (h & 3u)));
+  atomicOr(&heap[o_byte_word(h, off)], 1u << (8u * (h & 3u)));
 }
 /** A 1-byte field := 0 (atomicAnd). */
 fn w_clear8(h: u32, off: u32) {
-  atomicAnd(&heap[w_byte_word(h, off)], ~(0xffu << (8u * (h & 3u))));
+  atomicAnd(&heap[o_byte_word(h, off)], ~(0xffu << (8u * (h & 3u))));
 }
 
 /** Type id of live object h (its block's type word; constant while h is live). */
@@ -148,15 +117,15 @@ fn w_rotl(x: u32, k: u32) -> u32 {
  * Only the invocation running h (its own object) reads or writes h's stream in a pass.
  */
 fn w_next(h: u32) -> u32 {
-  let a = w_get32(h, F_rs_0);
-  let b = w_get32(h, F_rs_1);
-  let c = w_get32(h, F_rs_2) ^ a;
-  let d = w_get32(h, F_rs_3) ^ b;
+  let a = o_get32(h, F_rs_0);
+  let b = o_get32(h, F_rs_1);
+  let c = o_get32(h, F_rs_2) ^ a;
+  let d = o_get32(h, F_rs_3) ^ b;
   let result = w_rotl(b * 5u, 7u) * 9u;
-  w_set32(h, F_rs_0, a ^ d);
-  w_set32(h, F_rs_1, b ^ c);
-  w_set32(h, F_rs_2, c ^ (b << 9u));
-  w_set32(h, F_rs_3, w_rotl(d, 11u));
+  o_set32(h, F_rs_0, a ^ d);
+  o_set32(h, F_rs_1, b ^ c);
+  o_set32(h, F_rs_2, c ^ (b << 9u));
+  o_set32(h, F_rs_3, w_rotl(d, 11u));
   return result;
 }
 
@@ -176,16 +145,16 @@ fn w_splitmix(s: u32, k: u32) -> u32 {
  * opposite direction is raised; with neither, the own cell's STAY flag.
  */
 fn w_request_move(h: u32, pos: u32, newPos: u32, want_fish: bool) {
-  let here = w_get32(h, pos);
-  w_set32(h, newPos, here);
+  let here = o_get32(h, pos);
+  o_set32(h, newPos, here);
   var c: array<u32, 4>;
   var fish = 0u;
   var n_fish = 0u;
   var free = 0u;
   var n_free = 0u;
   for (var d = 0u; d < 4u; d++) {
-    c[d] = w_get32(here, w_nb_off(d));
-    let a = w_get32(c[d], F_cellAgent);
+    c[d] = o_get32(here, w_nb_off(d));
+    let a = o_get32(c[d], F_cellAgent);
     if (a == 0u) {
       free |= d << (3u * n_free);
       n_free += 1u;

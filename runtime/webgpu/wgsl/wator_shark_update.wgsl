@@ -6,7 +6,7 @@
 // (w_report) and the invocation stops.
 // Writes: its own fields, the cell it leaves (nobody was granted it: a shark stood there)
 // and the cell it was granted (only it enters; only it reads that cell's agent, the prey,
-// which only it deletes). Libraries: wator_lib.wgsl, alloc.wgsl.
+// which only it deletes). Libraries: wator_lib.wgsl, objects.wgsl, alloc.wgsl.
 
 override F_position: u32; // Shark.position (ref)
 override F_newPosition: u32; // Shark.newPosition (ref)
@@ -28,56 +28,56 @@ fn spawn(cell: u32, seed: u32) -> bool {
   if (a_status != 0u) {
     return false;
   }
-  w_set32(a, F_childEnergy, ENERGY_START);
-  w_set32(a, F_childEggTimer, seed % SPAWN_THRESHOLD);
-  w_set32(a, F_childPosition, cell);
-  w_set32(a, F_childNewPosition, cell);
-  w_set32(a, F_childRs_0, w_splitmix(seed, 1u));
-  w_set32(a, F_childRs_1, w_splitmix(seed, 2u));
-  w_set32(a, F_childRs_2, w_splitmix(seed, 3u));
-  w_set32(a, F_childRs_3, w_splitmix(seed, 4u));
-  w_set32(cell, F_cellAgent, a);
+  o_set32(a, F_childEnergy, ENERGY_START);
+  o_set32(a, F_childEggTimer, seed % SPAWN_THRESHOLD);
+  o_set32(a, F_childPosition, cell);
+  o_set32(a, F_childNewPosition, cell);
+  o_set32(a, F_childRs_0, w_splitmix(seed, 1u));
+  o_set32(a, F_childRs_1, w_splitmix(seed, 2u));
+  o_set32(a, F_childRs_2, w_splitmix(seed, 3u));
+  o_set32(a, F_childRs_3, w_splitmix(seed, 4u));
+  o_set32(cell, F_cellAgent, a);
   return true;
 }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let gi = linear_workgroup(wid, nwg) * WG + lid;
-  let h = w_object(gi);
+  let h = o_object(gi);
   if (h == 0u) {
     return;
   }
   w_seed(gi);
-  let here = w_get32(h, F_position);
-  var energy = w_get32(h, F_energy);
+  let here = o_get32(h, F_position);
+  var energy = o_get32(h, F_energy);
   if (energy == 0u) {
-    w_set32(here, F_cellAgent, 0u);
+    o_set32(here, F_cellAgent, 0u);
     a_free(h);
     w_report();
     return;
   }
-  let there = w_get32(h, F_newPosition);
+  let there = o_get32(h, F_newPosition);
   if (here == there) {
     return;
   }
-  let prey = w_get32(there, F_cellAgent);
+  let prey = o_get32(there, F_cellAgent);
   if (prey != 0u && w_type(prey) == T_FISH) {
     energy += ENERGY_BOOST;
-    w_set32(h, F_energy, energy);
+    o_set32(h, F_energy, energy);
     a_free(prey); // the move below overwrites the cell's agent
     if (a_status != 0u) {
       w_report();
       return;
     }
   }
-  w_set32(here, F_cellAgent, 0u);
-  w_set32(there, F_cellAgent, h);
-  w_set32(h, F_position, there);
-  if (w_get32(h, F_eggTimer) > SPAWN_THRESHOLD) {
+  o_set32(here, F_cellAgent, 0u);
+  o_set32(there, F_cellAgent, h);
+  o_set32(h, F_position, there);
+  if (o_get32(h, F_eggTimer) > SPAWN_THRESHOLD) {
     if (!spawn(here, w_next(h))) {
       w_report();
       return;
     }
-    w_set32(h, F_eggTimer, 0u);
+    o_set32(h, F_eggTimer, 0u);
   }
 }
