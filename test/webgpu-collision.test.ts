@@ -22,25 +22,13 @@ import test from 'ava';
 import { createRuntime, type Runtime } from '../index.js';
 import { Body, MERGE_THRESHOLD } from '../apps/collision/body.js';
 import { CLASSES, digest, init, initBodies, step, type BodyInit } from '../apps/collision/collision.js';
-import { GpuContext, webgpuPackageAvailable } from '../runtime/webgpu/device.js';
+import { gpuSuite } from './helpers/gpu-suite.js';
 import { gpuDeclaredMethods, gpuKernelFor, kernelFor, ownKernels } from '../runtime/kernel-spec.js';
 import { kernelMismatch } from '../runtime/webgpu/wgsl-kernels.js';
 import { describeChild, lastJson, smmo } from './helpers/child.js';
 import { compareHeaps } from '../cli/check.js';
 
-const available = await webgpuPackageAvailable();
-const SKIP = '[skipped: the optional npm package `webgpu` is not installed; `npm install` installs it]';
-if (!available) console.log(`webgpu-collision.test: ${SKIP}`);
-const gtest = available ? test.serial : test.skip;
-const title = (s: string): string => (available ? s : `${s} ${SKIP}`);
-
-let gpu: GpuContext | null = null;
-test.before(async () => {
-  if (available) gpu = await GpuContext.acquire();
-});
-test.after.always(async () => {
-  await gpu?.close();
-});
+const { gtest, title, gpu } = await gpuSuite('webgpu-collision.test');
 
 const PASSES = [
   'Body.computeForce',
@@ -61,7 +49,7 @@ async function runtime(backend: 'ts' | 'webgpu'): Promise<Runtime> {
     seed: 1,
     threads: 1,
     backend,
-    ...(backend === 'webgpu' ? { webgpu: { gpu: gpu! } } : {}),
+    ...(backend === 'webgpu' ? { webgpu: { gpu: gpu() } } : {}),
   });
 }
 
@@ -131,7 +119,11 @@ gtest(
         backend: 'webgpu',
         // snapshot 'host': the GPU snapshot lists blocks in atomic-cursor order, which changes computeForce's f32 sums from
         // run to run (docs/webgpu.md, collision); the host's lists keep every run's order the same, so only SPLIT differs.
-        webgpu: { gpu: gpu!, snapshot: 'host', tunables: { 'Body.prepareMerge': { SPLIT: split }, 'Body.resolveMerge': { SPLIT: split } } },
+        webgpu: {
+          gpu: gpu(),
+          snapshot: 'host',
+          tunables: { 'Body.prepareMerge': { SPLIT: split }, 'Body.resolveMerge': { SPLIT: split } },
+        },
       });
       await init(rt, 1500, 42);
       for (let k = 0; k < 4; k++) await step(rt);
@@ -174,7 +166,7 @@ gtest(title('64 contested targets over several blocks: the nearer body wins each
       classes: CLASSES,
       heap: '16MB',
       backend: 'webgpu',
-      webgpu: { gpu: gpu!, tunables: { 'Body.prepareMerge': { SPLIT: split }, 'Body.resolveMerge': { SPLIT: split } } },
+      webgpu: { gpu: gpu(), tunables: { 'Body.prepareMerge': { SPLIT: split }, 'Body.resolveMerge': { SPLIT: split } } },
     });
     try {
       const h = await initBodies(rt, bodies);

@@ -13,7 +13,6 @@
  * all five passes and no pass falls back. Patterns with hand-checked cells: a blinker
  * (period 2) and a glider (one cell diagonally per 4 generations).
  */
-import test from 'ava';
 import { createRuntime, type Runtime } from '../index.js';
 import { Candidate, Cell } from '../apps/game-of-life/model.js';
 import {
@@ -27,26 +26,14 @@ import {
   step,
   type GolStart,
 } from '../apps/game-of-life/gol.js';
-import { GpuContext, webgpuPackageAvailable } from '../runtime/webgpu/device.js';
+import { gpuSuite } from './helpers/gpu-suite.js';
 import { GpuHeapError, STATUS } from '../runtime/webgpu/errors.js';
 import { kernelClassMismatch } from '../runtime/webgpu/wgsl-kernels.js';
 import { GPU_BASE_BYTES } from '../runtime/webgpu/wgsl.js';
 import { GpuError } from '../runtime/webgpu/errors.js';
 import { describeChild, lastJson, smmo } from './helpers/child.js';
 
-const available = await webgpuPackageAvailable();
-const SKIP = '[skipped: the optional npm package `webgpu` is not installed; `npm install` installs it]';
-if (!available) console.log(`webgpu-gol.test: ${SKIP}`);
-const gtest = available ? test.serial : test.skip;
-const title = (s: string): string => (available ? s : `${s} ${SKIP}`);
-
-let gpu: GpuContext | null = null;
-test.before(async () => {
-  if (available) gpu = await GpuContext.acquire();
-});
-test.after.always(async () => {
-  await gpu?.close();
-});
+const { gtest, title, gpu } = await gpuSuite('webgpu-gol.test');
 
 const HEAP = 4 << 20;
 const PASSES = ['Alive.createCandidates', 'Alive.prepare', 'Alive.update', 'Candidate.prepare', 'Candidate.update'];
@@ -58,7 +45,7 @@ async function runtimeFor(start: GolStart, backend: 'ts' | 'webgpu'): Promise<Ru
     seed: 1,
     threads: 1,
     backend,
-    ...(backend === 'webgpu' ? { webgpu: { gpu: gpu! } } : {}),
+    ...(backend === 'webgpu' ? { webgpu: { gpu: gpu() } } : {}),
   });
   await init(rt, start);
   return rt;
@@ -235,7 +222,7 @@ for (const mode of ['host', 'gpu-readback'] as const) {
       seed: 1,
       threads: 1,
       backend: 'webgpu',
-      webgpu: { gpu: gpu!, snapshot: mode },
+      webgpu: { gpu: gpu(), snapshot: mode },
     });
     try {
       await init(rt, start);
@@ -264,7 +251,7 @@ gtest(title('a heap too small for the run: GpuHeapError (heap full) by rt.sync()
   const start = randomStart(80, 80, 0.3, 7);
   const tiny = { classes: CLASSES, heap: 1114112, seed: 1, threads: 1 } as const;
   const ref = await createRuntime(tiny);
-  const rt = await createRuntime({ ...tiny, backend: 'webgpu', webgpu: { gpu: gpu! } });
+  const rt = await createRuntime({ ...tiny, backend: 'webgpu', webgpu: { gpu: gpu() } });
   try {
     await t.throwsAsync(
       async () => {

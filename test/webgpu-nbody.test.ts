@@ -20,22 +20,10 @@ import { init } from '../apps/nbody/nbody.js';
 import { UPDATE_WGSL } from '../apps/nbody/kernels.js';
 import { createRuntime, f32, f64, KERNELS, object, UsageError, type KernelParam, type KernelSpec, type Runtime } from '../index.js';
 import { compareHeaps, crossCheck, DEFAULT_TOLERANCE, formatCrossCheck, gpuRuntimeView } from '../cli/check.js';
-import { GpuContext, webgpuPackageAvailable } from '../runtime/webgpu/device.js';
+import { gpuSuite } from './helpers/gpu-suite.js';
 import { GpuRunner } from '../runtime/webgpu/runner.js';
 
-const available = await webgpuPackageAvailable();
-const SKIP = '[skipped: the optional npm package `webgpu` is not installed; `npm install` installs it]';
-if (!available) console.log(`webgpu-nbody.test: ${SKIP}`);
-const gtest = available ? test.serial : test.skip;
-const title = (s: string): string => (available ? s : `${s} ${SKIP}`);
-
-let gpu: GpuContext | null = null;
-test.before(async () => {
-  if (available) gpu = await GpuContext.acquire();
-});
-test.after.always(async () => {
-  await gpu?.close();
-});
+const { gtest, title, gpu } = await gpuSuite('webgpu-nbody.test');
 
 /** Smallest heap: the GPU copy is small, so 130 runs stay fast on SwiftShader. */
 const HEAP = 1200 * 1024;
@@ -63,7 +51,7 @@ gtest(title('computeForce + update agree with TypeScript for 0…129 bodies with
   for (let n = 0; n <= 129; n++) {
     const ref = await bodies(n, 100 + n);
     const dut = await bodies(n, 100 + n);
-    const runner = await GpuRunner.create(dut, { gpu: gpu! });
+    const runner = await GpuRunner.create(dut, { gpu: gpu() });
     try {
       const view = gpuRuntimeView(dut, runner);
       for (let i = 0; i < 2; i++) {
@@ -94,7 +82,7 @@ for (const tun of [
   gtest(title(`tunables WG=${tun.WG} SPLIT=${tun.SPLIT} give the same forces (200 bodies with holes)`), async (t) => {
     const ref = await bodies(200, 7);
     const dut = await bodies(200, 7);
-    const runner = await GpuRunner.create(dut, { gpu: gpu!, tunables: { 'Body.computeForce': tun, 'Body.update': { WG: tun.WG } } });
+    const runner = await GpuRunner.create(dut, { gpu: gpu(), tunables: { 'Body.computeForce': tun, 'Body.update': { WG: tun.WG } } });
     try {
       await ref.parallelDo(Body, 'computeForce');
       await runner.parallelDo(Body, 'computeForce');
@@ -112,7 +100,7 @@ for (const tun of [
 
 gtest(title('consecutive GPU passes keep the heap on the GPU; the host copy is refreshed only on request'), async (t) => {
   const rt = await bodies(100, 3);
-  const runner = await GpuRunner.create(rt, { gpu: gpu!, passesPerSubmit: 4 });
+  const runner = await GpuRunner.create(rt, { gpu: gpu(), passesPerSubmit: 4 });
   try {
     const fields = (): number[] => {
       const out: number[] = [];
@@ -190,7 +178,7 @@ gtest(title('a method without a WGSL kernel falls back to TypeScript after a dow
   };
   const ref = await make();
   const dut = await make();
-  const runner = await GpuRunner.create(dut, { gpu: gpu! });
+  const runner = await GpuRunner.create(dut, { gpu: gpu() });
   try {
     t.true(runner.hasKernel(Mover, 'update'), 'Mover.update opts in to nbody_update');
     t.false(runner.hasKernel(Mover, 'nudge'));
@@ -232,7 +220,7 @@ class Mover64 extends object({ posX: f64, posY: f32, velX: f32, velY: f32, force
 
 gtest(title('a kernel whose fields do not match the class is not used'), async (t) => {
   const rt = await createRuntime({ classes: [Mover64], heap: HEAP });
-  const runner = await GpuRunner.create(rt, { gpu: gpu! });
+  const runner = await GpuRunner.create(rt, { gpu: gpu() });
   try {
     const r = runner.resolve(Mover64, 'update');
     t.true('reason' in r && /Mover64\.posX is f64, the kernel needs f32/.test(r.reason), JSON.stringify(r));
@@ -244,7 +232,7 @@ gtest(title('a kernel whose fields do not match the class is not used'), async (
 
 gtest(title('collision: every pass on the GPU (the merge passes delete bodies through alloc.wgsl), same result'), async (t) => {
   // 1000 bodies in [-1, 1]²: a few pairs start closer than the merge threshold, so bodies are deleted.
-  const r = await crossCheck(collision, { bodies: 1000 }, { iterations: 3, seed: 3, gpu: gpu!, heap: HEAP });
+  const r = await crossCheck(collision, { bodies: 1000 }, { iterations: 3, seed: 3, gpu: gpu(), heap: HEAP });
   t.log(formatCrossCheck(r));
   t.true(r.ok, formatCrossCheck(r));
   t.true(r.objects['Body']! < 1000, `merges deleted bodies (${r.objects['Body']} left)`);
@@ -255,7 +243,7 @@ gtest(title('collision: every pass on the GPU (the merge passes delete bodies th
 });
 
 gtest(title("Runtime with backend 'webgpu': passes on the GPU, host reads after sync(), stats name the backend"), async (t) => {
-  const rt = await createRuntime({ classes: [Body], heap: HEAP, backend: 'webgpu', webgpu: { gpu: gpu! } });
+  const rt = await createRuntime({ classes: [Body], heap: HEAP, backend: 'webgpu', webgpu: { gpu: gpu() } });
   const ref = await createRuntime({ classes: [Body], heap: HEAP });
   try {
     t.is(rt.backend, 'webgpu');
@@ -297,7 +285,7 @@ gtest(title("backend 'webgpu' with worker threads: passes without a WGSL kernel 
   // collision runs every pass on the GPU; Tally.bump (test/helpers/cpu-only.ts) has no kernel and runs on the workers.
   const modules = [new URL('../apps/collision/index.js', import.meta.url), new URL('./helpers/cpu-only.js', import.meta.url)];
   const classes = [...collision.classes, Tally];
-  const rt = await createRuntime({ classes, heap: HEAP, backend: 'webgpu', webgpu: { gpu: gpu! }, threads: 2, modules, inlineBlocks: 0 });
+  const rt = await createRuntime({ classes, heap: HEAP, backend: 'webgpu', webgpu: { gpu: gpu() }, threads: 2, modules, inlineBlocks: 0 });
   const ref = await createRuntime({ classes, heap: HEAP });
   try {
     for (const r of [rt, ref]) {
@@ -323,7 +311,7 @@ gtest(title("backend 'webgpu' with worker threads: passes without a WGSL kernel 
 });
 
 gtest(title('crossCheck(nbody) reports per-field differences within the documented tolerance'), async (t) => {
-  const r = await crossCheck(app, { bodies: 96 }, { iterations: 3, seed: 5, gpu: gpu!, heap: HEAP });
+  const r = await crossCheck(app, { bodies: 96 }, { iterations: 3, seed: 5, gpu: gpu(), heap: HEAP });
   t.log(formatCrossCheck(r));
   t.true(r.ok, formatCrossCheck(r));
   t.deepEqual(r.tolerance, { ...DEFAULT_TOLERANCE });

@@ -19,7 +19,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import test from 'ava';
 import { createRuntime, KERNELS, type KernelSpec, type Runtime } from '../index.js';
 import watorApp from '../apps/wa-tor/index.js';
 import { parseRunFlags } from '../cli/flags.js';
@@ -27,23 +26,11 @@ import { runApp } from '../cli/run.js';
 import { Agent, Cell, ENERGY_START, Fish, Shark, spawnFish, spawnShark, SPAWN_THRESHOLD } from '../apps/wa-tor/model.js';
 import { checkInvariants, CLASSES, digest, forEachCell, init, neighborIds, step } from '../apps/wa-tor/wator.js';
 import { cellTable } from '../apps/grid.js';
-import { GpuContext, webgpuPackageAvailable } from '../runtime/webgpu/device.js';
+import { gpuSuite } from './helpers/gpu-suite.js';
 import { kernelArrayMismatch } from '../runtime/webgpu/wgsl-kernels.js';
 import { describeChild, lastJson, smmo } from './helpers/child.js';
 
-const available = await webgpuPackageAvailable();
-const SKIP = '[skipped: the optional npm package `webgpu` is not installed; `npm install` installs it]';
-if (!available) console.log(`webgpu-wator.test: ${SKIP}`);
-const gtest = available ? test.serial : test.skip;
-const title = (s: string): string => (available ? s : `${s} ${SKIP}`);
-
-let gpu: GpuContext | null = null;
-test.before(async () => {
-  if (available) gpu = await GpuContext.acquire();
-});
-test.after.always(async () => {
-  await gpu?.close();
-});
+const { gtest, title, gpu } = await gpuSuite('webgpu-wator.test');
 
 const HEAP = 8 << 20;
 const PASSES = ['Cell.decide', 'Cell.prepare', 'Fish.prepare', 'Fish.update', 'Shark.prepare', 'Shark.update'];
@@ -55,7 +42,7 @@ async function runtimeFor(width: number, height: number, seed: number, backend: 
     seed: 1,
     threads: 1,
     backend,
-    ...(backend === 'webgpu' ? { webgpu: { gpu: gpu! } } : {}),
+    ...(backend === 'webgpu' ? { webgpu: { gpu: gpu() } } : {}),
   });
   await init(rt, width, height, seed);
   return rt;
@@ -219,7 +206,7 @@ for (const mode of ['gpu', 'host', 'gpu-readback'] as const) {
       seed: 1,
       threads: 1,
       backend: 'webgpu',
-      webgpu: { gpu: gpu!, snapshot: mode },
+      webgpu: { gpu: gpu(), snapshot: mode },
     });
     try {
       await init(rt, 32, 24, 5);
