@@ -19,7 +19,8 @@ import test from 'ava';
 import { createRuntime, f64, object, u32, u8, type Runtime } from '../index.js';
 import { bitmapLevelWords } from '../runtime/bitmap.js';
 import { BufferUsage, GpuContext, webgpuPackageAvailable } from '../runtime/webgpu/device.js';
-import { GpuHeapError, describeStatus } from '../runtime/webgpu/errors.js';
+import { GpuHeapError, STATUS, describeStatus } from '../runtime/webgpu/errors.js';
+import { BLOCK_TYPE_WORD } from '../runtime/layout.js';
 import { GpuRunner } from '../runtime/webgpu/runner.js';
 
 class A extends object({ tag: u32 }) {}
@@ -204,6 +205,34 @@ gtest(`a full heap is reported through the status word, not a hang${available ? 
     const err = await t.throwsAsync(h.round(0, 1, 0, 0, 64), { instanceOf: GpuHeapError });
     t.true((err!.codes & 1) !== 0, describeStatus(err!.codes));
     t.regex(err!.message, /heap full/);
+  } finally {
+    h.destroy();
+    await runner.close({ download: false });
+    await rt.close();
+  }
+});
+
+// The block-state words are written by read-modify-writes whose old values are checked
+// (alloc.wgsl P1): a free block that is not in the free state H3 says (here: every free
+// block's type word names class A) is reported as STATUS_BAD_BLOCK instead of being
+// handed out. Plain stores (the code before P1) would hand the blocks out silently.
+gtest(`a free block with a corrupted type word is reported (STATUS_BAD_BLOCK), not used${available ? '' : ` ${SKIP}`}`, async (t) => {
+  const rt = await createRuntime({ classes: [A, B], heap: 1100 * 1024 });
+  const heap = rt.heap;
+  const ta = rt.table.byClass(A)!.id;
+  let corrupted = 0;
+  for (let b = 1; b < heap.numBlocks; b++) {
+    if (heap.blockType(b) >= 0) continue;
+    heap.i32[heap.blockWord(b) + BLOCK_TYPE_WORD] = ta;
+    corrupted++;
+  }
+  t.true(corrupted > 0);
+  const runner = await GpuRunner.create(rt, { gpu: gpu! });
+  const h = new Harness(rt, runner, 64, 2);
+  try {
+    const err = await t.throwsAsync(h.round(0, 0, 0, 0, 64), { instanceOf: GpuHeapError });
+    t.true((err!.codes & STATUS.BAD_BLOCK) !== 0, describeStatus(err!.codes));
+    t.regex(err!.message, /heap corrupted/);
   } finally {
     h.destroy();
     await runner.close({ download: false });

@@ -53,6 +53,7 @@ export const STATUS = {
   SPIN_CAP: 2,
   BAD_FREE: 4,
   DOUBLE_FREE: 8,
+  BAD_BLOCK: 16,
 } as const;
 
 export function describeStatus(codes: number): string {
@@ -61,7 +62,9 @@ export function describeStatus(codes: number): string {
   if (codes & STATUS.SPIN_CAP) parts.push('a retry loop reached its iteration cap');
   if (codes & STATUS.BAD_FREE) parts.push("free of a slot in a free block or beyond the type's slots");
   if (codes & STATUS.DOUBLE_FREE) parts.push('free of a slot that was not allocated');
-  const other = codes & ~0xf;
+  if (codes & STATUS.BAD_BLOCK)
+    parts.push("a block's type, iteration, generation or allocation word disagrees with its state (heap corrupted)");
+  const other = codes & ~0x1f;
   if (other) parts.push(`unknown status bits 0x${other.toString(16)}`);
   return parts.join('; ') || 'no error';
 }

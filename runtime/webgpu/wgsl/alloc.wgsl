@@ -20,10 +20,26 @@
 //    After a failure the invocation must stop touching the heap.
 //  * WGSL atomics are relaxed and WebGPU has no device-scope fence, so the order
 //    "type, generation, then open the slots" of initialize_block (the paper's
-//    __threadfence) is not guaranteed by the language. We rely on what the hardware does
-//    for atomics of one invocation to the device's coherence point (performed in order
-//    on NVIDIA/AMD L2, and on SwiftShader's x86 locked instructions). validateHeap() after
-//    every GPU allocation test is the check.
+//    __threadfence) is not guaranteed by the language. What we rely on instead (P1):
+//    an atomic read-modify-write whose old value the invocation tests before its next
+//    heap access has been performed at the device's coherence point (NVIDIA/AMD L2,
+//    SwiftShader's locked x86 instructions) before that access is issued: the test
+//    needs the value back. Plain atomicStore, and an RMW whose result is unused (which
+//    compilers turn into a fire-and-forget reduction), give no such order: on an H100
+//    two of them to words in different L2 slices can land in either order. So every
+//    word that publishes a block state to other invocations is written by an RMW whose
+//    old value is checked against what the state machine says it must be (STATUS_BAD_BLOCK
+//    otherwise), in this order:
+//      retire (a_release, EMPTY): iteration word, type := FREE, then the free bit;
+//      initialise (a_new_block): type := t, iteration word, generation + 1, then open the
+//      slots, then the allocated and active bits.
+//    An invocation that finds the block through a bit, or reserves one of its slots, and
+//    then reads the type word therefore reads the type of that state. Without it a
+//    retiring invocation's `type := FREE` could land after the next owner's `type := t`
+//    (the block then serves objects under type FREE: STATUS_BAD_FREE for every later
+//    free and allocation in it — seen on an H100 in wa-tor at 2048 × 2560). The checks
+//    double as corruption detectors. validateHeap() after every GPU allocation test, and
+//    wa-tor's default size on the H100 (docs/webgpu.md), are the checks.
 //  * A waiting invocation (bm_set on a bit another invocation has yet to clear) needs the
 //    other one to progress. Independent thread scheduling (NVIDIA Volta and later) or one
 //    invocation per workgroup guarantees that; lock-step SIMD lanes may not, and then the
@@ -39,6 +55,7 @@ const STATUS_HEAP_FULL: u32 = 1u;
 const STATUS_SPIN_CAP: u32 = 2u;
 const STATUS_BAD_FREE: u32 = 4u;
 const STATUS_DOUBLE_FREE: u32 = 8u;
+const STATUS_BAD_BLOCK: u32 = 16u;
 
 override SPIN_LIMIT: u32 = 65536u;
 
@@ -223,11 +240,36 @@ fn a_new_block(t: u32) -> u32 {
     return 0u;
   }
   let w = block_word(bid);
-  // initialize_block: type, iteration bitmap, generation, then open the slots.
-  atomicStore(&heap[w + BLOCK_TYPE_WORD], t);
-  atomicStore(&heap[w + BLOCK_ITER_WORD], 0u);
-  atomicAdd(&heap[w + BLOCK_GEN_WORD], 1u);
-  atomicStore(&heap[w + BLOCK_ALLOC_WORD], TYPE_HIGH_MASK[t]);
+  // initialize_block: type, iteration bitmap, generation, then open the slots; each an
+  // RMW whose old value is tested before the next (P1), the values a free block has (H3).
+  if (atomicExchange(&heap[w + BLOCK_TYPE_WORD], t) != FREE_TYPE) {
+    a_fail(STATUS_BAD_BLOCK);
+    return 0u;
+  }
+  if (atomicExchange(&heap[w + BLOCK_ITER_WORD], 0u) != 0u) {
+    a_fail(STATUS_BAD_BLOCK);
+    return 0u;
+  }
+  // generation + 1 as a compare-exchange, so that the old value is tested; only the owner
+  // of a free block writes its generation, so a changed value means corruption.
+  let gen = atomicLoad(&heap[w + BLOCK_GEN_WORD]);
+  var bumped = false;
+  for (var attempt = 0u; attempt < SPIN_LIMIT && !bumped; attempt++) {
+    let r = atomicCompareExchangeWeak(&heap[w + BLOCK_GEN_WORD], gen, gen + 1u);
+    if (!r.exchanged && r.old_value != gen) {
+      a_fail(STATUS_BAD_BLOCK);
+      return 0u;
+    }
+    bumped = r.exchanged;
+  }
+  if (!bumped) {
+    a_fail(STATUS_SPIN_CAP);
+    return 0u;
+  }
+  if (atomicExchange(&heap[w + BLOCK_ALLOC_WORD], TYPE_HIGH_MASK[t]) != ALL_ONES) {
+    a_fail(STATUS_BAD_BLOCK);
+    return 0u;
+  }
   if (!bm_set(BW_ALLOCATED_BM[t], bid)) {
     return 0u;
   }
@@ -382,14 +424,24 @@ fn a_release(bid: u32, slot: u32) {
   if ((before & ~mask) == TYPE_HIGH_MASK[t]) {
     // EMPTY: this release freed the last object; we are responsible for the block.
     if (a_invalidate(bid, gen)) {
-      atomicStore(&heap[w + BLOCK_ITER_WORD], 0u);
+      // retire_block: iteration word, type := FREE, then the free bit; each an RMW whose
+      // old value is tested before the next (P1). The iteration word may still hold the
+      // bit of a slot whose release's clear (above, fire-and-forget) has not landed yet,
+      // never one beyond the type's slots (H5).
+      if ((atomicExchange(&heap[w + BLOCK_ITER_WORD], 0u) & TYPE_HIGH_MASK[t]) != 0u) {
+        a_fail(STATUS_BAD_BLOCK);
+        return;
+      }
       if (!bm_clear(BW_ACTIVE_BM[t], bid)) {
         return;
       }
       if (!bm_clear(BW_ALLOCATED_BM[t], bid)) {
         return;
       }
-      atomicStore(&heap[w + BLOCK_TYPE_WORD], FREE_TYPE);
+      if (atomicExchange(&heap[w + BLOCK_TYPE_WORD], FREE_TYPE) != t) {
+        a_fail(STATUS_BAD_BLOCK);
+        return;
+      }
       if (!bm_set(BW_FREE_BM, bid)) {
         return;
       }
