@@ -13,7 +13,11 @@
 // Mapping: one invocation per (list position, slot): gi = position·32 + slot, so a block
 // is one 32-lane virtual warp as on the CPU; lanes whose iteration bit is clear (holes,
 // slots ≥ N_T) only help load tiles. The j loop walks the list in tiles of WG/32 blocks
-// staged in workgroup memory.
+// staged in workgroup memory, and its inner loop is unrolled four times without a branch:
+// a hole is staged as a body far away (1e18, 1e18) without mass, whose term is exactly
+// +0, and the body's own term is dropped by a select (a tile holds a multiple of 32
+// entries). Measured on the H100, 20 000 × 3 000: 1.10 s against 1.34 s for the
+// branching loop, 1.08–1.11 s unrolled eight times, 1.17 s twice (docs/webgpu.md).
 //
 // Tunables (override): WG (workgroup size, a multiple of 32), SPLIT (the j range is cut
 // into SPLIT contiguous parts, one per z-slice of the dispatch, for occupancy with few
@@ -83,7 +87,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // Stage WG/32 blocks: lane lid loads slot lid%32 of block tb + lid/32.
     let lj = tb + (lid >> 5u);
     let ls = lid & 31u;
-    var e = vec4<f32>(0.0, 0.0, 0.0, 0.0);
+    var e = vec4<f32>(1e18, 1e18, 0.0, 0.0); // a hole: far away, no mass: adds +0 exactly
     if (lj < jb1) {
       let obw = block_word(heap[BW_BLOCK_LIST + P.list_start + lj]);
       if ((heap[obw + BLOCK_ITER_WORD] & (1u << ls)) != 0u) {
@@ -94,17 +98,51 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
     let n = min(WG, (jb1 - tb) * 32u);
     let first = tb * 32u; // gi of tile entry 0
-    for (var k = 0u; k < n; k++) {
-      let o = tile[k];
-      if (o.w != 0.0 && first + k != gi) {
-        let dx = o.x - px;
-        let dy = o.y - py;
-        let d2 = dx * dx + dy * dy;
-        let inv = inverseSqrt(d2);
-        let f = gm * o.z / (d2 + DAMPENING);
-        fx += f * dx * inv;
-        fy += f * dy * inv;
-      }
+    for (var k = 0u; k < n; k += 4u) {
+        {
+          let o = tile[k + 0u];
+          let dx = o.x - px;
+          let dy = o.y - py;
+          let d2 = dx * dx + dy * dy;
+          let inv = inverseSqrt(d2);
+          let f = gm * o.z / (d2 + DAMPENING);
+          let self_ = first + k + 0u == gi;
+          fx += select(f * dx * inv, 0.0, self_);
+          fy += select(f * dy * inv, 0.0, self_);
+        }
+        {
+          let o = tile[k + 1u];
+          let dx = o.x - px;
+          let dy = o.y - py;
+          let d2 = dx * dx + dy * dy;
+          let inv = inverseSqrt(d2);
+          let f = gm * o.z / (d2 + DAMPENING);
+          let self_ = first + k + 1u == gi;
+          fx += select(f * dx * inv, 0.0, self_);
+          fy += select(f * dy * inv, 0.0, self_);
+        }
+        {
+          let o = tile[k + 2u];
+          let dx = o.x - px;
+          let dy = o.y - py;
+          let d2 = dx * dx + dy * dy;
+          let inv = inverseSqrt(d2);
+          let f = gm * o.z / (d2 + DAMPENING);
+          let self_ = first + k + 2u == gi;
+          fx += select(f * dx * inv, 0.0, self_);
+          fy += select(f * dy * inv, 0.0, self_);
+        }
+        {
+          let o = tile[k + 3u];
+          let dx = o.x - px;
+          let dy = o.y - py;
+          let d2 = dx * dx + dy * dy;
+          let inv = inverseSqrt(d2);
+          let f = gm * o.z / (d2 + DAMPENING);
+          let self_ = first + k + 3u == gi;
+          fx += select(f * dx * inv, 0.0, self_);
+          fy += select(f * dy * inv, 0.0, self_);
+        }
     }
     workgroupBarrier();
   }
