@@ -26,7 +26,9 @@
  *       bytes.
  *  (G4) Without the read-back: a kernel that declares `gpuLists` reads its list start and
  *       count from the lists buffer itself (binding 5) and is dispatched indirectly, its
- *       workgroup counts written by one `args` invocation right before it; so with
+ *       workgroup counts written by one `args` invocation right before it (with Dawn's
+ *       validation on, directly instead, with workgroups for every block of the heap:
+ *       runner.ts runKernel, measured there); so with
  *       option snapshot 'gpu' a step of such kernels makes no round trip at all. After a
  *       host snapshot the host's lists are written to the same buffer, so the kernel reads
  *       the right lists whichever side took the snapshot. The read-back happens only when
