@@ -8,9 +8,11 @@
  * run the same lane code, so the heap, the remap and the statistics are the same on any
  * number of threads.
  *
- * Everything a lane reads or writes besides the heap is in one *scratch* buffer (a
- * SharedArrayBuffer when workers take part, given to them once at start: workers/protocol.ts
- * WorkerConfig.defragScratch), in 32-bit words, NB = heap blocks:
+ * Everything a lane reads or writes besides the heap is in one *scratch* buffer (a growable
+ * SharedArrayBuffer, given to the workers once at start: workers/protocol.ts
+ * WorkerConfig.defragScratch; each thread reads it through a fixed-length view, renewed
+ * when the buffer has grown: a length-tracking view of a growable buffer is about 20 times
+ * slower per access in Node 20), in 32-bit words, NB = heap blocks:
  *
  *   [0, NB)          RECORD_OF  block → slab of its forwarding entries (−1: not a source)
  *   [NB, 2NB)        ORIGIN_OF  block → slab of its origins (−1: received no object)
@@ -52,18 +54,17 @@ const RECORD_WORDS = 4;
 /** Initial slabs of a scratch buffer (it grows by doubling, up to 2NB). */
 const INITIAL_SLABS = 64;
 
-/** Resizable buffers (ES2024; Node 20 has them, TypeScript's ES2022 lib does not declare them). */
+/** Growable shared buffers (ES2024; Node 20 has them, TypeScript's ES2022 lib does not declare them). */
 interface Growable {
   readonly byteLength: number;
-  grow?(n: number): void;
-  resize?(n: number): void;
+  grow(n: number): void;
 }
-type GrowableCtor = new (bytes: number, opts: { maxByteLength: number }) => ArrayBufferLike & Growable;
+type GrowableCtor = new (bytes: number, opts: { maxByteLength: number }) => SharedArrayBuffer & Growable;
 
 /** The scratch buffer of defragmentation (see the top of this file). */
 export class DefragScratch {
   readonly numBlocks: number;
-  readonly buffer: ArrayBufferLike;
+  readonly buffer: SharedArrayBuffer;
   /** Word index of PLAN's target pairs, and of SLABS. */
   readonly pairsWord: number;
   readonly slabsWord: number;
@@ -71,12 +72,8 @@ export class DefragScratch {
   /** Slabs handed out in this call. */
   slabs = 0;
 
-  /**
-   * A scratch for a heap of `numBlocks` blocks: shared (a growable SharedArrayBuffer) when
-   * worker threads take part, else a resizable ArrayBuffer. `buffer`: attach to one made by
-   * another thread (workers).
-   */
-  constructor(numBlocks: number, shared: boolean, buffer?: ArrayBufferLike) {
+  /** A scratch for a heap of `numBlocks` blocks; `buffer`: attach to one made by another thread (workers). */
+  constructor(numBlocks: number, buffer?: SharedArrayBuffer) {
     this.numBlocks = numBlocks;
     this.pairsWord = 2 * numBlocks + RECORD_WORDS * numBlocks;
     this.slabsWord = 8 * numBlocks;
@@ -85,15 +82,15 @@ export class DefragScratch {
     } else {
       const max = (this.slabsWord + 32 * 2 * numBlocks) * 4;
       const initial = (this.slabsWord + 32 * Math.min(INITIAL_SLABS, 2 * numBlocks)) * 4;
-      const Ctor = (shared ? SharedArrayBuffer : ArrayBuffer) as unknown as GrowableCtor;
-      this.buffer = new Ctor(initial, { maxByteLength: max });
+      this.buffer = new (SharedArrayBuffer as unknown as GrowableCtor)(initial, { maxByteLength: max });
     }
-    this.i32v = new Int32Array(this.buffer);
+    this.i32v = new Int32Array(this.buffer, 0, this.buffer.byteLength >> 2);
   }
 
-  /** The whole buffer as words (a fresh view after growth by another thread). */
+  /** The whole buffer as words: a fixed-length view, renewed after growth (by this thread or, L1, the calling thread). */
   get i32(): Int32Array {
-    if (this.i32v.byteLength !== this.buffer.byteLength) this.i32v = new Int32Array(this.buffer);
+    const bytes = this.buffer.byteLength;
+    if (this.i32v.byteLength !== bytes) this.i32v = new Int32Array(this.buffer, 0, bytes >> 2);
     return this.i32v;
   }
 
@@ -107,12 +104,8 @@ export class DefragScratch {
   private slab(): number {
     const s = this.slabs++;
     const need = (this.slabsWord + 32 * this.slabs) * 4;
-    const b = this.buffer as ArrayBufferLike & Growable;
-    if (need > b.byteLength) {
-      const next = Math.min(Math.max(need, 2 * b.byteLength), (this.slabsWord + 64 * this.numBlocks) * 4);
-      if (b.grow !== undefined) b.grow(next);
-      else b.resize!(next);
-    }
+    const b = this.buffer as SharedArrayBuffer & Growable;
+    if (need > b.byteLength) b.grow(Math.min(Math.max(need, 2 * b.byteLength), (this.slabsWord + 64 * this.numBlocks) * 4));
     this.i32.fill(0, this.slabsWord + 32 * s, this.slabsWord + 32 * (s + 1));
     return s;
   }

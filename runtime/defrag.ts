@@ -122,7 +122,7 @@ export function runLanes(heap: Heap, sc: DefragScratch, req: LaneRequest, from: 
  * on the calling thread. See the module comment.
  */
 export function defragment(host: DefragHost, types: readonly TypeLayout[], n: number): DefragResult {
-  const sc = new DefragScratch(host.heap.numBlocks, false);
+  const sc = new DefragScratch(host.heap.numBlocks);
   const steps = defragSteps(host, types, n, sc, 1);
   for (let r = steps.next(); ; r = steps.next()) {
     if (r.done === true) return r.value;

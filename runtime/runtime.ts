@@ -203,7 +203,7 @@ export class Runtime {
     }
     this.main.allocator.setOwnFirstBlock(threads > 1 && variant.ownFirstBlock);
     this.backend = configureBackend(this.main, backend);
-    this.defragScratch = threads === 1 || executors === null ? null : new DefragScratch(this.heap.numBlocks, true);
+    this.defragScratch = threads === 1 || executors === null ? null : new DefragScratch(this.heap.numBlocks);
     this.pool =
       threads === 1 || executors === null
         ? null
@@ -220,7 +220,7 @@ export class Runtime {
             startTimeoutMs: options.startTimeoutMs ?? 30_000,
             ...(options.passTimeout !== undefined ? { passTimeout: options.passTimeout } : {}),
             ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}),
-            ...(this.defragScratch !== null ? { defragScratch: this.defragScratch.buffer as SharedArrayBuffer } : {}),
+            ...(this.defragScratch !== null ? { defragScratch: this.defragScratch.buffer } : {}),
           });
     this.passes = new PassRunner(this.heap, this.table, this.main, this.scheduler, this.pool, this.passTimeout);
   }

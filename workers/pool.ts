@@ -167,7 +167,7 @@ export class WorkerPool implements PassExecutor {
       blockSize: table.blockSize,
       ...(opts.defragScratch !== undefined ? { defragScratch: opts.defragScratch } : {}),
     };
-    this.defragScratch = opts.defragScratch === undefined ? null : new DefragScratch(heap.numBlocks, true, opts.defragScratch);
+    this.defragScratch = opts.defragScratch === undefined ? null : new DefragScratch(heap.numBlocks, opts.defragScratch);
     this.piscina = new Piscina({
       filename: fileURLToPath(new URL('./worker.js', import.meta.url)),
       minThreads: opts.threads - 1,

@@ -119,7 +119,7 @@ async function attach(): Promise<Attached> {
   ctx.allocator.setOwnFirstBlock(heap.flags.ownFirstBlock); // allocator K5 (an option): workers exist only with threads > 1
   configureBackend(ctx, cfg.backend);
   const plan = planControl(cfg.threads, table.types.length);
-  const scratch = cfg.defragScratch === undefined ? null : new DefragScratch(heap.numBlocks, true, cfg.defragScratch);
+  const scratch = cfg.defragScratch === undefined ? null : new DefragScratch(heap.numBlocks, cfg.defragScratch);
   return { ctx, ctl: new Int32Array(cfg.control), plan, argsVersion: -1, call: { method: '', args: [] }, scratch };
 }
 
