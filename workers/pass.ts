@@ -23,6 +23,7 @@
  */
 import type { ThreadContext } from '../runtime/thread.js';
 import { newObjects } from '../runtime/doall.js';
+import { UsageError } from '../runtime/errors.js';
 import { columnsFor, copyLanes, rewriteLanes, type DefragScratch } from '../runtime/defrag-lanes.js';
 import { KIND_COPY, KIND_DEFRAG_COPY, KIND_DEFRAG_REWRITE, KIND_DO, KIND_NEW, type PassCall } from '../runtime/executor.js';
 import {
@@ -84,10 +85,12 @@ export function runShare(
       if (i >= to) break;
       ctx.copyIteration(i, Math.min(i + chunk, to));
     }
-  } else if ((kind === KIND_DEFRAG_COPY || kind === KIND_DEFRAG_REWRITE) && scratch !== null) {
+  } else if (kind === KIND_DEFRAG_COPY || kind === KIND_DEFRAG_REWRITE) {
     const t = ctx.table.types[typeId]!;
     const columns = kind === KIND_DEFRAG_REWRITE ? columnsFor(ctx.table, call.args[0] as number[]) : null;
     try {
+      if (scratch === null)
+        throw new UsageError('a defragmentation pass reached a thread without the defrag scratch buffer (ExecutorConfig.defragScratch)');
       for (;;) {
         if (Atomics.load(ctl, C_STOP) !== 0) break;
         const i = Atomics.add(ctl, C_CURSOR, chunk);
