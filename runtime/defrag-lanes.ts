@@ -50,7 +50,7 @@ import type { Heap } from './heap.js';
 import { BLOCK_ALLOC_WORD, BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout, type TypeTable } from './layout.js';
 
 /** Words per copy record in PLAN. */
-const RECORD_WORDS = 4;
+export const RECORD_WORDS = 4;
 /** Initial slabs of a scratch buffer (it grows by doubling, up to 2NB). */
 const INITIAL_SLABS = 64;
 
@@ -69,8 +69,10 @@ export class DefragScratch {
   readonly pairsWord: number;
   readonly slabsWord: number;
   private i32v: Int32Array;
-  /** Slabs handed out in this call. */
+  /** Slabs handed out in this call; those of the running pass start at passFirst, at most passMax. */
   slabs = 0;
+  private passFirst = 0;
+  private passMax = 0;
 
   /** A scratch for a heap of `numBlocks` blocks; `buffer`: attach to one made by another thread (workers). */
   constructor(numBlocks: number, buffer?: SharedArrayBuffer) {
@@ -100,30 +102,40 @@ export class DefragScratch {
     this.slabs = 0;
   }
 
-  /** (L1) Hand out a zeroed slab; returns its index. */
-  private slab(): number {
-    const s = this.slabs++;
-    const need = (this.slabsWord + 32 * this.slabs) * 4;
+  /**
+   * (L1) Begin a pass that may hand out up to `more` slabs: grows the buffer once if needed
+   * and returns the view that addSource / addTarget / endPass use until endPass.
+   */
+  beginPass(more: number): Int32Array {
     const b = this.buffer as SharedArrayBuffer & Growable;
+    const need = (this.slabsWord + 32 * (this.slabs + more)) * 4;
     if (need > b.byteLength) b.grow(Math.min(Math.max(need, 2 * b.byteLength), (this.slabsWord + 64 * this.numBlocks) * 4));
-    this.i32.fill(0, this.slabsWord + 32 * s, this.slabsWord + 32 * (s + 1));
-    return s;
+    this.passFirst = this.slabs;
+    this.passMax = this.slabs + more;
+    return this.i32;
   }
 
-  /** Block `b` is a source of this call: give it a forwarding slab. */
+  /** (L1) Zero the slabs handed out since beginPass (the lanes read 0 as "none"). */
+  endPass(): void {
+    this.i32v.fill(0, this.slabsWord + 32 * this.passFirst, this.slabsWord + 32 * this.slabs);
+  }
+
+  private slab(): number {
+    if (this.slabs >= this.passMax) throw new UsageError('defrag: internal error: more slabs than beginPass allowed');
+    return this.slabs++;
+  }
+
+  /** Block `b` is a source of this call: give it a forwarding slab (between beginPass and endPass). */
   addSource(b: number): void {
-    const i32 = this.i32;
+    const i32 = this.i32v;
     if (i32[b]! >= 0) throw new UsageError(`defrag: internal error: block ${b} is a source twice in one call`);
-    const s = this.slab();
-    this.i32[b] = s;
+    i32[b] = this.slab();
   }
 
-  /** Block `b` receives objects: give it an origin slab if it has none. */
+  /** Block `b` receives objects: give it an origin slab if it has none (between beginPass and endPass). */
   addTarget(b: number): void {
-    if (this.i32[this.numBlocks + b]! < 0) {
-      const s = this.slab();
-      this.i32[this.numBlocks + b] = s;
-    }
+    const i32 = this.i32v;
+    if (i32[this.numBlocks + b]! < 0) i32[this.numBlocks + b] = this.slab();
   }
 
   /** The forwarding table of this call, copied out (the scratch is reused by the next call). */
@@ -170,23 +182,6 @@ function copierOf(heap: Heap, t: TypeLayout): Copier {
   const c = (new Function('u8', 'u16', 'i32', 'f64', src) as (...a: unknown[]) => Copier)(heap.u8, heap.u16, heap.i32, heap.f64);
   m.set(t.id, c);
   return c;
-}
-
-/** (L1) Write copy record j of the phase: source `sb` with live mask `mask`, its target pairs from `firstPair` (count `pairs`). */
-export function planRecord(sc: DefragScratch, j: number, sb: number, mask: number, firstPair: number, pairs: number): void {
-  const i32 = sc.i32;
-  const w = 2 * sc.numBlocks + RECORD_WORDS * j;
-  i32[w] = sb;
-  i32[w + 1] = mask;
-  i32[w + 2] = firstPair;
-  i32[w + 3] = pairs;
-}
-
-/** (L1) Write target pair p of the phase: `got`, the slots reserved in block `tb`. */
-export function planPair(sc: DefragScratch, p: number, tb: number, got: number): void {
-  const i32 = sc.i32;
-  i32[sc.pairsWord + 2 * p] = tb;
-  i32[sc.pairsWord + 2 * p + 1] = got;
 }
 
 /**

@@ -73,9 +73,8 @@ import { DefragResult, type DefragClassStats, type DefragStats } from './defrag-
 import {
   copyLanes,
   DefragScratch,
-  planPair,
-  planRecord,
   planRewrite,
+  RECORD_WORDS,
   referringColumns,
   rewriteLanes,
   type ReferringColumns,
@@ -288,6 +287,11 @@ function reservePass(
   t: TypeLayout,
   r: Records,
 ): { copies: number; firstMoves: number } {
+  let most = r.sources.length;
+  for (const tg of r.targets) most += tg.length;
+  const i32 = sc.beginPass(most);
+  const nb = sc.numBlocks;
+  const hi = heap.i32;
   let pairs = 0;
   let copies = 0;
   let again = 0;
@@ -295,25 +299,31 @@ function reservePass(
     const sb = r.sources[j]!;
     const mask = r.masks[j]!;
     sc.addSource(sb);
-    const origin = sc.i32[sc.numBlocks + sb]!;
-    if (origin >= 0)
-      for (let m = mask; m !== 0; m &= m - 1) if (sc.i32[sc.slabsWord + 32 * origin + (31 - Math.clz32(m & -m))] !== 0) again++;
+    const origin = i32[nb + sb]!; // (L2) the objects that moved into sb in an earlier pass move again
+    if (origin >= 0) for (let m = mask; m !== 0; m &= m - 1) if (i32[sc.slabsWord + 32 * origin + (31 - Math.clz32(m & -m))] !== 0) again++;
     let left = popc(mask);
     copies += left;
     const first = pairs;
     for (const tb of r.targets[j]!) {
       if (left === 0) break;
-      const free = ~heap.i32[heap.blockWord(tb) + BLOCK_ALLOC_WORD]! & ~t.highMask;
+      const free = ~hi[heap.blockWord(tb) + BLOCK_ALLOC_WORD]! & ~t.highMask;
       const want = Math.min(popc(free), left);
       if (want === 0) continue;
       const got = allocator.defragTake(tb, t.id, want);
       sc.addTarget(tb);
-      planPair(sc, pairs++, tb, got);
+      i32[sc.pairsWord + 2 * pairs] = tb;
+      i32[sc.pairsWord + 2 * pairs + 1] = got;
+      pairs++;
       left -= popc(got);
     }
     if (left !== 0) throw new UsageError(`defrag: internal error: the targets of block ${sb} (${t.name}) had no room for every object`);
-    planRecord(sc, j, sb, mask, first, pairs - first);
+    const w = 2 * nb + RECORD_WORDS * j; // (L1) copy record j: [source, live mask, first pair, pairs]
+    i32[w] = sb;
+    i32[w + 1] = mask;
+    i32[w + 2] = first;
+    i32[w + 3] = pairs - first;
   }
+  sc.endPass();
   return { copies, firstMoves: copies - again };
 }
 
