@@ -7,15 +7,25 @@
  * fragmentation before/after, and the do-all speed-up after defragmentation.
  *
  *   node dist/bench/defrag.js [--only synthetic,collision,wa-tor,generation,structure]
- *        [--scale 1] [--repeat 5] [--out bench-results/defrag.json]
+ *        [--threads 1,2,4] [--rounds 1] [--scale 1] [--repeat 5] [--out bench-results/defrag.json]
  *
- * How each is measured (one process, one thread, each workload after the other):
+ * --threads: each workload runs once per thread count T (a runtime of T threads; T > 1:
+ * rt.parallelDefrag, the copy and rewrite phases on the worker threads too, and the
+ * do-alls on them: runtime/defrag-parallel.ts); at the end one table, workload × T, with
+ * the phase times, the copy and rewrite speed-ups over T = 1 and the do-all speed-up
+ * after defragmentation. --rounds K runs the whole set K times (the thread counts
+ * alternate within each round, so that a shared machine's load drifts over all of them) and
+ * keeps, per workload and T, the round whose defragmentation took least in total. The thesis table (synthetic n=3, collision n=10, wa-tor n=9) on
+ * the 16-core device host: --only synthetic,collision,wa-tor --threads 1,2,4,8,16.
+ *
+ * How each is measured (one process, each workload and thread count after the other):
  *  - synthetic: objects of one class (4 f32 fields and a reference to another object of
- *    the class) fill the heap, then a random 60 % of them are deleted (fragmentation
- *    ≈ 60 %); one rt.defrag(Item, 3). Speed-up: the median time of a do-all that reads
- *    every field and follows the reference (`repeat` passes) before and after.
+ *    the class) fill 93 % of the heap's blocks, then a random 60 % of them are deleted
+ *    (fragmentation ≈ 60 %); one rt.parallelDefrag(Item, 3) (rt.defrag on one thread). Speed-up: the
+ *    median time of a do-all (parallelDo) that reads every field and follows the
+ *    reference (`repeat` passes) before and after.
  *  - apps: the app runs its iterations from the same seed without and with
- *    rt.defrag(<the app's movable classes>, n) after every `every`-th iteration (the
+ *    rt.parallelDefrag(<the app's movable classes>, n) after every `every`-th iteration (the
  *    thesis's n), twice each, alternating (the faster run of each counts). Speed-up: the
  *    iterations' time without defragmentation over the same
  *    iterations' time with it, defragmentation itself left out (the do-all effect) and
@@ -28,8 +38,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { App } from '../apps/app.js';
-import { loadApp } from '../apps/registry.js';
-import { createRuntime, f32, object, ref, type DefragStats, type Runtime, type SmmoClass, type SmmoObject } from '../index.js';
+import { isMainThread } from 'node:worker_threads';
+import { appModule, loadApp } from '../apps/registry.js';
+import { createRuntime, f32, MAX_THREADS, object, ref, type DefragStats, type Runtime, type SmmoClass, type SmmoObject } from '../index.js';
 import { machineInfo } from './apps.js';
 
 /** The thesis's table (calls / passes), for the docs. */
@@ -44,6 +55,8 @@ export const THESIS: Record<string, { n: number; calls: number; passes: number }
 interface Row {
   workload: string;
   n: number;
+  /** Threads of the runtime (T > 1: parallelDefrag and parallelDo on the workers too). */
+  threads: number;
   params: string;
   calls: number;
   passes: number;
@@ -65,7 +78,7 @@ interface ItemLike extends SmmoObject {
   d: number;
   next: ItemLike | null;
 }
-class Item extends object({ a: f32, b: f32, c: f32, d: f32, next: ref<ItemLike>('Item') }) {
+export class Item extends object({ a: f32, b: f32, c: f32, d: f32, next: ref<ItemLike>('Item') }) {
   touch(): void {
     const n = this.next;
     this.a = this.b + this.c * this.d + (n === null ? 0 : n.a * 1e-9);
@@ -77,10 +90,11 @@ function median(xs: number[]): number {
   return s[s.length >> 1]!;
 }
 
-function emptyRow(workload: string, n: number, params: string): Row {
+function emptyRow(workload: string, n: number, params: string, threads: number): Row {
   return {
     workload,
     n,
+    threads,
     params,
     calls: 0,
     passes: 0,
@@ -115,11 +129,14 @@ function fragmentationOf(rt: Runtime, names: readonly string[]): number {
   return slots === 0 ? 0 : (slots - objects) / slots;
 }
 
-async function synthetic(scale: number, repeat: number): Promise<Row> {
+async function synthetic(scale: number, repeat: number, threads: number): Promise<Row> {
   const heap = Math.round(64 * scale) << 20;
-  const rt = await createRuntime({ classes: [Item], heap });
+  const rt = await createRuntime({ classes: [Item], heap, threads, modules: [import.meta.url] });
   try {
-    const count = Math.floor(rt.stats().heap.blocks * 0.95) * rt.table.byClass(Item)!.slots;
+    // From the heap and block sizes alone, not the usable blocks (a runtime of more threads
+    // has more allocator states, so a few blocks fewer): the same objects, handles and
+    // deletions on every thread count, so the same defragmentation work at every T.
+    const count = Math.floor(((heap / rt.heap.plan.blockBytes) * 0.93) | 0) * rt.table.byClass(Item)!.slots;
     let s = 12345;
     const rnd = (): number => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32;
     await rt.parallelNew(Item, count, (o) => {
@@ -137,22 +154,22 @@ async function synthetic(scale: number, repeat: number): Promise<Row> {
       else rt.destroy(rt.get(Item, h));
     }
     for (const h of keep) rt.get(Item, h).next = rt.get(Item, keep[Math.floor(rnd() * keep.length)]!);
-    const row = emptyRow('synthetic', 3, `${count} objects in ${heap >> 20} MiB, 60 % deleted`);
-    const time = (): number => {
+    const row = emptyRow('synthetic', 3, `${count} objects in ${heap >> 20} MiB, 60 % deleted`, threads);
+    const time = async (): Promise<number> => {
       const ts: number[] = [];
       for (let r = 0; r < repeat; r++) {
         const t0 = performance.now();
-        rt.doAll(Item, 'touch');
+        await rt.parallelDo(Item, 'touch');
         ts.push(performance.now() - t0);
       }
       return median(ts);
     };
-    row.doAllMs.without = time();
+    row.doAllMs.without = await time();
     row.fragmentation.before = fragmentationOf(rt, ['Item']);
-    const res = rt.defrag(Item, 3);
+    const res = await rt.parallelDefrag(Item, 3); // rt.defrag on one thread
     addStats(row, res.stats);
     row.fragmentation.after = fragmentationOf(rt, ['Item']);
-    row.doAllMs.with = time();
+    row.doAllMs.with = await time();
     row.speedup = row.doAllMs.without / row.doAllMs.with;
     row.speedupWithDefrag = (row.doAllMs.without * repeat) / (row.doAllMs.with * repeat + row.ms.total);
     rt.validateHeap();
@@ -173,7 +190,7 @@ const APP_RUNS: Record<
   structure: { params: (k) => ({ nodes: Math.round(40000 * k) }), iterations: () => 100, n: 10, every: 1 },
 };
 
-async function appRun(name: string, scale: number): Promise<Row> {
+async function appRun(name: string, scale: number, threads: number): Promise<Row> {
   const app = (await loadApp(name)) as App;
   const spec = APP_RUNS[name]!;
   const d = app.defrag;
@@ -186,9 +203,10 @@ async function appRun(name: string, scale: number): Promise<Row> {
     `${Object.entries(params)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}, ${iterations} iterations, defrag every ${spec.every}`,
+    threads,
   );
   const run = async (defrag: boolean): Promise<{ ms: number; digest: number }> => {
-    const rt = await createRuntime({ classes: app.classes, heap: app.heapFor(params) });
+    const rt = await createRuntime({ classes: app.classes, heap: app.heapFor(params), threads, modules: [appModule(name)!] });
     try {
       await app.init(rt, params, 42);
       const names = [
@@ -203,7 +221,7 @@ async function appRun(name: string, scale: number): Promise<Row> {
         ms += performance.now() - t0;
         if (defrag && (k + 1) % spec.every === 0 && k + 1 < iterations) {
           fragSum += fragmentationOf(rt, names);
-          const r = rt.defrag(d.classes as readonly SmmoClass[], spec.n);
+          const r = await rt.parallelDefrag(d.classes as readonly SmmoClass[], spec.n); // rt.defrag on one thread
           d.remap?.(rt, r);
           addStats(row, r.stats);
           fragAfterSum += fragmentationOf(rt, names);
@@ -240,7 +258,7 @@ function print(r: Row): void {
   const t = THESIS[r.workload];
   const f = (x: number): string => x.toFixed(0);
   console.log(
-    `${r.workload.padEnd(11)} n=${String(r.n).padEnd(3)} calls ${String(r.calls).padStart(4)}  passes ${String(r.passes).padStart(5)}  ` +
+    `${r.workload.padEnd(11)} n=${String(r.n).padEnd(3)} T=${String(r.threads).padEnd(3)} calls ${String(r.calls).padStart(4)}  passes ${String(r.passes).padStart(5)}  ` +
       `moved ${String(r.objectsMoved).padStart(9)}  freed ${String(r.blocksFreed).padStart(7)}  ` +
       `ms scan ${f(r.ms.scan)} copy ${f(r.ms.copy)} rewrite ${f(r.ms.rewrite)} update ${f(r.ms.update)} total ${f(r.ms.total)}  ` +
       `frag ${(r.fragmentation.before * 100).toFixed(1)} % → ${(r.fragmentation.after * 100).toFixed(1)} %  ` +
@@ -251,27 +269,103 @@ function print(r: Row): void {
   console.log(`${''.padEnd(11)} ${r.params}`);
 }
 
+/**
+ * The table of one run: per workload and thread count, the phase times (summed over the
+ * calls), the copy and rewrite speed-ups over the same workload's T = 1 row ('*': its
+ * copies differ from that row's, so the work differs: an app run on T threads allocates
+ * differently), and the do-all speed-up after defragmentation (do-all time without / with).
+ */
+export function table(rows: readonly Row[]): string[] {
+  const f = (x: number, d = 1): string => x.toFixed(d);
+  const head = [
+    'workload',
+    'n',
+    'T',
+    'calls',
+    'passes',
+    'moved',
+    'scan',
+    'copy',
+    'rewrite',
+    'update',
+    'total',
+    'copy×',
+    'rewrite×',
+    'do-all×',
+  ];
+  const lines = [head];
+  for (const r of rows) {
+    const one = rows.find((o) => o.workload === r.workload && o.threads === 1);
+    const same = one !== undefined && one.objectsMoved === r.objectsMoved && one.passes === r.passes;
+    const x = (a: number | undefined, b: number): string => (a === undefined || b <= 0 ? '–' : `${f(a / b, 2)}${same ? '' : '*'}`);
+    lines.push([
+      r.workload,
+      String(r.n),
+      String(r.threads),
+      String(r.calls),
+      String(r.passes),
+      String(r.objectsMoved),
+      f(r.ms.scan),
+      f(r.ms.copy),
+      f(r.ms.rewrite),
+      f(r.ms.update),
+      f(r.ms.total),
+      x(one?.ms.copy, r.ms.copy),
+      x(one?.ms.rewrite, r.ms.rewrite),
+      f(r.speedup, 2),
+    ]);
+  }
+  const widths = head.map((_, k) => Math.max(...lines.map((l) => l[k]!.length)));
+  return lines.map((l) => l.map((c, k) => (k < 1 ? c.padEnd(widths[k]!) : c.padStart(widths[k]!))).join('  '));
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { only: { type: 'string' }, scale: { type: 'string' }, repeat: { type: 'string' }, out: { type: 'string' } },
+    options: {
+      only: { type: 'string' },
+      scale: { type: 'string' },
+      repeat: { type: 'string' },
+      out: { type: 'string' },
+      threads: { type: 'string' },
+      rounds: { type: 'string' },
+    },
     strict: true,
   });
   const only = (values.only ?? 'synthetic,collision,wa-tor,generation,structure').split(',');
   const scale = Number(values.scale ?? 1);
   const repeat = Number(values.repeat ?? 5);
+  const threads = (values.threads ?? '1').split(',').map(Number);
+  const rounds = Number(values.rounds ?? 1);
+  if (!(Number.isInteger(rounds) && rounds >= 1)) throw new Error('--rounds must be a positive integer');
   if (!(scale > 0) || !(Number.isInteger(repeat) && repeat > 0)) throw new Error('--scale must be > 0, --repeat a positive integer');
+  if (!threads.every((t) => Number.isInteger(t) && t >= 1 && t <= MAX_THREADS))
+    throw new Error(`--threads must be a comma-separated list of integers in 1 … ${MAX_THREADS}, e.g. --threads 1,2,4`);
+  for (const w of only) if (w !== 'synthetic' && APP_RUNS[w] === undefined) throw new Error(`--only: unknown workload '${w}'`);
   const machine = machineInfo();
-  console.log(`defrag benchmark on ${machine.cpu} (${machine.cores} cores), node ${machine.node}, scale ${scale}`);
+  console.log(
+    `defrag benchmark on ${machine.cpu} (${machine.cores} cores), node ${machine.node}, scale ${scale}, threads ${threads.join(',')}, rounds ${rounds}`,
+  );
   const rows: Row[] = [];
-  for (const w of only) {
-    const row = w === 'synthetic' ? await synthetic(scale, repeat) : await appRun(w, scale);
-    print(row);
-    rows.push(row);
+  for (let round = 0; round < rounds; round++) {
+    for (const w of only) {
+      for (const t of threads) {
+        const row = w === 'synthetic' ? await synthetic(scale, repeat, t) : await appRun(w, scale, t);
+        print(row);
+        const k = rows.findIndex((r) => r.workload === w && r.threads === t);
+        if (k < 0) rows.push(row);
+        else if (row.ms.total < rows[k]!.ms.total) rows[k] = row;
+      }
+    }
   }
+  console.log(
+    `\nper phase: ms summed over the calls; copy× / rewrite×: time at T = 1 over time at T ('*': other work than at T = 1); do-all×: do-all time without / with defragmentation`,
+  );
+  for (const line of table(rows)) console.log(line);
   if (values.out !== undefined) {
     mkdirSync(dirname(values.out), { recursive: true });
-    writeFileSync(values.out, JSON.stringify({ machine, scale, repeat, rows, thesis: THESIS }, null, 2) + '\n');
+    writeFileSync(values.out, JSON.stringify({ machine, scale, repeat, threads, rounds, rows, thesis: THESIS }, null, 2) + '\n');
   }
 }
 
-await main();
+// The worker threads of a runtime of T > 1 threads import this module for Item: only the main thread runs the benchmark.
+if (isMainThread) await main();

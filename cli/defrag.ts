@@ -15,6 +15,9 @@
  *  (R4) An app whose results may change when objects move (a rule or a float sum in
  *       handle order) says why; the run prints it as a warning and --json reports it.
  *  (R5) Time spent defragmenting is part of the run's `seconds`, and reported on its own.
+ *  (R6) With --threads > 1 each call is rt.parallelDefrag: the copy and rewrite phases run
+ *       on the worker threads too (runtime/defrag-parallel.ts), with the same results as
+ *       rt.defrag; --json's defrag.threads says how many threads the calls could use.
  */
 import type { App, AppDefrag } from '../apps/app.js';
 import type { DefragResult, DefragStats, Runtime, SmmoClass } from '../index.js';
@@ -24,6 +27,8 @@ import type { DefragOptions } from './flags.js';
 /** What `--json` reports under `defrag`. */
 export interface DefragReport {
   n: number;
+  /** (R6) Threads the copy and rewrite phases could run on (the run's --threads). */
+  threads: number;
   every?: number;
   above?: number;
   /** The concrete classes defragmented. */
@@ -57,6 +62,7 @@ export class RunDefrag {
     this.spec = spec;
     this.report = {
       n: opts.n,
+      threads: 1,
       ...(opts.every !== undefined ? { every: opts.every } : {}),
       ...(opts.above !== undefined ? { above: opts.above } : {}),
       classes: [],
@@ -120,7 +126,7 @@ export class RunDefrag {
     if (every !== undefined && done % every !== 0) return;
     await rt.sync(); // backend 'webgpu': objects move in the host heap
     if (above !== undefined && !(this.fragmentation(rt) > above)) return;
-    this.add(rt, rt.defrag(this.spec.classes as readonly SmmoClass[], this.opts.n));
+    this.add(rt, await rt.parallelDefrag(this.spec.classes as readonly SmmoClass[], this.opts.n)); // (R6) rt.defrag on one thread
   }
 
   /** Sum one call's statistics into the report; (R3) hand the result to the app. */
@@ -148,6 +154,7 @@ export class RunDefrag {
   /** The report (a copy). */
   result(rt: Runtime): DefragReport {
     const rep: DefragReport = JSON.parse(JSON.stringify(this.report)) as DefragReport;
+    rep.threads = rt.threads;
     if (rep.classes.length === 0) rep.classes = this.names(rt);
     return rep;
   }
@@ -171,7 +178,7 @@ export function formatDefrag(d: DefragReport): string {
   const f = d.fragmentation;
   const when = d.every !== undefined ? `every ${d.every} iterations` : d.above !== undefined ? `above ${d.above}` : 'every iteration';
   return (
-    `n=${d.n} (${when}): ${d.calls} calls, ${d.passes} passes, ${d.objectsMoved} objects moved, ${d.blocksFreed} blocks freed, ` +
+    `n=${d.n} (${when}${d.threads > 1 ? `, ${d.threads} threads` : ''}): ${d.calls} calls, ${d.passes} passes, ${d.objectsMoved} objects moved, ${d.blocksFreed} blocks freed, ` +
     `${d.ms.total.toFixed(1)} ms (scan ${d.ms.scan.toFixed(1)}, copy ${d.ms.copy.toFixed(1)}, rewrite ${d.ms.rewrite.toFixed(1)}, ` +
     `update ${d.ms.update.toFixed(1)}); fragmentation ${pct(f.firstBefore)} → ${pct(f.lastAfter)} (mean per call ${pct(f.meanBefore)} → ${pct(f.meanAfter)})`
   );

@@ -169,7 +169,7 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
     kind: 'positive',
     value: 'N',
     description:
-      'defragment between iterations (CompactGpu, README: Defragmentation) with factor N: blocks at most N/(N+1) full are merged; after every iteration unless --defrag-every or --defrag-above says when',
+      'defragment between iterations (CompactGpu, README: Defragmentation) with factor N: blocks at most N/(N+1) full are merged; after every iteration unless --defrag-every or --defrag-above says when; with --threads > 1 its copy and rewrite phases run on the worker threads too',
     max: 1024,
     example: '2',
   },

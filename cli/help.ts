@@ -68,9 +68,10 @@ gpu ({adapter, software, validation}); with --init also init and
 startIteration (and warnings: float columns of the state holding NaN or infinities), with
 --dump dump (the files), with --render frames; an app that measures something besides
 its digest adds results (linux-scalability: ns per allocation by k) and resultRows;
-with --defrag defrag ({n, classes, calls, passes, objectsMoved, copies, blocksFreed,
-ms per phase, fragmentation before/after, results}) and, where moving objects may
-change results, a warning. Apps that keep handles outside the heap refuse --defrag.
+with --defrag defrag ({n, threads, classes, calls, passes, objectsMoved, copies, blocksFreed,
+ms per phase, fragmentation before/after, results}; with --threads > 1 the copy and
+rewrite phases run on the worker threads too, with the same results) and, where moving
+objects may change results, a warning. Apps that keep handles outside the heap refuse --defrag.
 With --check: check (fields, digest, worst, ok). With --check-every: check (the last
 comparison made) and divergence ({found, iteration, passIndex, pass, class, field,
 object {handle, runHandle, index}, reference, run, fields, states}); after a divergence,

@@ -4,8 +4,8 @@
  * call and the handle map `remap` (F2). Kept apart from runtime/defrag.ts so that the
  * published declarations of Runtime name no heap or WebAssembly type.
  *
- * The forwarding table (step 3) is the map: every source block of the call gets a record;
- * entry record × 32 + slot is the final handle of the object that had that slot before
+ * The forwarding table (step 3) is the map: every source block of the call gets a slab;
+ * entry slab × 32 + slot is the final handle of the object that had that slot before
  * the call (0: none). Source blocks of one call are distinct (a source is retired, and
  * defrag takes no block from `free`), so each handle of before the call names at most one
  * entry.
@@ -35,6 +35,12 @@ export interface DefragClassStats {
 /** What one defrag call did; times in milliseconds. */
 export interface DefragStats {
   n: number;
+  /**
+   * Threads the copy and rewrite phases could run on: 1 for Runtime.defrag, the runtime's
+   * threads for Runtime.parallelDefrag (a phase smaller than inlineBlocks lanes runs on the
+   * calling thread alone). Everything else but the times is the same for any value.
+   */
+  threads: number;
   passes: number;
   /** Objects whose handle changed (remap changes exactly theirs). */
   objectsMoved: number;
@@ -69,51 +75,17 @@ export class DefragResult {
   }
 }
 
-/** @internal (3) The forwarding table of one call (see the top of this file). */
+/**
+ * @internal (3) The forwarding table of one call, copied out of the scratch buffer
+ * (runtime/defrag-lanes.ts): `record` maps a block that was a source to its slab; entry
+ * slab × 32 + slot is the final handle of the object that had that handle before the call
+ * (0: none).
+ */
 export class ForwardTable {
-  readonly record: Int32Array;
-  entries = new Uint32Array(32 * 64);
-  records = 0;
-  /** Objects moved (each counted at its first move). */
-  movedObjects = 0;
-  /**
-   * Per block that received objects in this call: for each slot, the handle its object had
-   * before the call (0: not moved in). Only such a block can hold an object that moves
-   * again (a target that becomes a source in a later pass).
-   */
-  private readonly origin = new Map<number, Uint32Array>();
-  private lastTarget = -1;
-  private lastOrigin: Uint32Array | null = null;
-
-  constructor(numBlocks: number) {
-    this.record = new Int32Array(numBlocks).fill(-1);
-  }
-
-  /** Block `b` is a source: give it a record. */
-  addSource(b: number): void {
-    if ((this.records + 1) * 32 > this.entries.length) {
-      const e = new Uint32Array(this.entries.length * 2);
-      e.set(this.entries);
-      this.entries = e;
-    }
-    this.record[b] = this.records++;
-  }
-
-  /** The object now at `from` (in a source block) moves to `to`. */
-  move(from: number, to: number): void {
-    const o = this.origin.get(from >>> SLOT_BITS)?.[from & 31] ?? 0;
-    const first = o !== 0 ? o : from;
-    if (o === 0) this.movedObjects++;
-    this.entries[this.record[first >>> SLOT_BITS]! * 32 + (first & 31)] = to;
-    const tb = to >>> SLOT_BITS;
-    if (tb !== this.lastTarget) {
-      let ot = this.origin.get(tb);
-      if (ot === undefined) this.origin.set(tb, (ot = new Uint32Array(32)));
-      this.lastTarget = tb;
-      this.lastOrigin = ot;
-    }
-    this.lastOrigin![to & 31] = first;
-  }
+  constructor(
+    private readonly record: Int32Array,
+    private readonly entries: Uint32Array,
+  ) {}
 
   /** The final handle of the object that had handle `h` before the call; 0 if it did not move. */
   lookup(h: number): number {

@@ -1,7 +1,11 @@
 /**
  * Defragmentation of the SOA heap: CompactGpu ("CompactGpu: Massively Parallel Memory
  * Defragmentation on GPUs", ISMM 2019, §3 "Defragmentation Algorithm", §4 "Pointer
- * Rewriting"; the DynaSOAr thesis, §6), on the calling thread.
+ * Rewriting"; the DynaSOAr thesis, §6). Runtime.defrag runs it on the calling thread;
+ * Runtime.parallelDefrag runs its copy and rewrite phases on the worker threads too
+ * (runtime/defrag-parallel.ts). Both drive the same steps (defragSteps below) and the
+ * same lanes (runtime/defrag-lanes.ts, invariants L1–L4), so they give the same heap,
+ * remap and statistics (but the times and `threads`).
  *
  * Manual (Runtime.defrag), stop-the-world (no do-all runs, no other thread allocates),
  * in-place (objects move between used blocks of their own class), not order-preserving.
@@ -15,17 +19,20 @@
  *      the fewest objects is the source, every other candidate a target, if their free
  *      slots hold its objects (the paper stops here; this step only packs further);
  *  (2) copy: the source's objects (ascending slots) go to the targets' lowest free slots,
- *      in target order; the slots are reserved through the allocator core (core.rs
- *      defrag_take, which moves a filled target ACTIVE → FULL), then every field, inline
- *      array elements included, is copied (not the checked-mode generation word: it
- *      belongs to the slot, not the object);
- *  (3) forwarding: handle before the call → final handle, per source slot, in a table of
- *      the call (a typed array indexed by source record × 32 + slot; CompactGpu stores it
- *      in the source block, but a block here may be too small to hold 32 handles); an
- *      object that moves again in a later pass updates its entry;
+ *      in target order; the slots of every record of the pass are reserved first, on the
+ *      calling thread, through the allocator core (core.rs defrag_take, which moves a
+ *      filled target ACTIVE → FULL), then one lane per record (defrag-lanes.ts, on any
+ *      thread) copies every field, inline array elements included (not the checked-mode
+ *      generation word: it belongs to the slot, not the object);
+ *  (3) forwarding: handle before the call → final handle, per source slot, in a slab of
+ *      the call's scratch buffer (defrag-lanes.ts; CompactGpu stores it in the source
+ *      block, but a block here may be too small to hold 32 handles); an object that moves
+ *      again in a later pass updates its entry (the lane finds its first handle in the
+ *      origin slab of the block it is in);
  *  (4) rewrite: every reference field (and inline array of references) of every concrete
  *      class whose static target type has a moved class among its concrete types, in
- *      every live object, is looked up in the table and rewritten. Unlike CompactGpu,
+ *      every live object, is looked up in the table and rewritten (one lane per block of
+ *      such a class, on any thread). Unlike CompactGpu,
  *      once per call, after every pass of every class (see defragment: the same heap,
  *      one scan instead of one per pass);
  *  (5) update: each source's slots are released and the emptied block retired to `free`
@@ -62,8 +69,17 @@ import { popc } from './bits.js';
 import { DEBUG_LEVEL } from './debug.js';
 import { UsageError } from './errors.js';
 import type { Heap } from './heap.js';
-import { DefragResult, ForwardTable, type DefragClassStats, type DefragStats } from './defrag-result.js';
-import { BLOCK_ALLOC_WORD, SLOT_BITS, type TypeLayout, type TypeTable } from './layout.js';
+import { DefragResult, type DefragClassStats, type DefragStats } from './defrag-result.js';
+import {
+  copyLanes,
+  DefragScratch,
+  planRewrite,
+  RECORD_WORDS,
+  referringColumns,
+  rewriteLanes,
+  type ReferringColumns,
+} from './defrag-lanes.js';
+import { BLOCK_ALLOC_WORD, type TypeLayout, type TypeTable } from './layout.js';
 
 /** What defragment needs of a runtime. */
 export interface DefragHost {
@@ -83,27 +99,58 @@ export function checkDefragFactor(n: unknown, where = 'defrag'): number {
   return n;
 }
 
-/** A reference column of a class: byte offset of its SOA array in the class's blocks. */
-interface RefColumns {
-  type: TypeLayout;
-  offsets: number[];
-}
-
 const now = (): number => performance.now();
 
 /**
+ * A phase of lanes for the driver to run (defrag-lanes.ts): the copy lanes [0, lanes) of a
+ * pass of `type`, or the rewrite lanes [0, lanes) with `columns`. The steps resume when
+ * every lane has run (on one thread, or on several: L2, L3).
+ */
+export type LaneRequest =
+  | { kind: 'copy'; type: TypeLayout; lanes: number }
+  | { kind: 'rewrite'; moved: readonly number[]; columns: ReferringColumns; lanes: number };
+
+/** Run a phase's lanes [from, to) on this thread. */
+export function runLanes(heap: Heap, sc: DefragScratch, req: LaneRequest, from: number, to: number): void {
+  if (req.kind === 'copy') copyLanes(heap, sc, req.type, from, to);
+  else rewriteLanes(heap, sc, req.columns, from, to);
+}
+
+/**
  * Defragment the concrete types `types` with factor `n` (already checked), stop-the-world,
- * on the calling thread. See the module comment. Step (4) runs once, after every pass of
- * every type: references are not read by steps (1)–(3) and (5), and the forwarding table
- * maps each handle of before the call to its object's final handle, so one rewrite gives
- * the same heap as a rewrite after each pass, for one scan instead of one per pass.
+ * on the calling thread. See the module comment.
  */
 export function defragment(host: DefragHost, types: readonly TypeLayout[], n: number): DefragResult {
+  const sc = new DefragScratch(host.heap.numBlocks);
+  const steps = defragSteps(host, types, n, sc, 1);
+  for (let r = steps.next(); ; r = steps.next()) {
+    if (r.done === true) return r.value;
+    runLanes(host.heap, sc, r.value, 0, r.value.lanes);
+  }
+}
+
+/**
+ * The steps of one defrag call, the lanes left to the caller: each yield asks for a phase
+ * of lanes (LaneRequest) to run on the scratch `sc` before the steps go on; the return
+ * value is the call's result. `threads`: what the stats report (the threads the driver may
+ * run lanes on). Step (4) runs once, after every pass of every type: references are not
+ * read by steps (1)–(3) and (5), and the forwarding table maps each handle of before the
+ * call to its object's final handle, so one rewrite gives the same heap as a rewrite after
+ * each pass, for one scan instead of one per pass. Phase times include the lanes' time.
+ */
+export function* defragSteps(
+  host: DefragHost,
+  types: readonly TypeLayout[],
+  n: number,
+  sc: DefragScratch,
+  threads: number,
+): Generator<LaneRequest, DefragResult, void> {
   const t0 = now();
   const { heap, table, allocator } = host;
   allocator.flushKept(); // (F1) the caller's kept blocks go back to `free` first
   const stats: DefragStats = {
     n,
+    threads,
     passes: 0,
     objectsMoved: 0,
     copies: 0,
@@ -111,9 +158,9 @@ export function defragment(host: DefragHost, types: readonly TypeLayout[], n: nu
     ms: { scan: 0, copy: 0, rewrite: 0, update: 0, total: 0 },
     classes: {},
   };
-  const fwd = new ForwardTable(heap.numBlocks);
+  sc.reset();
   const list = new Uint32Array(heap.numBlocks);
-  const moved: TypeLayout[] = [];
+  const moved: number[] = [];
   for (const t of types) {
     if (t.abstract || t.slots === 0) continue;
     const before = occupancy(heap, t, list);
@@ -129,21 +176,24 @@ export function defragment(host: DefragHost, types: readonly TypeLayout[], n: nu
       candidatesLeft: 0,
     };
     stats.classes[t.name] = cs;
-    const movedBefore = fwd.movedObjects;
     for (;;) {
       const ts = now();
       const records = planPass(heap, t, n, list);
       stats.ms.scan += now() - ts;
       if (records === null) break;
-      cs.copies += movePass(heap, allocator, t, records, fwd, stats);
+      const tc = now();
+      const counts = reservePass(heap, allocator, sc, t, records);
+      cs.copies += counts.copies;
+      cs.objectsMoved += counts.firstMoves;
+      yield { kind: 'copy', type: t, lanes: records.sources.length };
+      stats.ms.copy += now() - tc;
       const tu = now();
       for (let j = 0; j < records.sources.length; j++) allocator.defragVacate(records.sources[j]!, t.id, records.masks[j]!);
       stats.ms.update += now() - tu;
       cs.passes++;
       cs.blocksFreed += records.sources.length;
     }
-    cs.objectsMoved = fwd.movedObjects - movedBefore;
-    if (cs.passes > 0) moved.push(t);
+    if (cs.passes > 0) moved.push(t.id);
     const after = occupancy(heap, t, list);
     cs.blocksAfter = after.blocks;
     cs.fragmentationAfter = after.fragmentation;
@@ -153,7 +203,14 @@ export function defragment(host: DefragHost, types: readonly TypeLayout[], n: nu
     stats.copies += cs.copies;
     stats.blocksFreed += cs.blocksFreed;
   }
-  if (moved.length > 0) rewrite(heap, referringColumns(table, moved), fwd, list, stats);
+  if (moved.length > 0) {
+    const tr = now();
+    const columns = referringColumns(table, moved);
+    const lanes = planRewrite(heap, sc, columns);
+    if (lanes > 0) yield { kind: 'rewrite', moved, columns, lanes };
+    stats.ms.rewrite += now() - tr;
+  }
+  const fwd = sc.forwardTable();
   stats.ms.total = now() - t0;
   if (DEBUG_LEVEL >= 2) heap.validate(); // debug tier 2 validates after every pass (doall.ts), and after every defrag
   return new DefragResult(stats, fwd);
@@ -217,112 +274,57 @@ function planPass(heap: Heap, t: TypeLayout, n: number, list: Uint32Array): Reco
   return r;
 }
 
-/** A copier of one object of `t`: slot s of the block at byte `so` to slot d of the block at byte `to`. */
-type Copier = (so: number, s: number, to: number, d: number) => void;
-
 /**
- * The copier of type `t`: one load and store per SOA array (field, or element of an inline
- * array), unrolled with constant offsets (as thread.ts makeZeroer), instead of a loop over
- * a table of columns with a switch on the element size.
+ * Step (2)'s reservations, on the calling thread (F1): for each record in turn, as many of
+ * each target's lowest free slots as its source still has objects (core.rs defrag_take),
+ * written into the scratch's PLAN for the copy lanes (L1). Returns the copies the lanes
+ * will make and how many of them move an object for the first time in this call.
  */
-function copierOf(t: TypeLayout, heap: Heap): Copier {
-  const array: Record<number, [string, number]> = { 1: ['u8', 0], 2: ['u16', 1], 4: ['i32', 2], 8: ['f64', 3] };
-  const lines: string[] = [];
-  for (const f of t.fields) {
-    for (const off of f.offsets) {
-      const [arr, shift] = array[f.elemBytes]!;
-      lines.push(
-        shift === 0
-          ? `  ${arr}[to + ${off} + d] = ${arr}[so + ${off} + s];`
-          : `  ${arr}[((to + ${off}) >>> ${shift}) + d] = ${arr}[((so + ${off}) >>> ${shift}) + s];`,
-      );
-    }
-  }
-  const src = `'use strict';\nreturn function copy_${t.id}(so, s, to, d) {\n${lines.join('\n')}\n};`;
-  return (new Function('u8', 'u16', 'i32', 'f64', src) as (...a: unknown[]) => Copier)(heap.u8, heap.u16, heap.i32, heap.f64);
-}
-
-/** Steps (2) and (3): reserve target slots, copy every object, record where it went. Returns the copies made. */
-function movePass(heap: Heap, allocator: Allocator, t: TypeLayout, r: Records, fwd: ForwardTable, stats: DefragStats): number {
-  const tc = now();
-  const copy = copierOf(t, heap);
-  const blockBytes = heap.blockWords * 4;
-  const base = heap.blocksWord * 4;
+function reservePass(
+  heap: Heap,
+  allocator: Allocator,
+  sc: DefragScratch,
+  t: TypeLayout,
+  r: Records,
+): { copies: number; firstMoves: number } {
+  let most = r.sources.length;
+  for (const tg of r.targets) most += tg.length;
+  const i32 = sc.beginPass(most);
+  const nb = sc.numBlocks;
+  const hi = heap.i32;
+  let pairs = 0;
   let copies = 0;
+  let again = 0;
   for (let j = 0; j < r.sources.length; j++) {
     const sb = r.sources[j]!;
-    fwd.addSource(sb);
-    let left = r.masks[j]!;
-    const so = base + sb * blockBytes;
+    const mask = r.masks[j]!;
+    sc.addSource(sb);
+    const origin = i32[nb + sb]!; // (L2) the objects that moved into sb in an earlier pass move again
+    if (origin >= 0) for (let m = mask; m !== 0; m &= m - 1) if (i32[sc.slabsWord + 32 * origin + (31 - Math.clz32(m & -m))] !== 0) again++;
+    let left = popc(mask);
+    copies += left;
+    const first = pairs;
     for (const tb of r.targets[j]!) {
       if (left === 0) break;
-      const free = ~heap.i32[heap.blockWord(tb) + BLOCK_ALLOC_WORD]! & ~t.highMask;
-      const want = Math.min(popc(free), popc(left));
+      const free = ~hi[heap.blockWord(tb) + BLOCK_ALLOC_WORD]! & ~t.highMask;
+      const want = Math.min(popc(free), left);
       if (want === 0) continue;
-      let got = allocator.defragTake(tb, t.id, want);
-      const to = base + tb * blockBytes;
-      while (got !== 0) {
-        const d = 31 - Math.clz32(got & -got);
-        got &= got - 1;
-        const s = 31 - Math.clz32(left & -left);
-        left &= left - 1;
-        copy(so, s, to, d);
-        fwd.move((sb << SLOT_BITS) + s, (tb << SLOT_BITS) + d);
-        copies++;
-      }
+      const got = allocator.defragTake(tb, t.id, want);
+      sc.addTarget(tb);
+      i32[sc.pairsWord + 2 * pairs] = tb;
+      i32[sc.pairsWord + 2 * pairs + 1] = got;
+      pairs++;
+      left -= popc(got);
     }
     if (left !== 0) throw new UsageError(`defrag: internal error: the targets of block ${sb} (${t.name}) had no room for every object`);
+    const w = 2 * nb + RECORD_WORDS * j; // (L1) copy record j: [source, live mask, first pair, pairs]
+    i32[w] = sb;
+    i32[w + 1] = mask;
+    i32[w + 2] = first;
+    i32[w + 3] = pairs - first;
   }
-  stats.ms.copy += now() - tc;
-  return copies;
-}
-
-/** Step (4)'s work list: the reference columns, per concrete class, whose target type may be one of `moved`. */
-function referringColumns(table: TypeTable, moved: readonly TypeLayout[]): RefColumns[] {
-  const out: RefColumns[] = [];
-  for (const id of table.concreteIds) {
-    const u = table.types[id]!;
-    const offsets: number[] = [];
-    for (const f of u.fields) {
-      if (f.kind !== 'ref' || f.target === undefined) continue;
-      const target = table.byClass(f.target());
-      if (target === undefined || !moved.some((t) => target.concrete.includes(t.id))) continue;
-      offsets.push(...f.offsets);
-    }
-    if (offsets.length > 0) out.push({ type: u, offsets });
-  }
-  return out;
-}
-
-/** Step (4): rewrite every reference to a moved object (F2); sources are retired, so only live blocks are scanned. */
-function rewrite(heap: Heap, referrers: readonly RefColumns[], fwd: ForwardTable, list: Uint32Array, stats: DefragStats): void {
-  const tr = now();
-  const blockWords = heap.blockWords;
-  const i32 = heap.i32;
-  const record = fwd.record;
-  const entries = fwd.entries;
-  for (const { type: u, offsets } of referrers) {
-    const nb = heap.allocated[u.id]!.indices(list);
-    for (let i = 0; i < nb; i++) {
-      const w = heap.blocksWord + list[i]! * blockWords;
-      const liveMask = i32[w + BLOCK_ALLOC_WORD]! & ~u.highMask;
-      for (const off of offsets) {
-        const col = w + (off >>> 2);
-        let m = liveMask;
-        while (m !== 0) {
-          const s = 31 - Math.clz32(m & -m);
-          m &= m - 1;
-          const h = i32[col + s]! >>> 0;
-          if (h === 0) continue;
-          const r = record[h >>> SLOT_BITS] ?? -1; // a dangling handle beyond the heap stays as it is
-          if (r < 0) continue;
-          const nh = entries[r * 32 + (h & 31)]!;
-          if (nh !== 0) i32[col + s] = nh;
-        }
-      }
-    }
-  }
-  stats.ms.rewrite += now() - tr;
+  sc.endPass();
+  return { copies, firstMoves: copies - again };
 }
 
 /** The concrete types, in table order, that `classes` name for defrag (undefined: every concrete class; abstract: its concrete subclasses). */

@@ -27,6 +27,14 @@ export const KIND_DO = 1;
 export const KIND_NEW = 2;
 export const KIND_CLOSE = 3;
 export const KIND_COPY = 4;
+/**
+ * Defragmentation's lanes (runtime/defrag-lanes.ts, driven by runtime/defrag-parallel.ts):
+ * indices are copy records of one pass of the descriptor's type (DEFRAG_COPY), or blocks to
+ * rewrite (DEFRAG_REWRITE; the call's args are [moved type ids]). Their work lists are in
+ * the defrag scratch buffer (ExecutorConfig.defragScratch).
+ */
+export const KIND_DEFRAG_COPY = 5;
+export const KIND_DEFRAG_REWRITE = 6;
 
 /** The method (or parallelNew init method; '' for none) and the arguments of a pass. */
 export interface PassCall {
@@ -90,6 +98,8 @@ export interface ExecutorConfig {
   startTimeoutMs: number;
   /** Longest time a pass may take (ms); undefined: no limit. */
   passTimeout?: number;
+  /** Defragmentation's scratch buffer (runtime/defrag-lanes.ts), shared with every thread; absent: no parallel defrag. */
+  defragScratch?: SharedArrayBuffer;
 }
 
 /** Makes the executor of a runtime with threads > 1. */

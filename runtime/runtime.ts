@@ -20,6 +20,8 @@ import type { Init, SmmoContext } from './schema.js';
 import { PassRunner } from './doall.js';
 import { checkDefragFactor, defragment, defragTypes } from './defrag.js';
 import { DEFAULT_DEFRAG_FACTOR, type DefragResult } from './defrag-result.js';
+import { DefragScratch } from './defrag-lanes.js';
+import { parallelDefragment } from './defrag-parallel.js';
 import { UsageError } from './errors.js';
 import { IN_SMMO_WORKER, MAX_ARG_BYTES, oversizeArgs, unclonableArg, type ExecutorFactory, type PassExecutor } from './executor.js';
 import { Heap } from './heap.js';
@@ -136,6 +138,8 @@ export class Runtime {
   gpu: GpuRunner | null = null;
   /** Set while a parallelDo / parallelNew runs (they must be awaited one at a time). */
   private inFlight: string | null = null;
+  /** parallelDefrag's scratch buffer, shared with the workers (runtime/defrag-lanes.ts); null with one thread. */
+  private readonly defragScratch: DefragScratch | null;
 
   /**
    * @internal Use createRuntime(). `executors` makes the executor of a runtime with
@@ -199,6 +203,7 @@ export class Runtime {
     }
     this.main.allocator.setOwnFirstBlock(threads > 1 && variant.ownFirstBlock);
     this.backend = configureBackend(this.main, backend);
+    this.defragScratch = threads === 1 || executors === null ? null : new DefragScratch(this.heap.numBlocks);
     this.pool =
       threads === 1 || executors === null
         ? null
@@ -215,6 +220,7 @@ export class Runtime {
             startTimeoutMs: options.startTimeoutMs ?? 30_000,
             ...(options.passTimeout !== undefined ? { passTimeout: options.passTimeout } : {}),
             ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}),
+            ...(this.defragScratch !== null ? { defragScratch: this.defragScratch.buffer } : {}),
           });
     this.passes = new PassRunner(this.heap, this.table, this.main, this.scheduler, this.pool, this.passTimeout);
   }
@@ -520,6 +526,30 @@ export class Runtime {
     const result = defragment({ heap: this.heap, table: this.table, allocator: ctx.allocator }, defragTypes(this.table, t), n);
     this.gpu?.hostWrote(); // objects moved in the host heap
     return result;
+  }
+
+  /**
+   * defrag with its copy and rewrite phases on the worker threads too (runtime/defrag-parallel.ts):
+   * the same heap, remap and statistics as defrag (but the times and `stats.threads`). As
+   * parallelDo to doAll: it must be awaited, and nothing else may run until it resolves; on a
+   * runtime of one thread it is defrag. Phases of fewer than inlineBlocks lanes (source blocks
+   * to copy, blocks to rewrite) run on the calling thread.
+   */
+  async parallelDefrag(cls?: SmmoClass | readonly SmmoClass[], n: number = DEFAULT_DEFRAG_FACTOR): Promise<DefragResult> {
+    if (this.pool === null || this.defragScratch === null) return this.defrag(cls, n);
+    const ctx = this.live('parallelDefrag');
+    if (ctx.pass) throw new UsageError('parallelDefrag cannot be called inside a do-all: call it between do-alls');
+    checkDefragFactor(n, 'parallelDefrag');
+    const t = cls === undefined ? undefined : (Array.isArray(cls) ? cls : [cls]).map((c: SmmoClass) => ctx.typeOf(c, 'parallelDefrag'));
+    this.enter('parallelDefrag');
+    try {
+      const host = { heap: this.heap, table: this.table, allocator: ctx.allocator };
+      const types = defragTypes(this.table, t);
+      return await parallelDefragment(host, types, n, this.defragScratch, this.pool, ctx, this.scheduler.inlineBlocks);
+    } finally {
+      this.inFlight = null;
+      this.gpu?.hostWrote(); // objects moved in the host heap
+    }
   }
 
   /** Check every heap invariant (heap.ts H1–H5); throws HeapCorruptionError. */

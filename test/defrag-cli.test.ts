@@ -3,7 +3,7 @@
  * and without it (game-of-life on one thread, wa-tor on two: the workers' allocator hints
  * may name blocks that defrag retired), --check still compares every object by handle,
  * --json reports what it did, the flags' bad values
- * and combinations are usage errors (exit 2), an app that refuses --defrag says why, and
+ * and combinations are usage errors (exit 2); --json's defrag.threads is the run's --threads (parallelDefrag), an app that refuses --defrag says why, and
  * one whose results may change says so.
  */
 import test from 'ava';
@@ -11,6 +11,7 @@ import { describeChild, lastJson, smmo } from './helpers/child.js';
 
 interface DefragJson {
   n: number;
+  threads: number;
   every?: number;
   above?: number;
   classes: string[];
@@ -41,6 +42,7 @@ test('game-of-life: the digest with --defrag equals the one without; --json repo
   t.is(lastJson(plain.stdout)['defrag'], undefined);
   const d = lastJson(every.stdout)['defrag'] as DefragJson;
   t.is(d.n, 2);
+  t.is(d.threads, 1);
   t.deepEqual(d.classes.sort(), ['Alive', 'Candidate']);
   t.is(d.calls, 23, 'after every iteration but the last');
   t.true(d.passes >= d.calls && d.objectsMoved > 0 && d.blocksFreed > 0);
@@ -66,6 +68,7 @@ test('wa-tor on two threads: the digest with --defrag (and --defrag-above) equal
   t.is(lastJson(d1.stdout)['digest'], digest);
   t.is(lastJson(d2.stdout)['digest'], digest);
   const a = lastJson(d1.stdout)['defrag'] as DefragJson;
+  t.is(a.threads, 2, "rt.parallelDefrag on the run's two threads");
   t.deepEqual(a.classes.sort(), ['Fish', 'Shark']);
   t.true(a.objectsMoved > 0);
   const b = lastJson(d2.stdout)['defrag'] as DefragJson;

@@ -9,6 +9,10 @@
  *  - KIND_COPY: indices are positions in the block list; each claim sets the iteration
  *    words of its blocks (ThreadContext.copyIteration: the snapshot's copy, schedule.ts
  *    P7). Not counted as work in the per-thread statistics.
+ *  - KIND_DEFRAG_COPY / KIND_DEFRAG_REWRITE: indices are defragmentation lanes
+ *    (runtime/defrag-lanes.ts L1–L4): copy records of one pass of the descriptor's type,
+ *    or blocks whose references are rewritten (args: [moved type ids]); their work lists
+ *    are in the scratch buffer `scratch`. Not counted as work.
  *  - KIND_NEW: indices are object indices 0 … n-1 of a parallelNew; each claim reserves
  *    its objects with one coalesced allocation per block (Allocator.allocateMany, §4.2),
  *    zeroes them and calls the init method with the object's index.
@@ -19,7 +23,9 @@
  */
 import type { ThreadContext } from '../runtime/thread.js';
 import { newObjects } from '../runtime/doall.js';
-import { KIND_COPY, KIND_DO, KIND_NEW, type PassCall } from '../runtime/executor.js';
+import { UsageError } from '../runtime/errors.js';
+import { columnsFor, copyLanes, rewriteLanes, type DefragScratch } from '../runtime/defrag-lanes.js';
+import { KIND_COPY, KIND_DEFRAG_COPY, KIND_DEFRAG_REWRITE, KIND_DO, KIND_NEW, type PassCall } from '../runtime/executor.js';
 import {
   C_CURSOR,
   C_STOP,
@@ -46,6 +52,7 @@ export function runShare(
   kind: number,
   call: PassCall,
   thread: number,
+  scratch: DefragScratch | null = null,
 ): ErrorRecord | null {
   const typeId = ctl[D_TYPE]!; // descriptor words: plain reads, published by the C_EPOCH bump (P1)
   const to = ctl[D_TO]!;
@@ -77,6 +84,25 @@ export function runShare(
       const i = Atomics.add(ctl, C_CURSOR, chunk);
       if (i >= to) break;
       ctx.copyIteration(i, Math.min(i + chunk, to));
+    }
+  } else if (kind === KIND_DEFRAG_COPY || kind === KIND_DEFRAG_REWRITE) {
+    const t = ctx.table.types[typeId]!;
+    const columns = kind === KIND_DEFRAG_REWRITE ? columnsFor(ctx.table, call.args[0] as number[]) : null;
+    try {
+      if (scratch === null)
+        throw new UsageError('a defragmentation pass reached a thread without the defrag scratch buffer (ExecutorConfig.defragScratch)');
+      for (;;) {
+        if (Atomics.load(ctl, C_STOP) !== 0) break;
+        const i = Atomics.add(ctl, C_CURSOR, chunk);
+        if (i >= to) break;
+        const end = Math.min(i + chunk, to);
+        if (columns === null) copyLanes(ctx.heap, scratch, t, i, end);
+        else rewriteLanes(ctx.heap, scratch, columns, i, end);
+      }
+    } catch (error) {
+      // (defrag-lanes.ts L4) not expected on a consistent heap: reported like a method's throw.
+      caught = { typeId, method: kind === KIND_DEFRAG_COPY ? '(defrag copy)' : '(defrag rewrite)', handle: 0, thread, error };
+      recordError(ctl, plan, caught);
     }
   } else if (kind === KIND_NEW) {
     const t = ctx.table.types[typeId]!;

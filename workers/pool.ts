@@ -58,6 +58,7 @@ import type { Heap } from '../runtime/heap.js';
 import type { TypeTable } from '../runtime/layout.js';
 import type { ThreadContext } from '../runtime/thread.js';
 import { runShare } from './pass.js';
+import { DefragScratch } from '../runtime/defrag-lanes.js';
 import { encodeArgs, KIND_CLOSE, type ExecutorConfig, type PassExecutor, type PassSpec } from '../runtime/executor.js';
 import {
   BUSY,
@@ -123,6 +124,8 @@ export class WorkerPool implements PassExecutor {
   /** Per slot: why its session failed to start. */
   private readonly startError: unknown[];
   private lastArgs: Buffer | null = null;
+  /** The calling thread's view of the defrag scratch buffer (null: the runtime gave none). */
+  private readonly defragScratch: DefragScratch | null;
   private argsVersion = 0;
   private running: { epoch: number; participants: number[] } | null = null;
   private closed = false;
@@ -162,7 +165,9 @@ export class WorkerPool implements PassExecutor {
       compile: opts.compile,
       bitmapAlloc: table.bitmapAlloc,
       blockSize: table.blockSize,
+      ...(opts.defragScratch !== undefined ? { defragScratch: opts.defragScratch } : {}),
     };
+    this.defragScratch = opts.defragScratch === undefined ? null : new DefragScratch(heap.numBlocks, opts.defragScratch);
     this.piscina = new Piscina({
       filename: fileURLToPath(new URL('./worker.js', import.meta.url)),
       minThreads: opts.threads - 1,
@@ -291,7 +296,7 @@ export class WorkerPool implements PassExecutor {
     let stuck: number[] = [];
     try {
       try {
-        mine = timed(() => runShare(main, ctl, this.plan, spec.kind, spec.call, 0), timeout);
+        mine = timed(() => runShare(main, ctl, this.plan, spec.kind, spec.call, 0, this.defragScratch), timeout);
       } catch (e) {
         if (!(e instanceof TimedOut)) throw e;
         // (timed.ts T2) runShare's own cleanup did not run: abandonPass below closes its warp.

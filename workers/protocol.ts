@@ -200,6 +200,8 @@ export interface WorkerConfig {
   blockSize: BlockSizePolicy;
   /** RuntimeOptions.compile. */
   compile: boolean;
+  /** Defragmentation's scratch buffer (runtime/defrag-lanes.ts): the lanes' work lists and forwarding table. */
+  defragScratch?: SharedArrayBuffer;
 }
 
 /** What a session task receives. */

@@ -19,6 +19,7 @@ import { ThreadContext } from '../runtime/thread.js';
 import { configureBackend } from '../runtime/kernels.js';
 import { UsageError } from '../runtime/errors.js';
 import { runShare } from './pass.js';
+import { DefragScratch } from '../runtime/defrag-lanes.js';
 import { decodeArgs, IN_SMMO_WORKER, KIND_CLOSE, type PassCall } from '../runtime/executor.js';
 import {
   BUSY,
@@ -50,6 +51,8 @@ interface Attached {
   plan: ControlPlan;
   argsVersion: number;
   call: PassCall;
+  /** This thread's view of the defrag scratch buffer (null: none given). */
+  scratch: DefragScratch | null;
 }
 
 let attached: Promise<Attached> | null = null;
@@ -116,7 +119,8 @@ async function attach(): Promise<Attached> {
   ctx.allocator.setOwnFirstBlock(heap.flags.ownFirstBlock); // allocator K5 (an option): workers exist only with threads > 1
   configureBackend(ctx, cfg.backend);
   const plan = planControl(cfg.threads, table.types.length);
-  return { ctx, ctl: new Int32Array(cfg.control), plan, argsVersion: -1, call: { method: '', args: [] } };
+  const scratch = cfg.defragScratch === undefined ? null : new DefragScratch(heap.numBlocks, cfg.defragScratch);
+  return { ctx, ctl: new Int32Array(cfg.control), plan, argsVersion: -1, call: { method: '', args: [] }, scratch };
 }
 
 /** The piscina task: one session of thread `slot`. Resolves 'parked' (idle) or 'closed'. */
@@ -178,7 +182,7 @@ export default async function session(task: SessionTask): Promise<'parked' | 'cl
       a.call = decodeArgs(bytes, (h) => ctx.view(h));
       a.argsVersion = version;
     }
-    runShare(ctx, ctl, plan, kind, a.call, k);
+    runShare(ctx, ctl, plan, kind, a.call, k, a.scratch);
     Atomics.store(ctl, state, SERVING);
     arrive(ctl, doneWord, e);
     idleSince = performance.now();

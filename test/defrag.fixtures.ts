@@ -1,0 +1,97 @@
+/**
+ * Classes and a heap builder for test/defrag-parallel.test.ts: a module of its own, without
+ * tests, because the worker threads of a runtime import the module that exports its classes
+ * (options.modules). References across classes and subclasses, inline arrays of references
+ * and of numbers, 1-, 4- and 8-byte fields.
+ */
+import { array, f32, f64, i32, object, ref, u8, type Runtime, type SmmoObject } from '../index.js';
+
+export const DEFRAG_FIXTURES = import.meta.url;
+
+export interface AgentLike extends SmmoObject {
+  id: number;
+  friend: AgentLike | null;
+}
+interface SharkLike extends AgentLike {
+  energy: number;
+}
+interface FishLike extends AgentLike {
+  w: number;
+}
+export abstract class Agent extends object({ id: i32, friend: ref<AgentLike>('Agent') }, { abstract: true }) {}
+export class Fish extends Agent.extend({ food: ref<SharkLike>('Shark'), w: f64, tag: u8 }) {}
+export class Shark extends Agent.extend({ prey: array(ref<FishLike>('Fish'), 3), energy: f32, big: array(f64, 4) }) {}
+export class Holder extends object({ id: i32, any: ref(() => Agent), fish: ref(() => Fish) }) {
+  /** A do-all for the overlap test. */
+  touch(): void {
+    this.id += 0;
+  }
+}
+export const CLASSES = [Agent, Fish, Shark, Holder];
+
+/** A small deterministic generator (tests must not depend on Math.random). */
+export function rng(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 2 ** 32;
+  };
+}
+
+export interface Shape {
+  seed: number;
+  fish: number;
+  sharks: number;
+  holders: number;
+  /** Fraction of objects deleted. */
+  kill: number;
+  /** Probability that a reference field is set. */
+  density: number;
+}
+
+/**
+ * A fragmented heap: objects of every class, references among the survivors (and, with
+ * probability density/10, a dangling reference to a deleted object), the rest deleted.
+ * The same shape on two runtimes of the same options gives the same heap bytes.
+ */
+export function build(rt: Runtime, s: Shape): void {
+  const r = rng(s.seed);
+  let id = 0;
+  const fish = Array.from({ length: s.fish }, () => rt.create(Fish, { id: id++, w: r() * 100, tag: Math.floor(r() * 256) }));
+  const sharks = Array.from({ length: s.sharks }, () => rt.create(Shark, { id: id++, energy: Math.fround(r() * 10) }));
+  const holders = Array.from({ length: s.holders }, () => rt.create(Holder, { id: id++ }));
+  const keep = (): boolean => r() >= s.kill;
+  const liveFish = fish.filter(keep);
+  const liveSharks = sharks.filter(keep);
+  const liveHolders = holders.filter(keep);
+  const agents: AgentLike[] = [...liveFish, ...liveSharks];
+  const allAgents: AgentLike[] = [...fish, ...sharks];
+  const pick = <T>(xs: readonly T[]): T | null => (xs.length > 0 && r() < s.density ? xs[Math.floor(r() * xs.length)]! : null);
+  for (const f of liveFish) {
+    f.friend = r() < s.density / 10 ? pick(allAgents) : pick(agents); // may dangle
+    f.food = pick(liveSharks);
+  }
+  for (const k of liveSharks) {
+    k.friend = pick(agents);
+    for (let i = 0; i < 3; i++) k.prey.set(i, pick(liveFish));
+    for (let i = 0; i < 4; i++) k.big.set(i, r());
+  }
+  for (const h of liveHolders) {
+    h.any = pick(agents);
+    h.fish = pick(liveFish);
+  }
+  const dead = new Set<SmmoObject>([...fish, ...sharks, ...holders]);
+  for (const o of [...liveFish, ...liveSharks, ...liveHolders]) dead.delete(o);
+  for (const o of dead) rt.destroy(o);
+}
+
+/** Delete every object (the same operations on two runtimes of the same history). */
+export function clear(rt: Runtime): void {
+  for (const cls of [Fish, Shark, Holder]) {
+    const hs: number[] = [];
+    rt.deviceDo(cls, (o) => void hs.push(o.__h));
+    for (const h of hs) rt.destroy(rt.get(cls, h));
+  }
+}
