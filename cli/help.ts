@@ -70,7 +70,7 @@ startIteration (and warnings: float columns of the state holding NaN or infiniti
 its digest adds results (linux-scalability: ns per allocation by k) and resultRows;
 with --defrag defrag ({n, classes, calls, passes, objectsMoved, copies, blocksFreed,
 ms per phase, fragmentation before/after, results}) and, where moving objects may
-change results, a warning. Apps that keep handles outside the heap refuse --defrag.
+change results, a warning. An app that cannot take part refuses --defrag and says why.
 With --check: check (fields, digest, worst, ok). With --check-every: check (the last
 comparison made) and divergence ({found, iteration, passIndex, pass, class, field,
 object {handle, runHandle, index}, reference, run, fields, states}); after a divergence,
