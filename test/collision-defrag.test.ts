@@ -163,6 +163,9 @@ for (const threads of [1, 2]) {
           try {
             const label = `${backend}, ${threads} thread(s), ${JSON.stringify(opts)}`;
             t.true(d.calls > 0 && d.moved > 0, `${label}: defragmented (${d.calls} calls, ${d.moved} bodies moved)`);
+            t.log(
+              `${label}: ${plain.count} of ${BODIES} bodies left; ${d.calls} calls moved ${d.moved}; digest Δ ${d.digest - plain.digest}`,
+            );
             sameResults(t, plain, d, label);
             if (threads === 2) {
               const one = await run(backend, 1, opts);
