@@ -71,7 +71,7 @@ its digest adds results (linux-scalability: ns per allocation by k) and resultRo
 with --defrag defrag ({n, threads, classes, calls, passes, objectsMoved, copies, blocksFreed,
 ms per phase, fragmentation before/after, results}; with --threads > 1 the copy and
 rewrite phases run on the worker threads too, with the same results) and, where moving
-objects may change results, a warning. Apps that keep handles outside the heap refuse --defrag.
+objects may change results, a warning. An app that cannot take part refuses --defrag and says why.
 With --check: check (fields, digest, worst, ok). With --check-every: check (the last
 comparison made) and divergence ({found, iteration, passIndex, pass, class, field,
 object {handle, runHandle, index}, reference, run, fields, states}); after a divergence,

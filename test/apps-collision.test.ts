@@ -1,5 +1,6 @@
 /**
- * collision (apps/collision): the deterministic merge rule on hand-made scenes,
+ * collision (apps/collision): the deterministic merge rule on hand-made scenes (exact
+ * ties to the lower id, set against handle order),
  * agreement of the smmo version with both baselines (exact body count, digest within
  * the README's tolerance), and the same digest on 1 and 2 threads.
  */
@@ -61,14 +62,108 @@ test('the nearest of two heavier bodies merges into a lighter one; mass, momentu
   }
 });
 
-test('equal distances: the lower handle wins', async (t) => {
+test('equal distances: the lower id wins (not the lower handle)', async (t) => {
   const rt = await runtime();
   try {
     // Symmetric scene: gravity keeps it symmetric (f32 negation is exact).
     const [b, x1, x2] = await initBodies(rt, [at(0, 0, 10), at(0.002, 0, 20), at(-0.002, 0, 20)]);
     t.true(x1! < x2!);
+    t.deepEqual([rt.get(Body, x1!).id, rt.get(Body, x2!).id], [1, 2], 'initBodies: id = index');
+    rt.get(Body, x1!).id = 2; // now x2 comes first in the tie order (body.ts "Ties")
+    rt.get(Body, x2!).id = 1;
     await step(rt);
-    t.deepEqual(masses(rt), { [b!]: 30, [x2!]: 20 }, 'x1 (lower handle) merged into b and is gone');
+    t.deepEqual(masses(rt), { [b!]: 30, [x1!]: 20 }, 'x2 (lower id, higher handle) merged into b and is gone');
+  } finally {
+    await rt.close();
+  }
+});
+
+test('two lighter bodies at equal distance: the target is the lower id (not the lower handle)', async (t) => {
+  const rt = await runtime();
+  try {
+    const [b1, x, b2] = await initBodies(rt, [at(0.002, 0, 10), at(0, 0, 20), at(-0.002, 0, 10)]);
+    t.true(b1! < b2!);
+    rt.get(Body, b1!).id = 7;
+    rt.get(Body, b2!).id = 5;
+    await step(rt);
+    t.deepEqual(masses(rt), { [b1!]: 10, [b2!]: 30 }, `x (${x}) merged into b2, the lower id`);
+  } finally {
+    await rt.close();
+  }
+});
+
+/**
+ * Live bodies of a baseline run as [mass, posX] in index order (its private arrays: the
+ * baselines have no constructor for hand-made scenes, so `load` overwrites a drawn start).
+ */
+interface BaselineView {
+  run: CollisionAos | CollisionSoa;
+  load(scene: readonly BodyInit[]): void;
+  bodies(): [number, number][];
+}
+
+function baselineView(kind: 'aos' | 'soa', n: number): BaselineView {
+  if (kind === 'aos') {
+    const run = new CollisionAos(n, 1);
+    const bodies = (run as unknown as { bodies: Record<string, number>[] }).bodies;
+    return {
+      run,
+      load: (scene) =>
+        scene.forEach((v, i) => {
+          for (const k of ['posX', 'posY', 'velX', 'velY', 'mass'] as const) bodies[i]![k] = Math.fround(v[k]);
+        }),
+      bodies: () => bodies.map((b) => [b['mass']!, b['posX']!]),
+    };
+  }
+  const run = new CollisionSoa(n, 1);
+  const arrays = run as unknown as Record<'posX' | 'posY' | 'velX' | 'velY' | 'mass', Float32Array> & { n: number };
+  return {
+    run,
+    load: (scene) =>
+      scene.forEach((v, i) => {
+        for (const k of ['posX', 'posY', 'velX', 'velY', 'mass'] as const) arrays[k][i] = v[k];
+      }),
+    bodies: () => [...arrays.mass.subarray(0, arrays.n)].map((m, i) => [m, arrays.posX[i]!]),
+  };
+}
+
+test('exact ties: the baselines (lower index) and smmo (lower id) agree when the handles are in the other order', async (t) => {
+  // In index order (= id order in smmo): b, x1, x2 (resolveMerge tie: x1 wins) and b1, x, b2 (prepareMerge tie: x targets b1).
+  const scenes: BodyInit[][] = [
+    [at(0, 0, 10), at(0.002, 0, 20), at(-0.002, 0, 20)],
+    [at(0.002, 0, 10), at(0, 0, 20), at(-0.002, 0, 10)],
+  ];
+  for (const scene of scenes) {
+    const rt = await runtime();
+    try {
+      // smmo creates the bodies in reverse order (handles descending in id) and gives body i id i.
+      const handles = (await initBodies(rt, [...scene].reverse())).reverse();
+      handles.forEach((h, i) => (rt.get(Body, h).id = i));
+      t.true(handles[1]! > handles[2]!, 'the tied bodies: handle order against id order');
+      await step(rt);
+      const smmo: [number, number, number][] = [];
+      rt.deviceDo(Body, (b) => void smmo.push([b.id, b.mass, b.posX]));
+      const byId = smmo.sort((x, y) => x[0] - y[0]).map(([, m, x]) => [m, x]);
+      for (const kind of ['aos', 'soa'] as const) {
+        const base = baselineView(kind, scene.length);
+        base.load(scene);
+        base.run.step();
+        t.deepEqual(base.bodies(), byId, `${kind}: the same bodies ([mass, posX] in index / id order)`);
+      }
+      t.is(byId.length, 2, 'one merge');
+    } finally {
+      await rt.close();
+    }
+  }
+});
+
+test('init gives the i-th body id i', async (t) => {
+  const rt = await runtime();
+  try {
+    await init(rt, 100, 9);
+    const ids: number[] = [];
+    rt.deviceDo(Body, (b) => void ids.push(b.id));
+    t.deepEqual(ids, [...Array(100).keys()], 'in handle order: 0 … 99');
   } finally {
     await rt.close();
   }

@@ -10,8 +10,11 @@
  * a subclass with an extra field (fewer slots per block, other field offsets) mixed in, so
  * that resolveMerge must look a target's fields up by its concrete type. Scenes are dense:
  * half the bodies on a lattice of step 2⁻⁹ (exact in f32, so equal distances occur and the
- * handle tie rule decides), masses from a few values (equal masses never merge); the tests
- * assert that targets, ties and successful merges actually occurred.
+ * tie rule decides), masses from a few values (equal masses never merge); ids drawn from
+ * half as many values as there are bodies, in no relation to the handles, so that ties are
+ * decided by the lower id against handle order and, between equal ids, by the lower handle
+ * (apps/collision/body.ts "Ties"); the tests assert that targets, ties (decided
+ * differently by id than by handle) and successful merges actually occurred.
  *
  * Then whole runs of the app from a dense scene: wasm simd, wasm scalar and wasm on 2
  * threads give the same digest exactly; the TypeScript backend the same body count and a
@@ -77,6 +80,7 @@ async function build(shape: Shape, variant: Variant): Promise<{ rt: Runtime; han
       velX: rng.next() - 0.5,
       velY: rng.next() - 0.5,
       mass: MASSES[Math.floor(rng.next() * MASSES.length)]!,
+      id: Math.floor(rng.next() * Math.max(1, shape.bodies / 2)),
     });
     all.push(b.handle);
   }
@@ -104,27 +108,36 @@ function sameHeaps(t: ExecutionContext, built: readonly { rt: Runtime }[], label
   built.slice(1).forEach((b, k) => t.is(firstDiff(blockBytes(b.rt), ref), -1, `${label}: ${VARIANTS[k + 1]} heap = ts heap`));
 }
 
-/** Bodies whose nearest lighter body in range is not unique (the handle tie rule decides). */
-function ties(rt: Runtime): number {
-  const bodies: { x: number; y: number; m: number }[] = [];
-  rt.deviceDo(Body, (b) => void bodies.push({ x: b.posX, y: b.posY, m: b.mass }));
+/**
+ * Bodies whose nearest lighter body in range is not unique (the tie rule decides), and
+ * among them those where the rule's choice (lower id, then lower handle) is not the lower
+ * handle (a kernel that broke ties by handle would choose differently).
+ */
+function ties(rt: Runtime): { ties: number; byId: number } {
+  const bodies: { x: number; y: number; m: number; id: number; h: number }[] = [];
+  rt.deviceDo(Body, (b) => void bodies.push({ x: b.posX, y: b.posY, m: b.mass, id: b.id, h: b.handle }));
   let n = 0;
+  let byId = 0;
   for (const a of bodies) {
     let best = Infinity;
-    let count = 0;
+    let tied: (typeof bodies)[number][] = [];
     for (const o of bodies) {
       if (!(o.m < a.m)) continue;
       const d = (a.x - o.x) ** 2 + (a.y - o.y) ** 2;
       if (d >= THRESHOLD_SQ) continue;
-      if (d < best) [best, count] = [d, 1];
-      else if (d === best) count++;
+      if (d < best) [best, tied] = [d, [o]];
+      else if (d === best) tied.push(o);
     }
-    if (count > 1) n++;
+    if (tied.length < 2) continue;
+    n++;
+    const rule = tied.reduce((p, o) => (o.id < p.id || (o.id === p.id && o.h < p.h) ? o : p));
+    const lowest = tied.reduce((p, o) => (o.h < p.h ? o : p));
+    if (rule !== lowest) byId++;
   }
-  return n;
+  return { ties: n, byId };
 }
 
-async function check(t: ExecutionContext, shape: Shape): Promise<{ targets: number; wins: number; ties: number }> {
+async function check(t: ExecutionContext, shape: Shape): Promise<{ targets: number; wins: number; ties: number; byId: number }> {
   const label = JSON.stringify(shape);
   const built: { rt: Runtime; handles: number[] }[] = [];
   try {
@@ -166,7 +179,7 @@ async function check(t: ExecutionContext, shape: Shape): Promise<{ targets: numb
       if (shape.charged > 0 && shape.bodies > 8) t.is(m['Charged.prepareMerge'], 'wasm');
     }
     for (const b of built) b.rt.validateHeap();
-    return { targets, wins, ties: ties(ts) };
+    return { targets, wins, ...ties(ts) };
   } finally {
     for (const b of built) await b.rt.close();
   }
@@ -183,7 +196,7 @@ for (const bodies of [0, 1, 31, 33, 129]) {
 }
 
 test('merge kernels = TypeScript methods, byte for byte: holes, a subclass, ties (several heaps)', async (t) => {
-  const total = { targets: 0, wins: 0, ties: 0 };
+  const total = { targets: 0, wins: 0, ties: 0, byId: 0 };
   for (const shape of [
     { bodies: 33, charged: 0.5, deleteP: 0.3, seed: 1 },
     { bodies: 129, charged: 0, deleteP: 0.25, seed: 2 },
@@ -196,8 +209,10 @@ test('merge kernels = TypeScript methods, byte for byte: holes, a subclass, ties
     total.targets += r.targets;
     total.wins += r.wins;
     total.ties += r.ties;
+    total.byId += r.byId;
   }
-  t.true(total.ties > 0, `the handle tie rule was exercised (${total.ties} bodies with tied nearest targets)`);
+  t.true(total.ties > 0, `the tie rule was exercised (${total.ties} bodies with tied nearest targets)`);
+  t.true(total.byId > 0, `ties where the lower id is not the lower handle (${total.byId} of ${total.ties})`);
 });
 
 // ------------------------------------------------------------------ whole runs

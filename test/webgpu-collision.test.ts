@@ -12,8 +12,12 @@
  * (apps/collision/README.md: 1e-6 per body; computeForce sums in f32 on the GPU). After
  * every step the heap comes back to the host and passes validateHeap() (heap.ts H1–H5).
  * `kernels` names 'webgpu' for all seven passes and no pass falls back. The hand-made
- * scenes of test/apps-collision.test.ts (nearest heavier body wins, ties to the lower
- * handle, chains one link per step, no merge beyond the threshold) on the GPU. The CLI:
+ * scenes of test/apps-collision.test.ts (nearest heavier body wins, ties to the lower id
+ * against handle order, chains one link per step, no merge beyond the threshold) on the
+ * GPU. Exact ties before and after a defragmentation that reverses the handle order of
+ * the tied bodies (test/helpers/collision-ties.ts), with SPLIT 1 and 3 (the tied bodies in
+ * different parts: `reduce` decides); a run with --defrag's schedule against the run
+ * without (the same bodies by id, integer state exactly, digest within tolerance). The CLI:
  * --json kernels, --check passes. The declaration: Body[GPU_KERNELS] is seen by the GPU
  * lookup only, an override is not replaced, and the kernels that read other bodies refuse
  * a subclass (runtime/kernel-spec.ts gpuKernelFor, wgsl-kernels.ts visitsOwnClass).
@@ -27,6 +31,8 @@ import { gpuDeclaredMethods, gpuKernelFor, kernelFor, ownKernels } from '../runt
 import { kernelMismatch } from '../runtime/webgpu/wgsl-kernels.js';
 import { describeChild, lastJson, smmo } from './helpers/child.js';
 import { compareHeaps } from '../cli/check.js';
+import { buildTieScene, decideMerges, expectedDecisions } from './helpers/collision-ties.js';
+import { Random } from '../apps/random.js';
 
 const { gtest, title, gpu } = await gpuSuite('webgpu-collision.test');
 
@@ -205,34 +211,110 @@ gtest(title('the nearest of two heavier bodies merges into a lighter one; mass, 
   }
 });
 
-gtest(title('equal distances: the lower handle wins (GPU)'), async (t) => {
+gtest(title('equal distances: the lower id wins, not the lower handle (GPU)'), async (t) => {
   const rt = await runtime('webgpu');
   try {
     const [b, x1, x2] = await initBodies(rt, [at(0, 0, 10), at(0.002, 0, 20), at(-0.002, 0, 20)]);
     t.true(x1! < x2!);
+    rt.get(Body, x1!).id = 2; // x2 comes first in the tie order
+    rt.get(Body, x2!).id = 1;
     await step(rt);
     await rt.sync();
-    t.deepEqual(masses(rt), { [b!]: 30, [x2!]: 20 }, 'x1 (lower handle) merged into b and is gone');
+    t.deepEqual(masses(rt), { [b!]: 30, [x1!]: 20 }, 'x2 (lower id, higher handle) merged into b and is gone');
   } finally {
     await rt.close();
   }
 });
 
-gtest(title('two lighter bodies at equal distance: the target is the lower handle (GPU and TypeScript)'), async (t) => {
+gtest(title('two lighter bodies at equal distance: the target is the lower id, not the lower handle (GPU and TypeScript)'), async (t) => {
   for (const backend of ['webgpu', 'ts'] as const) {
     const rt = await runtime(backend);
     try {
       // Symmetric scene: x's two candidates are equally near (and of equal mass, so they do not target each other).
       const [b1, x, b2] = await initBodies(rt, [at(0.002, 0, 10), at(0, 0, 20), at(-0.002, 0, 10)]);
       t.true(b1! < b2!);
+      rt.get(Body, b1!).id = 7; // b2 comes first in the tie order
+      rt.get(Body, b2!).id = 5;
       await step(rt);
       await rt.sync();
-      t.deepEqual(masses(rt), { [b1!]: 30, [b2!]: 10 }, `${backend}: x (${x}) merged into b1, the lower handle`);
+      t.deepEqual(masses(rt), { [b1!]: 10, [b2!]: 30 }, `${backend}: x (${x}) merged into b2, the lower id`);
     } finally {
       await rt.close();
     }
   }
 });
+
+gtest(title('exact ties go to the lower id before and after a defrag that reverses handle order (GPU, SPLIT 1 and 3)'), async (t) => {
+  for (const split of [1, 3]) {
+    for (const swap of [false, true]) {
+      const rt = await createRuntime({
+        classes: CLASSES,
+        heap: '16MB',
+        backend: 'webgpu',
+        webgpu: { gpu: gpu(), tunables: { 'Body.prepareMerge': { SPLIT: split }, 'Body.resolveMerge': { SPLIT: split } } },
+      });
+      try {
+        const label = `SPLIT ${split}, swap ${swap}`;
+        const scene = await buildTieScene(rt, swap);
+        const want = expectedDecisions(scene);
+        const h = scene.handles;
+        t.true(h.pA < h.qA && h.pB < h.qB, `${label}: before, P below Q`);
+        t.deepEqual(await decideMerges(rt, scene), want, `${label}: before defrag`);
+        const r = rt.defrag(Body, 1);
+        t.true(r.remap(h.pA) > r.remap(h.qA) && r.remap(h.pB) > r.remap(h.qB), `${label}: the handle order of both pairs reversed`);
+        t.deepEqual(await decideMerges(rt, scene), want, `${label}: after defrag`);
+        rt.validateHeap();
+        t.is(rt.stats().backend.methods['Body.prepareMerge'], 'webgpu');
+        t.is(rt.stats().backend.webgpu!.tunables['Body.prepareMerge']!['SPLIT'], split);
+      } finally {
+        await rt.close();
+      }
+    }
+  }
+});
+
+gtest(
+  title(
+    'a run defragmented after every step = the run without: the same bodies by id, integer state exactly, digest within tolerance (GPU)',
+  ),
+  async (t) => {
+    // A dense scene (many merges empty blocks); snapshot 'host': runs repeat exactly (docs/webgpu.md), so only defrag differs.
+    const rng = new Random(23);
+    const bodies: BodyInit[] = Array.from({ length: 600 }, () => ({
+      posX: -0.1 + 0.15 * rng.next(),
+      posY: 0.2 + 0.15 * rng.next(),
+      velX: (rng.next() - 0.5) / 1000,
+      velY: (rng.next() - 0.5) / 1000,
+      mass: (rng.next() / 2 + 0.5) * 75,
+    }));
+    const run = async (defrag: boolean): Promise<{ rt: Runtime; ints: [number, number, boolean, boolean][]; moved: number }> => {
+      const rt = await createRuntime({ classes: CLASSES, heap: '16MB', backend: 'webgpu', webgpu: { gpu: gpu(), snapshot: 'host' } });
+      await initBodies(rt, bodies);
+      let moved = 0;
+      for (let k = 1; k <= 6; k++) {
+        await step(rt);
+        await rt.sync();
+        if (defrag && k < 6) moved += rt.defrag(Body, 2).stats.objectsMoved;
+      }
+      const ints: [number, number, boolean, boolean][] = [];
+      rt.deviceDo(Body, (b) => void ints.push([b.id, b.mergeTarget?.id ?? -1, b.hasIncomingMerge, b.successfulMerge]));
+      return { rt, ints: ints.sort((x, y) => x[0] - y[0]), moved };
+    };
+    const plain = await run(false);
+    const moved = await run(true);
+    try {
+      t.true(moved.moved > 0 && plain.rt.count(Body) < 500, `bodies merged (600 → ${plain.rt.count(Body)}) and moved (${moved.moved})`);
+      t.is(moved.rt.count(Body), plain.rt.count(Body));
+      t.deepEqual(moved.ints, plain.ints, 'id, mergeTarget id, hasIncomingMerge, successfulMerge of every body');
+      const [d, e] = [digest(moved.rt), digest(plain.rt)];
+      t.true(Math.abs(d - e) <= TOLERANCE_PER_BODY * plain.rt.count(Body), `digest ${d} vs ${e}`);
+      moved.rt.validateHeap();
+    } finally {
+      await moved.rt.close();
+      await plain.rt.close();
+    }
+  },
+);
 
 gtest(title('a body whose target merges itself does not merge (chains resolve one link per step) (GPU)'), async (t) => {
   const rt = await runtime('webgpu');

@@ -2,7 +2,7 @@
  * barnes-hut: initial state, step (the list of do-all phases), digest, invariants and
  * picture. Classes and rules: model.ts.
  */
-import { UsageError, type Runtime } from '../../runtime/index.js';
+import { UsageError, type DefragResult, type Runtime } from '../../runtime/index.js';
 import type { AppParams, Picture } from '../app.js';
 import { Random } from '../random.js';
 import { BodyNode, CLASSES, DAMPENING, DIST_THRESHOLD, DT, G, MAX_MASS, NodeBase, slotOf, TreeNode } from './model.js';
@@ -150,6 +150,17 @@ export async function step(rt: Runtime): Promise<void> {
   await insert(rt, root);
   // Delete emptied TreeNodes, bottom-up.
   await bottomUp(rt, root, 'collapse');
+}
+
+/**
+ * After rt.defrag moved objects (App.defrag.remap, `smmo run --defrag`): the root's handle,
+ * the only handle the simulation keeps outside the heap, names the root's new slot. The
+ * TreeNodes' claim slots hold handles only within an insertion round (settle clears them),
+ * never between iterations, where defragmentation runs.
+ */
+export function remapRoot(rt: Runtime, result: DefragResult): void {
+  const s = simOf(rt);
+  s.root = result.remap(s.root);
 }
 
 /** The state as numbers (state files): the opening distance. */

@@ -1,5 +1,18 @@
 import type { App } from '../app.js';
-import { adoptTree, bodiesOf, checkParams, CLASSES, DEFAULTS, digest, init, picture, saveState, step, thresholdOf } from './barnes-hut.js';
+import {
+  adoptTree,
+  bodiesOf,
+  checkParams,
+  CLASSES,
+  DEFAULTS,
+  digest,
+  init,
+  picture,
+  remapRoot,
+  saveState,
+  step,
+  thresholdOf,
+} from './barnes-hut.js';
 
 const app: App = {
   name: 'barnes-hut',
@@ -28,9 +41,11 @@ const app: App = {
   saveState,
   restoreState: (rt, saved) => adoptTree(rt, Number(saved['threshold'] ?? DEFAULTS.threshold)),
   picture,
-  defrag:
-    "barnes-hut keeps the root TreeNode's handle outside the heap (barnes-hut.ts) and its tree building compares handles (model.ts claims); it is not adapted to objects that move",
-  // TreeNodes created on several threads get handles in any order: --check matches a node by its square (unique in a quadtree).
-  matchKeys: { TreeNode: ['p1X', 'p1Y', 'p2X', 'p2Y'] },
+  // The root's handle, kept outside the heap, follows its TreeNode (remapRoot). Handles are only compared for equality
+  // (model.ts claims, within an insertion round) and every float sum follows the tree, not handle order (model.ts).
+  defrag: { classes: CLASSES, remap: remapRoot, results: 'exact' },
+  // TreeNodes created on several threads get handles in any order: --check matches a node by its square (unique in a quadtree);
+  // bodies by their id where handles differ (smmo compare of a state written with --defrag and one without).
+  matchKeys: { TreeNode: ['p1X', 'p1Y', 'p2X', 'p2Y'], BodyNode: 'id' },
 };
 export default app;

@@ -3,7 +3,9 @@
  * as an index); merged bodies are removed by compacting the arrays in place (order
  * kept), no allocation after the start. Same phases, rules and float arithmetic as the
  * smmo app (body.ts): sums in float64, every stored field an f32, ties broken by index
- * where smmo uses the handle. The digest agrees within the tolerance of the README.
+ * where smmo uses the id (its index at the start: compaction keeps the order, so index
+ * order is id order and ties go the same way). The digest agrees within the tolerance of
+ * the README.
  */
 import type { Baseline, BaselineRun } from '../baselines/baseline.js';
 import { Random } from '../random.js';

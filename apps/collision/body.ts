@@ -11,10 +11,10 @@
  * only its own fields or, in one phase, fields of a body that exactly one writer owns:
  *
  *   prepareMerge  X.mergeTarget = the nearest lighter body within the threshold
- *                 (ties: the lower handle). Writes X only.
+ *                 (ties: the lower id). Writes X only.
  *   resolveMerge  X.successfulMerge = X's target B has no target of its own (as the
  *                 original) and X is the nearest body targeting B (ties: the lower
- *                 handle). Writes X only; reads targets fixed by the previous phase.
+ *                 id). Writes X only; reads targets fixed by the previous phase.
  *   updateMerge   the winner X writes the merged body into B: mass sum, mass-weighted
  *                 velocity, mean position; B.hasIncomingMerge = true. Each B has at most
  *                 one winner, and a B that is written has no target, so it is not itself
@@ -22,10 +22,19 @@
  *                 body that is written is read by another (B's own pass does nothing).
  *   deleteMerged  a winner deletes itself.
  *
+ * Ties. Exact ties of squared distances go to the body that comes first in the order
+ * (id, handle): `id` is the body's index at the start (init; a merged body is the target,
+ * which keeps its id), so the order is the bodies' creation order, which every backend,
+ * thread count and the baselines (array index) share and which defragmentation (objects
+ * move: handles change, ids do not; runtime/defrag.ts F2) keeps. The handle only breaks a
+ * tie of equal ids, which init never makes (ids are unique); it keeps the order total, so
+ * each target has exactly one winner whatever ids a hand-made heap holds (the write
+ * ownership above needs that).
+ *
  * Floats: sums are done in float64 and stored as f32 (the original computes in f32);
  * see the README for what this means for digests.
  */
-import { bool, f32, KERNELS, object, ref } from '../../runtime/index.js';
+import { bool, f32, KERNELS, object, ref, u32 } from '../../runtime/index.js';
 import { GPU_KERNELS } from '../../runtime/kernel-spec.js';
 import { collisionGpuKernels, collisionKernels } from './kernels.js';
 import { move, pullOfOthers } from '../nbody/body.js';
@@ -53,6 +62,7 @@ export class Body extends object({
   mass: f32,
   hasIncomingMerge: bool, // another body merged into this one in this step
   successfulMerge: bool, // this body merged into its mergeTarget and is deleted
+  id: u32, // the body's index at the start (init); merge ties go to the lower id (the comment at the top)
 }) {
   /** WASM implementations of computeForce, update, prepareMerge and resolveMerge (backend 'wasm'), each with its WGSL kernel (backend 'webgpu'; apps/collision/kernels.ts). */
   static readonly [KERNELS] = collisionKernels(G, DAMPENING, THRESHOLD_SQ);
@@ -75,27 +85,32 @@ export class Body extends object({
     this.successfulMerge = false;
   }
 
-  /** Pick the nearest lighter body within the threshold (ties: the lower handle). */
+  /** Pick the nearest lighter body within the threshold (ties: the lower id, then the lower handle). */
   prepareMerge(): void {
     const px = this.posX;
     const py = this.posY;
     const m = this.mass;
     let best = 0;
+    let bestId = 0;
     let bestD = Infinity;
     this.runtime.deviceDo(Body, (other) => {
       if (!(other.mass < m)) return; // lighter bodies only (so never this one)
       const dx = px - other.posX;
       const dy = py - other.posY;
       const d = dx * dx + dy * dy;
-      if (d < THRESHOLD_SQ && (d < bestD || (d === bestD && other.handle < best))) {
+      if (!(d < THRESHOLD_SQ && d <= bestD)) return;
+      // d < bestD, or an exact tie (then best ≠ 0: bestD is finite): (id, handle) order.
+      const id = other.id;
+      if (d < bestD || id < bestId || (id === bestId && other.handle < best)) {
         best = other.handle;
+        bestId = id;
         bestD = d;
       }
     });
     if (best !== 0) this.mergeTarget = this.runtime.get(Body, best);
   }
 
-  /** Win the merge into mergeTarget: it keeps still, and no nearer body (ties: lower handle) wants it. */
+  /** Win the merge into mergeTarget: it keeps still, and no nearer body (ties: lower id, then lower handle) wants it. */
   resolveMerge(): void {
     const target = this.mergeTarget;
     if (target === null || target.mergeTarget !== null) return;
@@ -104,6 +119,7 @@ export class Body extends object({
     const bm = target.mass;
     const th = target.handle;
     const self = this.handle;
+    const selfId = this.id;
     const dx0 = this.posX - bx;
     const dy0 = this.posY - by;
     const mine = dx0 * dx0 + dy0 * dy0;
@@ -114,7 +130,9 @@ export class Body extends object({
       const dx = other.posX - bx;
       const dy = other.posY - by;
       const d = dx * dx + dy * dy;
-      if (d > mine || (d === mine && other.handle >= self)) return;
+      if (d > mine) return;
+      // An exact tie: only a body before this one in (id, handle) order beats it (this one itself does not).
+      if (d === mine && (other.id > selfId || (other.id === selfId && other.handle >= self))) return;
       if (other.mergeTarget?.handle === th) won = false;
     });
     this.successfulMerge = won;

@@ -34,12 +34,13 @@ export function checkBodies(n: number): void {
     throw new UsageError(`collision: --bodies must be an integer in 1 … ${1 << 26}, got ${n}`);
 }
 
-/** Create `n` bodies. */
+/** Create `n` bodies; the i-th gets id i (body.ts: merge ties go to the lower id). */
 export async function init(rt: Runtime, n: number, seed: number): Promise<void> {
   checkBodies(n);
   const rng = new Random(seed);
-  await rt.parallelNew(Body, n, (b) => {
+  await rt.parallelNew(Body, n, (b, i) => {
     const v = drawBody(rng);
+    b.id = i;
     b.posX = v.posX;
     b.posY = v.posY;
     b.velX = v.velX;
@@ -48,11 +49,12 @@ export async function init(rt: Runtime, n: number, seed: number): Promise<void> 
   });
 }
 
-/** Create the given bodies (tests, hand-made scenes), in order; returns their handles. */
+/** Create the given bodies (tests, hand-made scenes), in order, the i-th with id i (as init); returns their handles. */
 export async function initBodies(rt: Runtime, bodies: readonly BodyInit[]): Promise<number[]> {
   const handles: number[] = [];
   await rt.parallelNew(Body, bodies.length, (b, i) => {
     const v = bodies[i]!;
+    b.id = i;
     b.posX = v.posX;
     b.posY = v.posY;
     b.velX = v.velX;

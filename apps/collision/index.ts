@@ -13,9 +13,12 @@ const app: App = {
   digest,
   defrag: {
     classes: CLASSES,
+    // Merge ties go to the lower id (body.ts), which moving does not change; the force sums' order does change.
     results:
-      'collision breaks exact ties of merge distances by handle (body.ts prepareMerge/resolveMerge, wasm/src/collision.rs) and sums ' +
-      'forces over the other bodies in handle order (float64), so moved bodies can round differently and, rarely, merge differently',
+      'collision sums forces over the other bodies in handle order (float64), so moved bodies can round differently (by an ulp of an f32 field) ' +
+      'and a merge decided by a distance that close to the threshold could then go the other way; exact merge ties go to the lower id, which moving keeps',
   },
+  // --check and smmo compare pair bodies by id (body.ts) when their handles differ (another run's state, a run with --defrag).
+  matchKeys: { Body: 'id' },
 };
 export default app;

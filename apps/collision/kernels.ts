@@ -11,10 +11,11 @@
  * Body.prepareMerge and Body.resolveMerge, the merge phases that visit every body for each
  * body (O(n²), like computeForce), run wasm/src/collision.rs. Their results are
  * bit-identical to the TypeScript methods (the kernels filter with f32 SIMD tests that can
- * only let more bodies through, then apply the method's f64 rule and handle tie rule;
+ * only let more bodies through, then apply the method's f64 rule and (id, handle) tie rule;
  * test/wasm-collision.test.ts). Handles: a ref field is passed as a 'field' of type 'ref'
  * (u32 handles), a bool as 'bool' (u8); resolveMerge reads the other bodies' mergeTarget
- * through a second deviceDo table over the same blocks (one table has one field type).
+ * through a second deviceDo table over the same blocks (one table has one field type),
+ * and both read the other bodies' ids (u32) through one more.
  * The kernels compute a body's handle from its block index and slot, and find the target's
  * field offsets through the deviceDo tables, so no new kind of parameter is needed.
  *
@@ -45,6 +46,7 @@ const MERGE_FIELDS = {
   mergeTarget: 'ref',
   hasIncomingMerge: 'bool',
   successfulMerge: 'bool',
+  id: 'u32', // the tie rule's order (body.ts "Ties")
 } as const;
 
 /**
@@ -99,6 +101,7 @@ export function collisionKernels(g: number, dampening: number, thresholdSq: numb
         mass: { kind: 'field', type: 'f32' },
         mergeTarget: { kind: 'field', type: 'ref' }, // written: the chosen handle
         sources: { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
+        ids: { kind: 'deviceDo', class: 'Body', fields: ['id'], type: 'u32' }, // the same blocks: the tie rule's ids
         thresholdSq: { kind: 'value', value: thresholdSq, type: 'f64' }, // the method's exact bound
       },
       // SPLIT 0: automatic, as computeForce's (runtime/webgpu/runner.ts AUTO_SPLIT_GROUPS); every SPLIT gives the same targets.
@@ -116,8 +119,10 @@ export function collisionKernels(g: number, dampening: number, thresholdSq: numb
         posY: { kind: 'field', type: 'f32' },
         mergeTarget: { kind: 'field', type: 'ref' },
         successfulMerge: { kind: 'field', type: 'bool' }, // written
+        id: { kind: 'field', type: 'u32' },
         bodies: { kind: 'deviceDo', class: 'Body', fields: ['posX', 'posY', 'mass'], type: 'f32' },
         targets: { kind: 'deviceDo', class: 'Body', fields: ['mergeTarget'], type: 'ref' },
+        ids: { kind: 'deviceDo', class: 'Body', fields: ['id'], type: 'u32' },
       },
       wgsl: mergeWgsl('collision_resolve_merge.wgsl', true, { tunables: { WG: 128, SPLIT: 0 }, dispatch: 'split-reduce' }),
     },

@@ -13,11 +13,15 @@
 //! SIMD test that can only let through MORE lanes than the exact rule accepts (the proofs
 //! are at `near_lanes` and at the `eq_lanes` call), and then applies the method's exact
 //! rule, in f64 and with the same tie rule, lane by lane to the lanes let through. The
-//! rules are minima or existence tests over the set of other bodies (ties broken by
-//! handle), so the order in which the kernel visits the bodies does not matter.
+//! rules are minima or existence tests over the set of other bodies under a total order
+//! (squared distance, then id, then handle: `before`), so the order in which the kernel
+//! visits the bodies does not matter. Ties go to the lower id (apps/collision/body.ts
+//! "Ties": ids are the bodies' indices at the start, which defragmentation keeps; the
+//! handle only orders equal ids).
 //!
 //! Handles are `block index · 32 + slot` (runtime/layout.ts); a ref field is an SOA array
-//! of u32 handles (0 = null), a bool field an SOA array of u8 (0 or 1).
+//! of u32 handles (0 = null), a bool field an SOA array of u8 (0 or 1), `id` an SOA array
+//! of u32.
 //!
 //! Writes: only the running lane's own `mergeTarget` (prepare) or `successfulMerge`
 //! (resolve), and only when the method would write it. Reads of other bodies touch only
@@ -72,9 +76,16 @@ fn dist2(x: f32, y: f32, ox: f32, oy: f32) -> f64 {
     dx * dx + dy * dy
 }
 
+/// Body `(id, h)` comes before body `(best_id, best)` in the tie order (body.ts "Ties"):
+/// the lower id, at equal ids the lower handle.
+#[inline(always)]
+fn before(id: u32, h: u32, best_id: u32, best: u32) -> bool {
+    id < best_id || (id == best_id && h < best)
+}
+
 /// `Body.prepareMerge()`: mergeTarget = the handle of the nearest body `o` of the pass with
-/// `o.mass < mass` and squared distance `d < threshold_sq` (ties: the lower handle); left
-/// as it is (null, from initializeMerge) when there is none.
+/// `o.mass < mass` and squared distance `d < threshold_sq` (ties: `before`, the lower id,
+/// then the lower handle); left as it is (null, from initializeMerge) when there is none.
 ///
 /// Filter: a lane is looked at exactly only if `fl32(fl32(x − o.x)²) < bound`, with
 /// `bound = fl32(threshold_sq · (1 + 2⁻⁸))`. Every pair the method accepts passes: with
@@ -85,7 +96,8 @@ fn dist2(x: f32, y: f32, ox: f32, oy: f32) -> f64 {
 /// (inf) or NaN fails the filter and the f64 test alike.
 ///
 /// `sources`/`n_sources`: the `deviceDo(Body)` blocks, one `Source<3>` per concrete type
-/// (offsets of posX, posY, mass).
+/// (offsets of posX, posY, mass); `ids`: the same blocks with the offset of id
+/// (`Source<1>`; both tables list the concrete types in the same order).
 ///
 /// # Safety
 /// The kernel contract of the crate root; `merge_target` is a ref field of the running type.
@@ -101,13 +113,17 @@ pub unsafe extern "C" fn collision_prepare_merge(list: u32, from: u32, to: u32, 
             ptr: sources_ptr,
             count: n_sources,
         },
+        ids: Table {
+            ptr: ids_ptr,
+            count: n_ids,
+        },
         threshold_sq,
     } = unsafe { CollisionPrepareMerge::read(params) };
     // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
     // heap's blocks, and every list position this kernel reads names a block of the heap.
     let pass = unsafe { Pass::new(list, from, to, blocks, block_bytes) };
-    // SAFETY: the host wrote n_sources entries of 2 + 3 words at sources_ptr.
-    let others: &[Source<3>] = unsafe { sources::<3>(sources_ptr, n_sources) };
+    // SAFETY: the host wrote n_sources entries of 2 + 3 words at sources_ptr, n_ids of 2 + 1 at ids_ptr.
+    let (others, ids): (&[Source<3>], &[Source<1>]) = unsafe { (sources::<3>(sources_ptr, n_sources), sources::<1>(ids_ptr, n_ids)) };
     let bound = (threshold_sq * (1.0 + 1.0 / 256.0)) as f32;
     let mut i = from;
     while i < to {
@@ -121,9 +137,11 @@ pub unsafe extern "C" fn collision_prepare_merge(list: u32, from: u32, to: u32, 
             // during this pass (module doc: Writes).
             let (x, y, m) = unsafe { (*px.add(s), *py.add(s), *pm.add(s)) };
             let mut best = 0u32;
+            let mut best_id = 0u32;
             let mut best_d = f64::INFINITY;
-            for src in others {
+            for (src, isrc) in others.iter().zip(ids.iter()) {
                 let [ox_off, oy_off, om_off] = src.fields;
+                let [oi_off] = isrc.fields;
                 let mut j = src.start;
                 while j < src.start + src.count {
                     // SAFETY: j is inside the source's list range (the host's table).
@@ -137,6 +155,7 @@ pub unsafe extern "C" fn collision_prepare_merge(list: u32, from: u32, to: u32, 
                         continue;
                     }
                     let (ox, oy, om) = (ob.f32s(ox_off), ob.f32s(oy_off), ob.f32s(om_off));
+                    let oi = ob.f32s(oi_off) as *const u32;
                     for_each_lane(near, |t| {
                         let t = t as usize;
                         // SAFETY: slot t < 32 of block ob's arrays (a block of the pass):
@@ -148,9 +167,17 @@ pub unsafe extern "C" fn collision_prepare_merge(list: u32, from: u32, to: u32, 
                             return; // lighter bodies only (so never this one)
                         }
                         let d = dist2(x, y, ox, oy);
+                        #[allow(clippy::neg_cmp_op_on_partial_ord)]
+                        if !(d < threshold_sq && d <= best_d) {
+                            return;
+                        }
                         let h = (ob.index << SLOT_BITS) | t as u32;
-                        if d < threshold_sq && (d < best_d || (d == best_d && h < best)) {
+                        // SAFETY: slot t < 32 of block ob's id array (a block of the pass), not written now.
+                        let id = unsafe { *oi.add(t) };
+                        // d < best_d, or an exact tie (then best ≠ 0: best_d is finite).
+                        if d < best_d || before(id, h, best_id, best) {
                             best = h;
+                            best_id = id;
                             best_d = d;
                         }
                     });
@@ -168,7 +195,7 @@ pub unsafe extern "C" fn collision_prepare_merge(list: u32, from: u32, to: u32, 
 /// `Body.resolveMerge()`: for a body X with a target B (`mergeTarget` = B's handle) where B
 /// has no target itself, successfulMerge = no other body `o` of the pass with
 /// `o.mass > B.mass` and `o.mergeTarget == B` is nearer to B than X (squared f64 distances;
-/// at equal distance, `o`'s handle lower than X's). Bodies without a target, or whose target
+/// at equal distance, `o` before X in the tie order: `before`). Bodies without a target, or whose target
 /// has a target, are left as they are (false, from initializeMerge).
 ///
 /// Filter: `o.mergeTarget == B` is an exact integer test (SIMD, four lanes at a time); it is
@@ -179,7 +206,8 @@ pub unsafe extern "C" fn collision_prepare_merge(list: u32, from: u32, to: u32, 
 /// whose blocks have B's type (both tables list the concrete types in the same order).
 ///
 /// `f_ptr`/`n_f`: `deviceDo(Body)` with the offsets of posX, posY, mass (`Source<3>`);
-/// `t_ptr`/`n_t`: the same blocks with the offset of mergeTarget (`Source<1>`).
+/// `t_ptr`/`n_t`: the same blocks with the offset of mergeTarget (`Source<1>`); `i_ptr`/`n_i`
+/// with the offset of id (`Source<1>`); `id`: the running type's id field.
 ///
 /// # Safety
 /// The kernel contract of the crate root; `merge_target` is a ref field of Body and
@@ -192,8 +220,10 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
         pos_y,
         merge_target,
         successful_merge,
+        id,
         bodies: Table { ptr: f_ptr, count: n_f },
         targets: Table { ptr: t_ptr, count: n_t },
+        ids: Table { ptr: i_ptr, count: n_i },
     } = unsafe { CollisionResolveMerge::read(params) };
     // SAFETY: kernel contract: `list` is the pass's block list, `blocks`/`block_bytes` the
     // heap's blocks, and every list position this kernel reads names a block of the heap.
@@ -201,6 +231,8 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
     let heap = pass.heap();
     // SAFETY: the host wrote these tables (n_f entries of 5 words, n_t of 3 words).
     let (fsrc, tsrc): (&[Source<3>], &[Source<1>]) = unsafe { (sources::<3>(f_ptr, n_f), sources::<1>(t_ptr, n_t)) };
+    // SAFETY: the host wrote this table (n_i entries of 3 words).
+    let isrc: &[Source<1>] = unsafe { sources::<1>(i_ptr, n_i) };
     let mut i = from;
     while i < to {
         // SAFETY: from <= i < to, inside the list range the host passed (kernel contract).
@@ -208,6 +240,7 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
         let (px, py) = (b.f32s(pos_x), b.f32s(pos_y));
         let mt = b.f32s(merge_target) as *const u32;
         let ok = b.f32s(successful_merge) as *mut u8;
+        let my_ids = b.f32s(id) as *const u32;
         for_each_lane(b.iter_bits(), |s| {
             let me = (b.index << SLOT_BITS) | s;
             let s = s as usize;
@@ -247,14 +280,14 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
             if bt != 0 {
                 return; // B merges elsewhere this step
             }
-            // SAFETY: slot s < 32 of this block's position arrays, not written in this pass.
-            let mine = unsafe { dist2(*px.add(s), *py.add(s), bx, by) };
+            // SAFETY: slot s < 32 of this block's position and id arrays, not written in this pass.
+            let (mine, my_id) = unsafe { (dist2(*px.add(s), *py.add(s), bx, by), *my_ids.add(s)) };
             let mut won = true;
-            for (fs, ts) in fsrc.iter().zip(tsrc.iter()) {
+            for ((fs, ts), is) in fsrc.iter().zip(tsrc.iter()).zip(isrc.iter()) {
                 if !won {
                     break;
                 }
-                let ([ox_off, oy_off, om_off], [ot_off]) = (fs.fields, ts.fields);
+                let ([ox_off, oy_off, om_off], [ot_off], [oi_off]) = (fs.fields, ts.fields, is.fields);
                 let (start, count) = (fs.start, fs.count);
                 let mut j = start;
                 while won && j < start + count {
@@ -269,6 +302,7 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
                         continue;
                     }
                     let (ox, oy, om) = (ob.f32s(ox_off), ob.f32s(oy_off), ob.f32s(om_off));
+                    let oi = ob.f32s(oi_off) as *const u32;
                     for_each_lane(wants, |t| {
                         let h = (ob.index << SLOT_BITS) | t;
                         let t = t as usize;
@@ -281,8 +315,16 @@ pub unsafe extern "C" fn collision_resolve_merge(list: u32, from: u32, to: u32, 
                             return;
                         }
                         let d = dist2(ox, oy, bx, by);
-                        if d > mine || (d == mine && h >= me) {
+                        if d > mine {
                             return;
+                        }
+                        // An exact tie: only a body before X beats it (X itself does not: equal id and handle).
+                        if d == mine {
+                            // SAFETY: slot t < 32 of block ob's id array (a block of the pass), not written now.
+                            let oid = unsafe { *oi.add(t) };
+                            if !before(oid, h, my_id, me) {
+                                return;
+                            }
                         }
                         won = false;
                     });

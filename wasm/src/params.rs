@@ -21,10 +21,11 @@ pub struct CollisionPrepareMerge {
     pub mass: u32,
     pub merge_target: u32,
     pub sources: Table,
+    pub ids: Table,
     pub threshold_sq: f64,
 }
 
-const _: () = assert!(core::mem::size_of::<CollisionPrepareMerge>() == 32);
+const _: () = assert!(core::mem::size_of::<CollisionPrepareMerge>() == 40);
 
 impl CollisionPrepareMerge {
     /// The table the host wrote at byte `ptr`.
@@ -38,8 +39,8 @@ impl CollisionPrepareMerge {
     }
 }
 
-static COLLISION_PREPARE_MERGE_DESCRIPTOR: [u8; 88] =
-    *b"posX:offset,posY:offset,mass:offset,mergeTarget:offset,sources:table[3],thresholdSq:f64\0";
+static COLLISION_PREPARE_MERGE_DESCRIPTOR: [u8; 101] =
+    *b"posX:offset,posY:offset,mass:offset,mergeTarget:offset,sources:table[3],ids:table[1],thresholdSq:f64\0";
 
 /// The descriptor of `CollisionPrepareMerge` (NUL-terminated "name:abi,…"), checked by the host at binding.
 #[no_mangle]
@@ -55,11 +56,13 @@ pub struct CollisionResolveMerge {
     pub pos_y: u32,
     pub merge_target: u32,
     pub successful_merge: u32,
+    pub id: u32,
     pub bodies: Table,
     pub targets: Table,
+    pub ids: Table,
 }
 
-const _: () = assert!(core::mem::size_of::<CollisionResolveMerge>() == 32);
+const _: () = assert!(core::mem::size_of::<CollisionResolveMerge>() == 44);
 
 impl CollisionResolveMerge {
     /// The table the host wrote at byte `ptr`.
@@ -73,8 +76,8 @@ impl CollisionResolveMerge {
     }
 }
 
-static COLLISION_RESOLVE_MERGE_DESCRIPTOR: [u8; 99] =
-    *b"posX:offset,posY:offset,mergeTarget:offset,successfulMerge:offset,bodies:table[3],targets:table[1]\0";
+static COLLISION_RESOLVE_MERGE_DESCRIPTOR: [u8; 122] =
+    *b"posX:offset,posY:offset,mergeTarget:offset,successfulMerge:offset,id:offset,bodies:table[3],targets:table[1],ids:table[1]\0";
 
 /// The descriptor of `CollisionResolveMerge` (NUL-terminated "name:abi,…"), checked by the host at binding.
 #[no_mangle]

@@ -19,7 +19,8 @@
 // Floats: WGSL has no f64. The methods decide merges with squared distances in f64; the
 // kernels compute them in f32 (c_dist2) and compare with THRESHOLD_SQ rounded to f32, and
 // updateMerge's mass-weighted velocity is computed in f32. The rules (nearest lighter body
-// in range; nearest body targeting the target; ties to the lower handle) are the same,
+// in range; nearest body targeting the target; ties to the lower id, then the lower
+// handle: c_before) are the same,
 // and do not depend on the order invocations run in; a distance within an f32 rounding of
 // the threshold or of another distance may decide differently from the CPU. Positions
 // already differ from the CPU's by computeForce's f32 sums, so the comparison with the
@@ -34,6 +35,7 @@ override F_mass: u32;
 override F_mergeTarget: u32; // ref: u32 handle, 0 = null
 override F_hasIncomingMerge: u32; // bool as u8
 override F_successfulMerge: u32; // bool as u8
+override F_id: u32; // u32: the body's index at the start, the tie rule's order (body.ts "Ties")
 
 struct Params {
   list_start: u32, // first index of Body's blocks in the block list region (host lists)
@@ -90,6 +92,15 @@ fn c_set8(h: u32, off: u32, v: u32) {
   let sh = 8u * (s & 3u);
   atomicAnd(&heap[w], ~(0xffu << sh));
   atomicOr(&heap[w], (v & 0xffu) << sh);
+}
+
+/**
+ * Body (id, h) comes before body (best_id, best) in the tie order of equal distances
+ * (apps/collision/body.ts "Ties"): the lower id, at equal ids the lower handle. Ids do not
+ * change when defragmentation moves bodies; handles do.
+ */
+fn c_before(id: u32, h: u32, best_id: u32, best: u32) -> bool {
+  return id < best_id || (id == best_id && h < best);
 }
 
 /** Squared distance in f32, `(ax − bx)² + (ay − by)²`, the methods' formula (they compute it in f64). */

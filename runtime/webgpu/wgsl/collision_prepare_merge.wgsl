@@ -1,10 +1,11 @@
 // Body.prepareMerge() on the GPU (apps/collision/body.ts): mergeTarget = the nearest
 // body O of the pass with O.mass < mass and squared distance d < THRESHOLD_SQ (ties: the
-// lower handle); left null (initializeMerge) when there is none. Writes its own
-// mergeTarget only; reads positions and masses, which nobody writes in this pass.
+// lower id, then the lower handle: c_before); left null (initializeMerge) when there is
+// none. Writes its own mergeTarget only; reads positions, masses and ids, which nobody
+// writes in this pass.
 // Distances in f32 (collision_lib.wgsl "Floats").
 //
-// The rule is a minimum over the set of bodies under a total order (d, then handle), so
+// The rule is a minimum over the set of bodies under a total order (d, id, handle), so
 // the order of the visit does not matter. Mapping as nbody_compute_force.wgsl: one
 // invocation per (list position, slot); the other bodies are staged WG/32 blocks at a
 // time in workgroup memory (every invocation of a workgroup loads one slot and takes
@@ -13,7 +14,7 @@
 // Tunables: WG (a multiple of 32), SPLIT: the list is cut into SPLIT contiguous parts,
 // one per z-slice of the dispatch (occupancy with few bodies, as computeForce's); with
 // SPLIT > 1 each part writes its (best handle, best d) to binding 2 and `reduce` takes
-// the minimum over the parts under the same order. A minimum under a total order does
+// the minimum over the parts under the same order (reading the candidates' ids). A minimum under a total order does
 // not depend on how the set is cut, so every SPLIT gives the same mergeTarget.
 // Libraries: collision_lib.wgsl.
 
@@ -24,6 +25,7 @@ override SPLIT: u32 = 1u;
 
 var<workgroup> tile: array<vec3<f32>, WG>; // posX, posY, mass
 var<workgroup> tile_h: array<u32, WG>; // handle, 0: no body of the pass in that slot
+var<workgroup> tile_id: array<u32, WG>; // id
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -43,6 +45,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     m = c_getf(h, F_mass);
   }
   var best = 0u;
+  var best_id = 0u;
   var best_d = THRESHOLD_SQ; // d < best_d then implies d < THRESHOLD_SQ
   let part = wid.z;
   let jb0 = (part * P.list_count) / SPLIT;
@@ -55,11 +58,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       o = c_object_at(lj, lid & 31u);
     }
     var e = vec3<f32>(0.0, 0.0, 0.0);
+    var oid = 0u;
     if (o != 0u) {
       e = vec3<f32>(c_getf(o, F_posX), c_getf(o, F_posY), c_getf(o, F_mass));
+      oid = c_get32(o, F_id);
     }
     tile[lid] = e;
     tile_h[lid] = o;
+    tile_id[lid] = oid;
     workgroupBarrier();
     if (h != 0u) {
       for (var k = 0u; k < WG; k++) {
@@ -68,8 +74,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         // Lighter bodies only (so never this one); a NaN mass compares false, as in the method.
         if (oh != 0u && t.z < m) {
           let d = c_dist2(px, py, t.x, t.y);
-          if (d < best_d || (d == best_d && oh < best)) {
+          // An exact tie counts only once a body is chosen (best_d = THRESHOLD_SQ before: never taken).
+          if (d < best_d || (d == best_d && best != 0u && c_before(tile_id[k], oh, best_id, best))) {
             best = oh;
+            best_id = tile_id[k];
             best_d = d;
           }
         }
@@ -96,12 +104,18 @@ fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     return;
   }
   var best = 0u;
+  var best_id = 0u;
   var best_d = THRESHOLD_SQ;
   for (var p = 0u; p < SPLIT; p++) {
     let e = partial[p * (P.list_count * 32u) + gi];
+    if (e.x == 0u) {
+      continue; // no candidate in that part
+    }
     let d = bitcast<f32>(e.y);
-    if (e.x != 0u && (d < best_d || (d == best_d && e.x < best))) {
+    let id = c_get32(e.x, F_id);
+    if (d < best_d || (d == best_d && best != 0u && c_before(id, e.x, best_id, best))) {
       best = e.x;
+      best_id = id;
       best_d = d;
     }
   }

@@ -1,9 +1,10 @@
 // Body.resolveMerge() on the GPU (apps/collision/body.ts): a body X with a target B that
 // has no target itself wins (successfulMerge = true) unless another body O of the pass
 // with O.mass > B.mass and O.mergeTarget == B is nearer to B than X (at equal distance:
-// O's handle lower than X's). Bodies without a target, or whose target has one, are left
-// as they are (false, from initializeMerge). Writes its own successfulMerge only; reads
-// positions, masses and mergeTarget, which nobody writes in this pass. Distances in f32
+// O before X in the tie order, c_before: the lower id, then the lower handle). Bodies
+// without a target, or whose target has one, are left as they are (false, from
+// initializeMerge). Writes its own successfulMerge only; reads positions, masses,
+// mergeTarget and ids, which nobody writes in this pass. Distances in f32
 // (collision_lib.wgsl "Floats"); an existence test over the set of bodies, so neither
 // the order of the visit nor how the set is cut into parts matters.
 //
@@ -22,6 +23,7 @@ override SPLIT: u32 = 1u;
 var<workgroup> tile: array<vec3<f32>, WG>; // posX, posY, mass
 var<workgroup> tile_t: array<u32, WG>; // mergeTarget
 var<workgroup> tile_h: array<u32, WG>; // handle, 0: no body of the pass in that slot
+var<workgroup> tile_id: array<u32, WG>; // id
 var<workgroup> wg_scanners: atomic<u32>;
 var<workgroup> wg_any: u32;
 
@@ -51,7 +53,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var by = 0.0;
   var bm = 0.0;
   var mine = 0.0;
+  var my_id = 0u;
   if (th != 0u) {
+    my_id = c_get32(h, F_id);
     bx = c_getf(th, F_posX);
     by = c_getf(th, F_posY);
     bm = c_getf(th, F_mass);
@@ -78,13 +82,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     var e = vec3<f32>(0.0, 0.0, 0.0);
     var ot = 0u;
+    var oid = 0u;
     if (o != 0u) {
       e = vec3<f32>(c_getf(o, F_posX), c_getf(o, F_posY), c_getf(o, F_mass));
       ot = c_get32(o, F_mergeTarget);
+      oid = c_get32(o, F_id);
     }
     tile[lid] = e;
     tile_t[lid] = ot;
     tile_h[lid] = o;
+    tile_id[lid] = oid;
     workgroupBarrier();
     if (th != 0u && !lost) {
       for (var k = 0u; k < WG; k++) {
@@ -93,7 +100,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         // Only heavier bodies targeting B (a NaN mass compares false, as in the method).
         if (oh != 0u && tile_t[k] == th && t.z > bm) {
           let d = c_dist2(t.x, t.y, bx, by);
-          if (d < mine || (d == mine && oh < h)) {
+          if (d < mine || (d == mine && c_before(tile_id[k], oh, my_id, h))) {
             lost = true;
             break;
           }
