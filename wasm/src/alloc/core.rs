@@ -975,6 +975,24 @@ impl<M: Mem> Alloc<M> {
         self.released(bid, t, gen, before, mask)
     }
 
+    /// The second half of a release whose first half (release_begin's reads and AND, for a
+    /// type without generations) the host made itself: runtime/alloc-fast-path.ts F2, which
+    /// calls this only when the AND's result asks for more than the cleared bit (the block
+    /// was full, is now empty, or the slot is in the iteration bitmap). `bid` and `t` come
+    /// from the host, so they are checked before any word is touched; `gen` is the
+    /// generation the host read before its AND (D2), `before` the word its AND returned.
+    pub fn release_end(&self, bid: u32, t: u32, gen: u32, before: u32, slot: u32) -> R<()> {
+        if !(bid > 0 && bid < self.num_blocks()) || slot >= 32 || t >= self.num_types() || before & (1u32 << slot) == 0 {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_CORRUPT,
+                a: bid,
+                b: slot,
+                c: t,
+            });
+        }
+        self.released(bid, t, gen, before, 1u32 << slot)
+    }
+
     /// Alg. 2 l. 5–13 after the slots `mask` of block `bid` (type `t`, generation `gen` read
     /// before the atomic) were freed by an atomic that returned `before`.
     fn released(&self, bid: u32, t: u32, gen: u32, before: u32, mask: u32) -> R<()> {
