@@ -22,7 +22,9 @@
  *       non-zero only inside a warp with coalescing on (C2, never NoCoal or BitmapAlloc), a
  *       cached slot is reserved (its bit set), so its block can be neither retired nor
  *       re-typed while it is cached, and warp_end empties every mask (C3). A zero mask: the
- *       core allocates (nothing was written).
+ *       core allocates (nothing was written). Allocator.allocate tests the mask and calls
+ *       it; a compiled method's generated alloc_<id> (compiler/emit-js.ts) does the same
+ *       inline, with the state's word indices as constants.
  *  (F2) Release in the middle of a block. FastRelease.release is core.rs release_begin for a
  *       type without generations (genOffset 0), in the same order: the block's generation,
  *       then its type (both read while the object still pins the block, D2), the checks on

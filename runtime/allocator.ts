@@ -253,8 +253,8 @@ export class Allocator {
   /** Reserve one slot for a new object of concrete type `t`; returns its handle. */
   allocate(t: TypeLayout): number {
     // (alloc-fast-path.ts F1) A slot this warp has reserved already: no call into the core.
-    const c = takeCachedSlot(this.i32, this.cacheMask0 + t.id * TS_WORDS, this.state + S_CACHED);
-    if (c !== 0) return c;
+    const mw = this.cacheMask0 + t.id * TS_WORDS;
+    if (this.i32[mw] !== 0) return takeCachedSlot(this.i32, mw, this.state + S_CACHED);
     if (retryLimits.spinAttempts !== this.spin || retryLimits.maxAttempts !== this.max) this.limits();
     const h = this.x.allocate(this.state, t.id);
     if (h === 0) this.fail();

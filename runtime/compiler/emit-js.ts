@@ -26,7 +26,7 @@
  * get() does. Checked mode adds the checked accessors' tests (live object of the right
  * class, references checked on read and write, destroy's rules).
  */
-import { BLOCK_ITER_WORD, BLOCK_TYPE_WORD, type FieldLayout, type TypeLayout } from '../layout.js';
+import { BLOCK_ITER_WORD, BLOCK_TYPE_WORD, TS_WORDS, type FieldLayout, type TypeLayout } from '../layout.js';
 import type { Expr, FieldRef, MethodIR, Stmt, Ty } from './ir.js';
 
 /** Heap geometry and helpers the emitted code is made with (one object per thread context). */
@@ -45,7 +45,7 @@ export interface EmitHost {
    * S_LANES_LEFT, S_CACHED): the executor contract of per-warp coalescing
    * (wasm/src/alloc/core.rs C1), kept exactly as the interpreted executor keeps it.
    */
-  readonly warpWords: { readonly warp: number; readonly lanes: number; readonly cached: number };
+  readonly warpWords: { readonly warp: number; readonly lanes: number; readonly cached: number; readonly cacheMask0?: number };
 }
 
 const ARRAYS: Record<FieldLayout['kind'], { arr: string; shift: number }> = {
@@ -142,7 +142,7 @@ const BW = ${h.blocksWord}, BWORDS = ${h.blockWords}, BB = ${h.blocksOffset}, BB
 const A = H.allocator, TL = H.types, state = H.state;
 const $null = H.nullDeref, $range = H.range, $get = H.get, $view = H.view, $boxArr = H.boxArr, $unbox = H.unbox, $destroyNull = H.destroyNull;
 const $chk = H.check, $chkRef = H.checkRef, $free = H.free;
-const popc = H.popc;
+const popc = H.popc, $take = H.takeCachedSlot;
 ${statics}
 ${this.tables.join('\n')}
 ${allocs}
@@ -437,8 +437,14 @@ ${body}
         zero.push(`${arr === 'U8' ? 'U8' : arr}[${idx}] = 0;`);
       }
     }
+    // (runtime/alloc-fast-path.ts F1) the warp's cached slot, without the call into the binding.
+    const mw = this.host.warpWords.cacheMask0;
+    const take =
+      mw === undefined
+        ? `A.allocate(TL[${id}])`
+        : `(I32[${mw + id * TS_WORDS}] !== 0 ? $take(I32, ${mw + id * TS_WORDS}, ${this.host.warpWords.cached}) : A.allocate(TL[${id}]))`;
     return `function alloc_${id}() {
-  const h = A.allocate(TL[${id}]);
+  const h = ${take};
   const b = BB + (h >>> 5) * BBYTES, s = h & 31;
   ${zero.join(' ')}
   return h;
