@@ -37,6 +37,11 @@
  *       is not in the iteration bitmap — the release is complete, exactly as core.rs
  *       `released` would leave it (it does nothing then). Otherwise the core finishes it
  *       (smmo_alloc_release_end → `released`) with the generation read before the AND.
+ *       Allocator.releaseHandle calls it; a compiled method's destroy calls it directly and
+ *       Allocator.releaseRest only when it returns non-zero. The retry limits
+ *       (shared.ts retryLimits) are copied into the state only before the core's whole
+ *       release: release_end on a heap of one thread never waits (no other thread can
+ *       hold a bit or a lock), and its loops are bounded by the limits last copied anyway.
  *  (F3) Anything else is the core's, before any write: a handle outside the heap, a free or
  *       corrupt block, a slot the type does not have, a type with generations (checked
  *       mode bumps them first), a BitmapAlloc heap, a heap of several threads. The only

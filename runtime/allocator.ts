@@ -172,7 +172,8 @@ export class Allocator {
   /** Int32Array index of the state's TS_CACHE_MASK word of type 0 (alloc-fast-path.ts F1); type t's is + t × TS_WORDS. */
   private readonly cacheMask0: number;
   /** The JavaScript first half of a release (alloc-fast-path.ts F2, F3). */
-  private readonly fast: FastRelease;
+  /** @internal The JavaScript first half of a release (alloc-fast-path.ts F2, F3); compiled methods call it directly. */
+  readonly fast: FastRelease;
 
   constructor(
     readonly heap: Heap,
@@ -296,6 +297,13 @@ export class Allocator {
     const r = this.fast.release(handle);
     if (r === 0) return;
     if (r !== RELEASE_BY_CORE || this.x.release(this.state, handle >>> SLOT_BITS, handle & 31) !== 0) this.fail();
+  }
+
+  /** @internal The rest of a release after `fast.release(handle)` returned `r` ≠ 0 (compiled methods). */
+  releaseRest(handle: number, r: number): void {
+    if (r !== RELEASE_BY_CORE) this.fail();
+    this.limits();
+    if (this.x.release(this.state, handle >>> SLOT_BITS, handle & 31) !== 0) this.fail();
   }
 
   /** Free slot `slot` of block `bid` (Alg. 2). */

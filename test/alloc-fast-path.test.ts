@@ -16,7 +16,7 @@ import test, { type ExecutionContext } from 'ava';
 import fc from 'fast-check';
 import { Allocator } from '../runtime/allocator.js';
 import { Heap, type HeapOptions } from '../runtime/heap.js';
-import { f32, f64, InvalidHandleError, object } from '../index.js';
+import { createRuntime, f32, f64, InvalidHandleError, MethodError, object } from '../index.js';
 import {
   BLOCK_ALLOC_WORD,
   BLOCK_ITER_WORD,
@@ -33,6 +33,22 @@ import { seedNote } from './helpers/seed.js';
 class A extends object({ x: f32 }) {}
 /** 16 bytes: 8 slots per block (bits 8…31 pre-set). */
 class B extends object({ y: f64, z: f64 }) {}
+
+/** A compiled method's creates and destroys (F1 inline in alloc_<id>, F2 through FastRelease, the core's rest). */
+class Churn extends object({ n: f64 }) {
+  churn(k: number): void {
+    const rt = this.runtime;
+    const held = new Uint32Array(k);
+    for (let i = 0; i < k; i++) held[i] = rt.create(A).handle;
+    for (let i = 0; i < k; i++) rt.destroy(rt.get(A, held[i]!));
+    this.n += k;
+  }
+  twice(): void {
+    const a = this.runtime.create(A);
+    this.runtime.destroy(a);
+    this.runtime.destroy(a);
+  }
+}
 
 type Fn = (...a: number[]) => number;
 
@@ -300,4 +316,22 @@ test('F3: bad handles get the core’s errors on a one-thread heap', (t) => {
   s.alloc.releaseHandle(keep);
   s.alloc.releaseHandle(hb);
   s.heap.validate();
+});
+
+test('compiled methods: creates and destroys through the fast paths leave the interpreted heap; a double destroy is the core’s error', async (t) => {
+  const heaps: Uint8Array[] = [];
+  for (const compile of [false, true]) {
+    const rt = await createRuntime({ classes: [A, B, Churn], heap: '4MB', compile, seed: 3 });
+    await rt.parallelNew(Churn, 70);
+    for (const k of [1, 7, 40]) await rt.parallelDo(Churn, 'churn', k);
+    rt.validateHeap();
+    if (compile) t.true(rt.stats().compiled['Churn.churn']?.compiled === true, JSON.stringify(rt.stats().compiled));
+    heaps.push(new Uint8Array(rt.heap.buffer.slice(HEADER_OFFSET)));
+    const e = await t.throwsAsync(rt.parallelDo(Churn, 'twice'));
+    if (compile) t.true(rt.stats().compiled['Churn.twice']?.compiled === true, JSON.stringify(rt.stats().compiled));
+    const cause = e instanceof MethodError ? e.cause : e;
+    t.true(cause instanceof InvalidHandleError && cause.reason === 'deleted', `${String(cause)}`);
+    await rt.close();
+  }
+  t.deepEqual(heaps[0], heaps[1]);
 });

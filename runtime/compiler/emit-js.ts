@@ -139,7 +139,7 @@ ${copies.join('\n')}
     return `'use strict';
 const I8 = H.i8, U8 = H.u8, I16 = H.i16, U16 = H.u16, I32 = H.i32, U32 = H.u32, F32 = H.f32, F64 = H.f64;
 const BW = ${h.blocksWord}, BWORDS = ${h.blockWords}, BB = ${h.blocksOffset}, BBYTES = ${h.blockBytes}, LIMIT = ${h.handleLimit};
-const A = H.allocator, TL = H.types, state = H.state;
+const A = H.allocator, TL = H.types, state = H.state, F = A.fast;
 const $null = H.nullDeref, $range = H.range, $get = H.get, $view = H.view, $boxArr = H.boxArr, $unbox = H.unbox, $destroyNull = H.destroyNull;
 const $chk = H.check, $chkRef = H.checkRef, $free = H.free;
 const popc = H.popc, $take = H.takeCachedSlot;
@@ -331,9 +331,9 @@ ${body}
       case 'free': {
         const h = this.expr(e.obj);
         if (this.host.checked) return `$free(ctx, ${h}, self)`;
-        if (e.obj.op === 'self') return `A.releaseHandle(self)`;
+        if (e.obj.op === 'self') return `((${this.relTemp()} = F.release(self)) === 0 || A.releaseRest(self, ${this.relTemp()}))`;
         const t = this.temp();
-        return `((${t} = ${h}) !== 0 || $destroyNull(), A.releaseHandle(${t}))`;
+        return `((${t} = ${h}) !== 0 || $destroyNull(), (${this.relTemp()} = F.release(${t})) === 0 || A.releaseRest(${t}, ${this.relTemp()}))`;
       }
       case 'math':
         return `Math.${e.name}(${e.args.map((a) => this.expr(a)).join(', ')})`;
@@ -449,6 +449,12 @@ ${body}
   ${zero.join(' ')}
   return h;
 }`;
+  }
+
+  private rel: string | null = null;
+  /** The temporary that holds FastRelease.release's result (one per method). */
+  private relTemp(): string {
+    return (this.rel ??= this.temp());
   }
 
   private typeById(id: number): TypeLayout {
