@@ -90,7 +90,7 @@ export class FastRelease {
     private readonly genOffset: Int32Array,
     private readonly highMask: Int32Array,
     /** False on a heap formatted for several threads or for BitmapAlloc: every release is the core's (F2, F3). */
-    private readonly enabled: boolean,
+    readonly enabled: boolean,
     private readonly releaseEnd: ReleaseEnd,
   ) {}
 

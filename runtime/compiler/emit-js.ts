@@ -40,6 +40,8 @@ export interface EmitHost {
   /** Every type of the runtime, by id. */
   readonly types: readonly TypeLayout[];
   readonly checked: boolean;
+  /** Whether destroys call FastRelease first (runtime/alloc-fast-path.ts F2: a heap of one thread); else Allocator.releaseHandle. */
+  readonly fastRelease?: boolean;
   /**
    * Int32Array indices of this thread's allocator-state warp words (layout.ts S_WARP,
    * S_LANES_LEFT, S_CACHED): the executor contract of per-warp coalescing
@@ -331,9 +333,14 @@ ${body}
       case 'free': {
         const h = this.expr(e.obj);
         if (this.host.checked) return `$free(ctx, ${h}, self)`;
-        if (e.obj.op === 'self') return `((${this.relTemp()} = F.release(self)) === 0 || A.releaseRest(self, ${this.relTemp()}))`;
+        // F2 where it applies (a heap of one thread); otherwise every release is the core's, through the binding.
+        const rel = (x: string): string =>
+          this.host.fastRelease === true
+            ? `(${this.relTemp()} = F.release(${x})) === 0 || A.releaseRest(${x}, ${this.relTemp()})`
+            : `A.releaseHandle(${x})`;
+        if (e.obj.op === 'self') return `(${rel('self')})`;
         const t = this.temp();
-        return `((${t} = ${h}) !== 0 || $destroyNull(), (${this.relTemp()} = F.release(${t})) === 0 || A.releaseRest(${t}, ${this.relTemp()}))`;
+        return `((${t} = ${h}) !== 0 || $destroyNull(), ${rel(t)})`;
       }
       case 'math':
         return `Math.${e.name}(${e.args.map((a) => this.expr(a)).join(', ')})`;

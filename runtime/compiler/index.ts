@@ -58,6 +58,9 @@ export interface CompilerContext {
     allocate(t: TypeLayout): number;
     releaseHandle(h: number): void;
     warpEnd(): void;
+    /** runtime/alloc-fast-path.ts F2 (Allocator.fast), with releaseRest for what it leaves to the core; absent: releaseHandle. */
+    readonly fast?: { readonly enabled: boolean; release(h: number): number };
+    releaseRest?(h: number, r: number): void;
   };
   view(handle: number): SmmoObject;
   checkHandle(handle: number, typeId: number, where: string): number;
@@ -212,6 +215,7 @@ export class MethodCompiler {
         typeCount: ctx.table.types.length,
         types: ctx.table.types,
         checked: ctx.checked,
+        fastRelease: ctx.allocator.fast?.enabled === true && ctx.allocator.releaseRest !== undefined,
         warpWords: {
           warp: ctx.allocator.state + S_WARP,
           lanes: ctx.allocator.state + S_LANES_LEFT,
