@@ -174,6 +174,8 @@ export class Allocator {
   /** The JavaScript first half of a release (alloc-fast-path.ts F2, F3). */
   /** @internal The JavaScript first half of a release (alloc-fast-path.ts F2, F3); compiled methods call it directly. */
   readonly fast: FastRelease;
+  /** fast.enabled (a heap of one thread, not BitmapAlloc), tested before the call. */
+  private readonly fastRelease: boolean;
 
   constructor(
     readonly heap: Heap,
@@ -209,6 +211,7 @@ export class Allocator {
       !flags.atomic && !flags.bitmapAlloc,
       this.x.releaseEnd,
     );
+    this.fastRelease = this.fast.enabled;
   }
 
   /** Rotation seed (§4.2): differs per thread, advanced on every retry inside the core. */
@@ -294,9 +297,12 @@ export class Allocator {
   releaseHandle(handle: number): void {
     if (retryLimits.spinAttempts !== this.spin || retryLimits.maxAttempts !== this.max) this.limits();
     // (alloc-fast-path.ts F2) The first half in JavaScript; the core only where the block changes state (or F3).
-    const r = this.fast.release(handle);
-    if (r === 0) return;
-    if (r !== RELEASE_BY_CORE || this.x.release(this.state, handle >>> SLOT_BITS, handle & 31) !== 0) this.fail();
+    if (this.fastRelease) {
+      const r = this.fast.release(handle);
+      if (r === 0) return;
+      if (r !== RELEASE_BY_CORE) this.fail();
+    }
+    if (this.x.release(this.state, handle >>> SLOT_BITS, handle & 31) !== 0) this.fail();
   }
 
   /** @internal The rest of a release after `fast.release(handle)` returned `r` ≠ 0 (compiled methods). */
