@@ -79,6 +79,13 @@
 //! the pass is the same byte for byte whatever executed the methods (one thread; with
 //! several, the interleaving is the scheduler's).
 //!
+//! Host fast paths (runtime/alloc-fast-path.ts F1–F4): the host makes two common cases
+//! itself, without calling in: allocate_warp's cached branch (C2) on any heap, and
+//! release_begin followed by `released` only when the AND shows a block transition
+//! (release_end) on a heap of one thread (Plain). They transcribe this file's steps on the
+//! same words; a change to either step must change them too (test/alloc-fast-path.test.ts
+//! compares every heap word with this core alone).
+//!
 //! Variants (the paper's §7 study, Fig. 13(d); heap flags, written once by the host):
 //!  - rotation off (NoShift): every bitmap search and slot search starts at bit 0;
 //!  - coalescing off (NoCoal): C4 everywhere, also for allocate_many;
