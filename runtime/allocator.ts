@@ -68,11 +68,13 @@ import {
   S_TYPES,
   S_WARP,
   SLOT_BITS,
+  TS_CACHE_MASK,
   TS_KEPT,
   TS_WORDS,
   type TypeLayout,
 } from './layout.js';
 import { retryLimits } from './shared.js';
+import { FastRelease, RELEASE_BY_CORE, takeCachedSlot } from './alloc-fast-path.js';
 import type { WasmInstance } from './wasm.js';
 
 export { DEFAULT_KEEP_BLOCKS };
@@ -110,6 +112,7 @@ interface CoreExports {
   retireBlock: F;
   reopenBlock: F;
   releaseBegin: F;
+  releaseEnd: F;
   defragTake: F;
   defragVacate: F;
 }
@@ -143,6 +146,7 @@ function coreExports(wasm: WasmInstance): CoreExports {
     retireBlock: fn('retire_block'),
     reopenBlock: fn('reopen_block'),
     releaseBegin: fn('release_begin'),
+    releaseEnd: fn('release_end'),
     defragTake: fn('defrag_take'),
     defragVacate: fn('defrag_vacate'),
   };
@@ -165,6 +169,13 @@ export class Allocator {
   private spin = -1;
   private max = -1;
   private disposed = false;
+  /** Int32Array index of the state's TS_CACHE_MASK word of type 0 (alloc-fast-path.ts F1); type t's is + t × TS_WORDS. */
+  private readonly cacheMask0: number;
+  /** The JavaScript first half of a release (alloc-fast-path.ts F2, F3). */
+  /** @internal The JavaScript first half of a release (alloc-fast-path.ts F2, F3); compiled methods call it directly. */
+  readonly fast: FastRelease;
+  /** fast.enabled (a heap of one thread, not BitmapAlloc), tested before the call. */
+  private readonly fastRelease: boolean;
 
   constructor(
     readonly heap: Heap,
@@ -185,6 +196,22 @@ export class Allocator {
     this.laneWord = st + S_LANES_LEFT;
     this.spin = retryLimits.spinAttempts;
     this.max = retryLimits.maxAttempts;
+    this.cacheMask0 = st + S_TYPES + TS_CACHE_MASK;
+    const flags = heap.flags;
+    this.fast = new FastRelease(
+      this.i32,
+      st,
+      heap.blocksWord,
+      heap.blockWords,
+      heap.numBlocks,
+      this.numTypes,
+      heap.slots,
+      heap.genOffset,
+      heap.highMask,
+      !flags.atomic && !flags.bitmapAlloc,
+      this.x.releaseEnd,
+    );
+    this.fastRelease = this.fast.enabled;
   }
 
   /** Rotation seed (§4.2): differs per thread, advanced on every retry inside the core. */
@@ -229,6 +256,9 @@ export class Allocator {
 
   /** Reserve one slot for a new object of concrete type `t`; returns its handle. */
   allocate(t: TypeLayout): number {
+    // (alloc-fast-path.ts F1) A slot this warp has reserved already: no call into the core.
+    const mw = this.cacheMask0 + t.id * TS_WORDS;
+    if (this.i32[mw] !== 0) return takeCachedSlot(this.i32, mw, this.state + S_CACHED);
     if (retryLimits.spinAttempts !== this.spin || retryLimits.maxAttempts !== this.max) this.limits();
     const h = this.x.allocate(this.state, t.id);
     if (h === 0) this.fail();
@@ -266,6 +296,19 @@ export class Allocator {
   /** Free the object named by `handle` (no type check; see Runtime for checked mode). */
   releaseHandle(handle: number): void {
     if (retryLimits.spinAttempts !== this.spin || retryLimits.maxAttempts !== this.max) this.limits();
+    // (alloc-fast-path.ts F2) The first half in JavaScript; the core only where the block changes state (or F3).
+    if (this.fastRelease) {
+      const r = this.fast.release(handle);
+      if (r === 0) return;
+      if (r !== RELEASE_BY_CORE) this.fail();
+    }
+    if (this.x.release(this.state, handle >>> SLOT_BITS, handle & 31) !== 0) this.fail();
+  }
+
+  /** @internal The rest of a release after `fast.release(handle)` returned `r` ≠ 0 (compiled methods). */
+  releaseRest(handle: number, r: number): void {
+    if (r !== RELEASE_BY_CORE) this.fail();
+    this.limits();
     if (this.x.release(this.state, handle >>> SLOT_BITS, handle & 31) !== 0) this.fail();
   }
 

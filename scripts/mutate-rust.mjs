@@ -23,7 +23,7 @@ const args = process.argv.slice(2);
 const value = (name) => (args.indexOf(name) >= 0 ? args[args.indexOf(name) + 1] : undefined);
 
 /** The tests every mutant runs against (dist/test/…): the allocator's and the bitmaps'. */
-const TESTS = ['bitmap', 'interleavings', 'kept-blocks', 'allocator-model', 'allocator', 'coalescing', 'variants'].map(
+const TESTS = ['bitmap', 'interleavings', 'kept-blocks', 'allocator-model', 'allocator', 'coalescing', 'variants', 'alloc-fast-path'].map(
   (t) => `dist/test/${t}.test.js`,
 );
 /** A mutant whose tests run longer than this is killed by timeout (unbounded loop). */
@@ -151,8 +151,14 @@ const MUTATIONS = [
   {
     file: 'core.rs',
     name: 'released: FIRST condition inverted',
-    find: '        if before == U32_ALL_ONES {\n            self.set(self.active_bm(t), bid)?;',
-    replace: '        if before != U32_ALL_ONES {\n            self.set(self.active_bm(t), bid)?;',
+    find: '        if before == U32_ALL_ONES {\n            self.to_active(bid, t)?; // FIRST',
+    replace: '        if before != U32_ALL_ONES {\n            self.to_active(bid, t)?; // FIRST',
+  },
+  {
+    file: 'core.rs',
+    name: 'release_end: the generation the host read is not the one checked (D2)',
+    find: 'self.released(bid, t, gen, before, 1u32 << slot)\n    }\n\n    /// Alg. 2 l. 5–13',
+    replace: 'self.released(bid, t, gen.wrapping_add(1), before, 1u32 << slot)\n    }\n\n    /// Alg. 2 l. 5–13',
   },
   {
     file: 'core.rs',

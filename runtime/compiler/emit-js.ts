@@ -26,7 +26,7 @@
  * get() does. Checked mode adds the checked accessors' tests (live object of the right
  * class, references checked on read and write, destroy's rules).
  */
-import { BLOCK_ITER_WORD, BLOCK_TYPE_WORD, type FieldLayout, type TypeLayout } from '../layout.js';
+import { BLOCK_ITER_WORD, BLOCK_TYPE_WORD, TS_WORDS, type FieldLayout, type TypeLayout } from '../layout.js';
 import type { Expr, FieldRef, MethodIR, Stmt, Ty } from './ir.js';
 
 /** Heap geometry and helpers the emitted code is made with (one object per thread context). */
@@ -40,12 +40,14 @@ export interface EmitHost {
   /** Every type of the runtime, by id. */
   readonly types: readonly TypeLayout[];
   readonly checked: boolean;
+  /** Whether destroys call FastRelease first (runtime/alloc-fast-path.ts F2: a heap of one thread); else Allocator.releaseHandle. */
+  readonly fastRelease?: boolean;
   /**
    * Int32Array indices of this thread's allocator-state warp words (layout.ts S_WARP,
    * S_LANES_LEFT, S_CACHED): the executor contract of per-warp coalescing
    * (wasm/src/alloc/core.rs C1), kept exactly as the interpreted executor keeps it.
    */
-  readonly warpWords: { readonly warp: number; readonly lanes: number; readonly cached: number };
+  readonly warpWords: { readonly warp: number; readonly lanes: number; readonly cached: number; readonly cacheMask0?: number };
 }
 
 const ARRAYS: Record<FieldLayout['kind'], { arr: string; shift: number }> = {
@@ -139,10 +141,10 @@ ${copies.join('\n')}
     return `'use strict';
 const I8 = H.i8, U8 = H.u8, I16 = H.i16, U16 = H.u16, I32 = H.i32, U32 = H.u32, F32 = H.f32, F64 = H.f64;
 const BW = ${h.blocksWord}, BWORDS = ${h.blockWords}, BB = ${h.blocksOffset}, BBYTES = ${h.blockBytes}, LIMIT = ${h.handleLimit};
-const A = H.allocator, TL = H.types, state = H.state;
+const A = H.allocator, TL = H.types, state = H.state, F = A.fast;
 const $null = H.nullDeref, $range = H.range, $get = H.get, $view = H.view, $boxArr = H.boxArr, $unbox = H.unbox, $destroyNull = H.destroyNull;
 const $chk = H.check, $chkRef = H.checkRef, $free = H.free;
-const popc = H.popc;
+const popc = H.popc, $take = H.takeCachedSlot;
 ${statics}
 ${this.tables.join('\n')}
 ${allocs}
@@ -331,9 +333,14 @@ ${body}
       case 'free': {
         const h = this.expr(e.obj);
         if (this.host.checked) return `$free(ctx, ${h}, self)`;
-        if (e.obj.op === 'self') return `A.releaseHandle(self)`;
+        // F2 where it applies (a heap of one thread); otherwise every release is the core's, through the binding.
+        const rel = (x: string): string =>
+          this.host.fastRelease === true
+            ? `(${this.relTemp()} = F.release(${x})) === 0 || A.releaseRest(${x}, ${this.relTemp()})`
+            : `A.releaseHandle(${x})`;
+        if (e.obj.op === 'self') return `(${rel('self')})`;
         const t = this.temp();
-        return `((${t} = ${h}) !== 0 || $destroyNull(), A.releaseHandle(${t}))`;
+        return `((${t} = ${h}) !== 0 || $destroyNull(), ${rel(t)})`;
       }
       case 'math':
         return `Math.${e.name}(${e.args.map((a) => this.expr(a)).join(', ')})`;
@@ -437,12 +444,24 @@ ${body}
         zero.push(`${arr === 'U8' ? 'U8' : arr}[${idx}] = 0;`);
       }
     }
+    // (runtime/alloc-fast-path.ts F1) the warp's cached slot, without the call into the binding.
+    const mw = this.host.warpWords.cacheMask0;
+    const take =
+      mw === undefined
+        ? `A.allocate(TL[${id}])`
+        : `(I32[${mw + id * TS_WORDS}] !== 0 ? $take(I32, ${mw + id * TS_WORDS}, ${this.host.warpWords.cached}) : A.allocate(TL[${id}]))`;
     return `function alloc_${id}() {
-  const h = A.allocate(TL[${id}]);
+  const h = ${take};
   const b = BB + (h >>> 5) * BBYTES, s = h & 31;
   ${zero.join(' ')}
   return h;
 }`;
+  }
+
+  private rel: string | null = null;
+  /** The temporary that holds FastRelease.release's result (one per method). */
+  private relTemp(): string {
+    return (this.rel ??= this.temp());
   }
 
   private typeById(id: number): TypeLayout {

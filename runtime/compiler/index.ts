@@ -23,6 +23,7 @@
  *  (C3) Compiling never runs user code (scope.ts S1); a compile error of the compiler
  *       itself is a fallback with the error as the reason, never a failed pass.
  */
+import { takeCachedSlot } from '../alloc-fast-path.js';
 import { popc } from '../bits.js';
 import { InvalidHandleError, UsageError } from '../errors.js';
 import type { Heap } from '../heap.js';
@@ -30,6 +31,8 @@ import {
   BLOCK_ALLOC_WORD,
   BLOCK_TYPE_WORD,
   S_CACHED,
+  S_TYPES,
+  TS_CACHE_MASK,
   S_LANES_LEFT,
   S_WARP,
   SLOT_BITS,
@@ -55,6 +58,9 @@ export interface CompilerContext {
     allocate(t: TypeLayout): number;
     releaseHandle(h: number): void;
     warpEnd(): void;
+    /** runtime/alloc-fast-path.ts F2 (Allocator.fast), with releaseRest for what it leaves to the core; absent: releaseHandle. */
+    readonly fast?: { readonly enabled: boolean; release(h: number): number };
+    releaseRest?(h: number, r: number): void;
   };
   view(handle: number): SmmoObject;
   checkHandle(handle: number, typeId: number, where: string): number;
@@ -120,6 +126,7 @@ export class MethodCompiler {
       allocator: ctx.allocator,
       types: table.types,
       popc,
+      takeCachedSlot,
       nullDeref(what: string): never {
         const field = what.slice(what.lastIndexOf('.') + 1);
         throw new TypeError(`Cannot read properties of null (reading '${field}')`);
@@ -208,10 +215,12 @@ export class MethodCompiler {
         typeCount: ctx.table.types.length,
         types: ctx.table.types,
         checked: ctx.checked,
+        fastRelease: ctx.allocator.fast?.enabled === true && ctx.allocator.releaseRest !== undefined,
         warpWords: {
           warp: ctx.allocator.state + S_WARP,
           lanes: ctx.allocator.state + S_LANES_LEFT,
           cached: ctx.allocator.state + S_CACHED,
+          cacheMask0: ctx.allocator.state + S_TYPES + TS_CACHE_MASK,
         },
       });
       const state = { handle: 0 };

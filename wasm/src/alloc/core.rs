@@ -79,6 +79,13 @@
 //! the pass is the same byte for byte whatever executed the methods (one thread; with
 //! several, the interleaving is the scheduler's).
 //!
+//! Host fast paths (runtime/alloc-fast-path.ts F1–F4): the host makes two common cases
+//! itself, without calling in: allocate_warp's cached branch (C2) on any heap, and
+//! release_begin followed by `released` only when the AND shows a block transition
+//! (release_end) on a heap of one thread (Plain). They transcribe this file's steps on the
+//! same words; a change to either step must change them too (test/alloc-fast-path.test.ts
+//! compares every heap word with this core alone).
+//!
 //! Variants (the paper's §7 study, Fig. 13(d); heap flags, written once by the host):
 //!  - rotation off (NoShift): every bitmap search and slot search starts at bit 0;
 //!  - coalescing off (NoCoal): C4 everywhere, also for allocate_many;
@@ -973,6 +980,24 @@ impl<M: Mem> Alloc<M> {
             });
         }
         self.released(bid, t, gen, before, mask)
+    }
+
+    /// The second half of a release whose first half (release_begin's reads and AND, for a
+    /// type without generations) the host made itself: runtime/alloc-fast-path.ts F2, which
+    /// calls this only when the AND's result asks for more than the cleared bit (the block
+    /// was full, is now empty, or the slot is in the iteration bitmap). `bid` and `t` come
+    /// from the host, so they are checked before any word is touched; `gen` is the
+    /// generation the host read before its AND (D2), `before` the word its AND returned.
+    pub fn release_end(&self, bid: u32, t: u32, gen: u32, before: u32, slot: u32) -> R<()> {
+        if !(bid > 0 && bid < self.num_blocks()) || slot >= 32 || t >= self.num_types() || before & (1u32 << slot) == 0 {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_CORRUPT,
+                a: bid,
+                b: slot,
+                c: t,
+            });
+        }
+        self.released(bid, t, gen, before, 1u32 << slot)
     }
 
     /// Alg. 2 l. 5–13 after the slots `mask` of block `bid` (type `t`, generation `gen` read

@@ -235,6 +235,14 @@ pub extern "C" fn smmo_alloc_release(st: u32, bid: u32, slot: u32) -> u32 {
     with_alloc!(st, |a| status(st, a.release(bid, slot)))
 }
 
+/// The second half of a release that the host began itself (runtime/alloc-fast-path.ts F2,
+/// core.rs release_end): slot `slot` of block `bid` (type `t`) was freed by the host's AND,
+/// which returned `before`; `gen` is the block's generation read before it. 0 or an error code.
+#[no_mangle]
+pub extern "C" fn smmo_alloc_release_end(st: u32, bid: u32, t: u32, gen: u32, before: u32, slot: u32) -> u32 {
+    with_alloc!(st, |a| status(st, a.release_end(bid, t, gen, before, slot)))
+}
+
 /// Step (tests): the first half of a release, Alg. 2 l. 1–4 (core.rs release_begin). Writes
 /// the block's generation, its type and the allocation word before the clear to the three
 /// u32 at byte address `out`; 0 or an error code. The caller finishes the release with the
