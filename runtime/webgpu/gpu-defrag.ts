@@ -27,8 +27,9 @@
  *       generation words) equal the GPU copy's: downloaded when the GPU is newer; when the
  *       host is newer the whole heap is uploaded first (what the next GPU pass would do).
  *       The host reads nothing else: its data segments may be stale throughout.
- *  (G2) Copy passes run in order (one dispatch and submit per pass: a later pass may move
- *       an object again); within a pass each target block is in one pair (defrag.ts
+ *  (G2) Copy passes run in order (one dispatch per pass, each with its own pairs buffer, in
+ *       one compute pass: WebGPU orders one dispatch's storage writes before the next
+ *       dispatch's reads; a later pass may move an object again); within a pass each target block is in one pair (defrag.ts
  *       planPass: targets are distinct candidates), so no two invocations write one word,
  *       and a source is no target, so none reads a word another writes.
  *  (G3) Afterwards both copies hold the same metadata and header words (the host's); the
@@ -103,12 +104,13 @@ class Call {
   async run(entry: string, buffers: GPUBuffer[], invocations: number): Promise<void> {
     if (invocations <= 0) return;
     const p = await this.pipeline(entry);
+    // Encoded into the runner's open compute pass: dispatches are ordered (G2); submitted at a read-back or at the end.
     this.runner.dispatch(p, this.runner.bindBuffers(p, [this.runner.gheap.buffer, ...buffers]), Math.ceil(invocations / WG));
-    await this.runner.submit();
   }
 
-  /** Destroy the call's buffers once the GPU has done with them. */
+  /** Submit, and destroy the call's buffers once the GPU has done with them. */
   async done(): Promise<void> {
+    await this.runner.submit();
     await this.device.queue.onSubmittedWorkDone();
     for (const b of this.bufs) b.destroy();
   }
@@ -209,6 +211,31 @@ function rewriteEntries(heap: Heap, columns: ReferringColumns): Uint32Array {
 }
 
 /**
+ * The forwarding table for the rewrite kernel: per block, the index of its forwarding slab
+ * among the sources' (NONE: not a source), then those slabs (32 words each). The origin
+ * slabs of the scratch (defrag-lanes.ts) are left out: the rewrite does not read them.
+ */
+function forwardingBuffer(sc: DefragScratch): Uint32Array {
+  const i32 = sc.i32;
+  const nb = sc.numBlocks;
+  let sources = 0;
+  for (let b = 0; b < nb; b++) if (i32[b]! >= 0) sources++;
+  const out = new Uint32Array(nb + 32 * sources);
+  let k = 0;
+  for (let b = 0; b < nb; b++) {
+    const r = i32[b]!;
+    if (r < 0) {
+      out[b] = 0xffffffff;
+      continue;
+    }
+    out[b] = k;
+    out.set(i32.subarray(sc.slabsWord + 32 * r, sc.slabsWord + 32 * r + 32), nb + 32 * k);
+    k++;
+  }
+  return out;
+}
+
+/**
  * Defragment `types` with factor `n` (checked) on the GPU copy of `host.heap` (see the top
  * of this file). The caller (Runtime) has checked F4 and marks the call in flight.
  */
@@ -264,10 +291,7 @@ export async function gpuDefragment(runner: GpuRunner, host: DefragHost, types: 
       } else {
         moved = [...req.moved];
         const entries = rewriteEntries(heap, req.columns);
-        const i32 = sc.i32;
-        const fwd = new Uint32Array(nb + 32 * sc.slabs);
-        fwd.set(new Uint32Array(i32.buffer, 0, nb));
-        fwd.set(new Uint32Array(i32.buffer, sc.slabsWord * 4, 32 * sc.slabs), nb);
+        const fwd = forwardingBuffer(sc);
         await call.run(
           'rewrite',
           [call.buffer(entries, 0, 'smmo defrag entries'), call.buffer(fwd, 0, 'smmo defrag forwarding')],
