@@ -319,6 +319,9 @@ export async function gpuDefragment(runner: GpuRunner, host: DefragHost, types: 
     runner.afterDefrag(moved, copied || wasGpuNewer);
   } finally {
     await call.done();
+    // The runner's transfer counters (rt.stats().backend.webgpu) include the call's partial transfers (a whole upload counted itself).
+    gheap.stats.downloadBytes += call.transfer.downloadBytes;
+    gheap.stats.uploadBytes += call.transfer.uploadBytes - call.transfer.fullUploads * gheap.bytes;
   }
   if (result === null) throw new Error('gpuDefragment: internal error: the defrag steps returned no result');
   result.stats.device = 'webgpu';
