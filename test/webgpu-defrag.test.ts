@@ -63,6 +63,8 @@ function withoutTimes(s: DefragStats): Omit<DefragStats, 'ms' | 'threads' | 'dev
   return rest;
 }
 
+const checkedHeap = (rt: Runtime): boolean => rt.table.types.some((t) => t.genOffset !== 0);
+
 /** (G1) Upload the GPU runtime's heap, then overwrite the host's copy of every uploaded byte with garbage: the GPU copy is the newer one. */
 function gpuOnly(rt: Runtime, seed: number): void {
   const g = rt.gpu!;
@@ -122,6 +124,13 @@ async function twice(
     await g.sync();
     moved += r.stats.objectsMoved;
     transfer = JSON.stringify(p.stats.transfer);
+    const tr = p.stats.transfer!;
+    const plan = g.heap.plan;
+    const rec = checkedHeap(g) ? 36 : 4;
+    if (tr.fullUploads !== (hostNewer ? 1 : 0)) problems.push(`call ${call}: ${tr.fullUploads} whole uploads`);
+    // (G1) only the metadata region and the gathered records come down (none when the host was newer)
+    const down = hostNewer ? 0 : plan.blocksOffset - GPU_BASE_BYTES + g.heap.numBlocks * rec * 4;
+    if (tr.downloadBytes !== down) problems.push(`call ${call}: ${tr.downloadBytes} bytes downloaded, want ${down}`);
     problems.push(...compare(ref, g, r, p).map((x) => `call ${call}: ${x}`));
     if (problems.length > 0) break;
     for (const rt of [ref, g]) {
