@@ -42,6 +42,7 @@
  *       `device: 'webgpu'` and the bytes moved over the bus (`transfer`).
  */
 import { defragSteps, type DefragHost } from '../defrag.js';
+import { UsageError } from '../errors.js';
 import { DefragScratch, RECORD_WORDS, type ReferringColumns } from '../defrag-lanes.js';
 import type { DefragResult } from '../defrag-result.js';
 import type { Heap } from '../heap.js';
@@ -323,7 +324,7 @@ export async function gpuDefragment(runner: GpuRunner, host: DefragHost, types: 
     gheap.stats.downloadBytes += call.transfer.downloadBytes;
     gheap.stats.uploadBytes += call.transfer.uploadBytes - call.transfer.fullUploads * gheap.bytes;
   }
-  if (result === null) throw new Error('gpuDefragment: internal error: the defrag steps returned no result');
+  if (result === null) throw new UsageError('parallelDefrag (webgpu): internal error: the defrag steps returned no result');
   result.stats.device = 'webgpu';
   result.stats.transfer = call.transfer;
   result.stats.ms.total = performance.now() - t0; // (G4) the transfers included
