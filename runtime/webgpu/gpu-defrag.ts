@@ -301,7 +301,10 @@ export async function gpuDefragment(runner: GpuRunner, host: DefragHost, types: 
       }
     }
 
-    // (G3) the metadata region and the changed block records go back.
+    // (G3) the metadata region and the changed block records go back. The metadata write is
+    // queued before the encoded copy and rewrite dispatches run (they are submitted at the
+    // end); neither reads it (block words come from constants, live masks from the entries).
+    // The header words go up through the scatter dispatch, after them.
     const meta = heap.u8.slice(GPU_BASE_BYTES, GPU_BASE_BYTES + metaBytes(heap));
     runner.gpu.device.queue.writeBuffer(gheap.buffer, 0, meta);
     call.transfer.uploadBytes += meta.byteLength;
