@@ -18,6 +18,10 @@
  *  (R6) With --threads > 1 each call is rt.parallelDefrag: the copy and rewrite phases run
  *       on the worker threads too (runtime/defrag-parallel.ts), with the same results as
  *       rt.defrag; --json's defrag.threads says how many threads the calls could use.
+ *  (R7) With --backend webgpu each call runs on the heap's GPU copy (rt.parallelDefrag →
+ *       runtime/webgpu/gpu-defrag.ts): no download of the objects' data first, the same
+ *       results as rt.defrag; --json's defrag.device says where the calls ran ('webgpu' or
+ *       'cpu') and defrag.transfer the bytes they moved over the bus.
  */
 import type { App, AppDefrag } from '../apps/app.js';
 import type { DefragResult, DefragStats, Runtime, SmmoClass } from '../index.js';
@@ -45,6 +49,10 @@ export interface DefragReport {
   fragmentation: { firstBefore: number; lastAfter: number; meanBefore: number; meanAfter: number };
   /** 'exact', or why results may differ from a run without --defrag (App.defrag.results). */
   results: string;
+  /** (R7) Where the copy and rewrite phases ran: 'webgpu' (on the heap's GPU copy) or 'cpu'. */
+  device: 'cpu' | 'webgpu';
+  /** (R7) Backend 'webgpu': bytes over the bus for the calls, summed (metadata and block headers; no object data). */
+  transfer?: { downloadBytes: number; uploadBytes: number; fullUploads: number };
 }
 
 /** The defragmentation of one run. */
@@ -74,6 +82,7 @@ export class RunDefrag {
       ms: { scan: 0, copy: 0, rewrite: 0, update: 0, total: 0 },
       fragmentation: { firstBefore: 0, lastAfter: 0, meanBefore: 0, meanAfter: 0 },
       results: spec.results,
+      device: 'cpu',
     };
   }
 
@@ -124,7 +133,8 @@ export class RunDefrag {
     if (done >= this.iterations) return;
     const { every, above } = this.opts;
     if (every !== undefined && done % every !== 0) return;
-    await rt.sync(); // backend 'webgpu': objects move in the host heap
+    // (R7) backend 'webgpu': objects move on the GPU copy; only --defrag-above reads the heap on the host first.
+    if (rt.backend !== 'webgpu' || above !== undefined) await rt.sync();
     if (above !== undefined && !(this.fragmentation(rt) > above)) return;
     this.add(rt, await rt.parallelDefrag(this.spec.classes as readonly SmmoClass[], this.opts.n)); // (R6) rt.defrag on one thread
   }
@@ -145,6 +155,13 @@ export class RunDefrag {
     rep.objectsMoved += s.objectsMoved;
     rep.copies += s.copies;
     rep.blocksFreed += s.blocksFreed;
+    if (s.device === 'webgpu') rep.device = 'webgpu';
+    if (s.transfer !== undefined) {
+      const t = (rep.transfer ??= { downloadBytes: 0, uploadBytes: 0, fullUploads: 0 });
+      t.downloadBytes += s.transfer.downloadBytes;
+      t.uploadBytes += s.transfer.uploadBytes;
+      t.fullUploads += s.transfer.fullUploads;
+    }
     for (const k of ['scan', 'copy', 'rewrite', 'update', 'total'] as const) rep.ms[k] += s.ms[k];
     for (const name of Object.keys(s.classes)) if (!rep.classes.includes(name)) rep.classes.push(name);
     rep.fragmentation.meanBefore = this.sumBefore / rep.calls;

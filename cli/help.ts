@@ -69,8 +69,9 @@ startIteration (and warnings: float columns of the state holding NaN or infiniti
 --dump dump (the files), with --render frames; an app that measures something besides
 its digest adds results (linux-scalability: ns per allocation by k) and resultRows;
 with --defrag defrag ({n, threads, classes, calls, passes, objectsMoved, copies, blocksFreed,
-ms per phase, fragmentation before/after, results}; with --threads > 1 the copy and
-rewrite phases run on the worker threads too, with the same results) and, where moving
+ms per phase, fragmentation before/after, results, device}; with --threads > 1 the copy and
+rewrite phases run on the worker threads too, with --backend webgpu on the GPU (device
+'webgpu', transfer: bytes over the bus), with the same results) and, where moving
 objects may change results, a warning. An app that cannot take part refuses --defrag and says why.
 With --check: check (fields, digest, worst, ok). With --check-every: check (the last
 comparison made) and divergence ({found, iteration, passIndex, pass, class, field,

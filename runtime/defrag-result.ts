@@ -50,6 +50,10 @@ export interface DefragStats {
   /** Per phase: scan (candidates and records), copy (reservations and field copies), rewrite (references), update (sources retired). */
   ms: { scan: number; copy: number; rewrite: number; update: number; total: number };
   classes: Record<string, DefragClassStats>;
+  /** Where the copy and rewrite phases ran: absent on the CPU; 'webgpu' on the heap's GPU copy (runtime/webgpu/gpu-defrag.ts). */
+  device?: 'webgpu';
+  /** Backend 'webgpu': bytes that crossed the bus (metadata and block headers; the objects' data stays on the GPU). */
+  transfer?: { downloadBytes: number; uploadBytes: number; fullUploads: number };
 }
 
 /** The result of Runtime.defrag: statistics and the handle map (F2). */

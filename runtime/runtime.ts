@@ -536,6 +536,8 @@ export class Runtime {
    * to copy, blocks to rewrite) run on the calling thread.
    */
   async parallelDefrag(cls?: SmmoClass | readonly SmmoClass[], n: number = DEFAULT_DEFRAG_FACTOR): Promise<DefragResult> {
+    const onGpu = this.gpu !== null; // backend 'webgpu': on the heap's GPU copy
+    if (onGpu) return this.gpuDefrag(cls, n);
     if (this.pool === null || this.defragScratch === null) return this.defrag(cls, n);
     const ctx = this.live('parallelDefrag');
     if (ctx.pass) throw new UsageError('parallelDefrag cannot be called inside a do-all: call it between do-alls');
@@ -549,6 +551,29 @@ export class Runtime {
     } finally {
       this.inFlight = null;
       this.gpu?.hostWrote(); // objects moved in the host heap
+    }
+  }
+
+  /**
+   * Backend 'webgpu': parallelDefrag on the heap's GPU copy (runtime/webgpu/gpu-defrag.ts):
+   * the host plans and reserves over the downloaded block headers, the GPU copies and
+   * rewrites; the same heap, remap and statistics as defrag (but the times, `device` and
+   * `transfer`). The GPU may hold newer data: no sync() needed.
+   */
+  private async gpuDefrag(cls: SmmoClass | readonly SmmoClass[] | undefined, n: number): Promise<DefragResult> {
+    if (this.closed) throw new UsageError('parallelDefrag: the runtime is closed');
+    const ctx = this.main;
+    if (ctx.pass) throw new UsageError('parallelDefrag cannot be called inside a do-all: call it between do-alls');
+    if (this.inFlight !== null) throw new UsageError(`parallelDefrag: ${this.inFlight} is still running; await it first`);
+    checkDefragFactor(n, 'parallelDefrag');
+    const t = cls === undefined ? undefined : (Array.isArray(cls) ? cls : [cls]).map((c: SmmoClass) => ctx.typeOf(c, 'parallelDefrag'));
+    this.enter('parallelDefrag');
+    try {
+      const { gpuDefragment } = await import('./webgpu/gpu-defrag.js');
+      const host = { heap: this.heap, table: this.table, allocator: ctx.allocator };
+      return await gpuDefragment(this.gpu!, host, defragTypes(this.table, t), n);
+    } finally {
+      this.inFlight = null;
     }
   }
 

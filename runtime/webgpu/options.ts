@@ -82,7 +82,9 @@ export interface GpuRunnerStats {
   gpuSnapshots: number;
   /** Read-backs of a GPU snapshot's lists (16 bytes per class; none for kernels that read them on the GPU). */
   listReadbacks: number;
+  /** Whole-heap uploads and downloads. */
   uploads: number;
+  /** Bytes: the whole-heap transfers, and the metadata, header words and plans of GPU defragmentation (gpu-defrag.ts). */
   uploadBytes: number;
   downloads: number;
   downloadBytes: number;

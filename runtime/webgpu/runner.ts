@@ -787,6 +787,25 @@ export class GpuRunner {
     this.gheap.hostNewer = true;
   }
 
+  /** Defragmentation on the GPU copy (gpu-defrag.ts): submit what is encoded and report a failed allocating kernel first. */
+  async beforeDefrag(): Promise<void> {
+    this.live('defrag');
+    this.submitNow();
+    await this.checkStatus();
+  }
+
+  /**
+   * gpu-defrag.ts changed the GPU copy: objects of the type ids `moved` moved there
+   * (`gpuWrote`: the host's copy of their data is stale) and block headers changed on both
+   * sides. The pass snapshot is taken again, and so are the rank tables of moved classes.
+   */
+  afterDefrag(moved: readonly number[], gpuWrote: boolean): void {
+    if (gpuWrote) this.gheap.gpuNewer = true;
+    this.lists = null;
+    this.gpuListsValid = false;
+    for (const id of moved) this.ranksMadeAt.delete(id);
+  }
+
   /** Upload the host heap now if it is newer (tests and custom kernels). */
   toGpu(): void {
     this.live('toGpu');
