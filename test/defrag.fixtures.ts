@@ -12,10 +12,10 @@ export interface AgentLike extends SmmoObject {
   id: number;
   friend: AgentLike | null;
 }
-interface SharkLike extends AgentLike {
+export interface SharkLike extends AgentLike {
   energy: number;
 }
-interface FishLike extends AgentLike {
+export interface FishLike extends AgentLike {
   w: number;
 }
 export abstract class Agent extends object({ id: i32, friend: ref<AgentLike>('Agent') }, { abstract: true }) {}

@@ -26,17 +26,10 @@ import {
 } from '../index.js';
 import { BLOCK_ALLOC_WORD } from '../runtime/layout.js';
 import { popc } from '../runtime/bits.js';
+// Shared with test/defrag-parallel.test.ts; the classes here stay this file's own (Shark.boom), and so does
+// build: the fixtures' version also leaves dangling references, which snapshot() below would refuse.
+import { rng, type AgentLike, type FishLike, type Shape, type SharkLike } from './defrag.fixtures.js';
 
-interface AgentLike extends SmmoObject {
-  id: number;
-  friend: AgentLike | null;
-}
-interface SharkLike extends AgentLike {
-  energy: number;
-}
-interface FishLike extends AgentLike {
-  w: number;
-}
 abstract class Agent extends object({ id: i32, friend: ref<AgentLike>('Agent') }, { abstract: true }) {}
 class Fish extends Agent.extend({ food: ref<SharkLike>('Shark'), w: f64, tag: u8 }) {}
 class Shark extends Agent.extend({ prey: array(ref<FishLike>('Fish'), 3), energy: f32, big: array(f64, 4) }) {
@@ -48,17 +41,6 @@ class Holder extends object({ id: i32, any: ref(() => Agent), fish: ref(() => Fi
 const CLASSES = [Agent, Fish, Shark, Holder];
 
 let current: Runtime | null = null;
-
-/** A small deterministic generator (tests must not depend on Math.random). */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 2 ** 32;
-  };
-}
 
 type Any = SmmoObject & Record<string, unknown>;
 
@@ -83,17 +65,6 @@ function snapshot(rt: Runtime): Map<number, { cls: string; h: number; values: st
   );
   rt.deviceDo(Holder, (o) => visit(o as unknown as Any, 'Holder', [idOf(o.any), idOf(o.fish, Fish)]));
   return out;
-}
-
-interface Shape {
-  seed: number;
-  fish: number;
-  sharks: number;
-  holders: number;
-  /** Fraction of objects deleted. */
-  kill: number;
-  /** Probability that a reference field is set. */
-  density: number;
 }
 
 /** A fragmented heap: objects of every class, references among the survivors, the rest deleted. */
