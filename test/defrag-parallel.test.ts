@@ -12,28 +12,11 @@
 import test, { type ExecutionContext } from 'ava';
 import fc from 'fast-check';
 import { createRuntime, UsageError, type DefragResult, type DefragStats, type Runtime } from '../index.js';
-import { build, clear, CLASSES, DEFRAG_FIXTURES, Fish, Holder, Shark, type Shape } from './defrag.fixtures.js';
+import { build, clear, CLASSES, firstDifference, heapBytes, DEFRAG_FIXTURES, Fish, Holder, Shark, type Shape } from './defrag.fixtures.js';
 import { fcParams } from './helpers/fc.js';
 
 async function runtime(threads: number, extra: Record<string, unknown> = {}): Promise<Runtime> {
   return createRuntime({ classes: CLASSES, heap: '8MB', threads, modules: [DEFRAG_FIXTURES], ...extra });
-}
-
-/** The heap bytes defrag may change: bitmaps and type table, the calling thread's allocator state, the blocks. */
-function heapBytes(rt: Runtime): Uint8Array[] {
-  const p = rt.heap.plan;
-  const u8 = rt.heap.u8;
-  const st = (p.stateWord + rt.main.allocator.state * p.stateWords) * 4;
-  return [u8.slice(p.freeBitmapWord * 4, p.stateWord * 4), u8.slice(st, st + p.stateWords * 4), u8.slice(p.blocksOffset, p.heapBytes)];
-}
-
-function firstDifference(a: Uint8Array[], b: Uint8Array[]): string | null {
-  const names = ['bitmaps/type table', 'allocator state', 'blocks'];
-  for (let k = 0; k < a.length; k++) {
-    if (a[k]!.length !== b[k]!.length) return `${names[k]}: ${a[k]!.length} vs ${b[k]!.length} bytes`;
-    for (let i = 0; i < a[k]!.length; i++) if (a[k]![i] !== b[k]![i]) return `${names[k]}: byte ${i}: ${a[k]![i]} vs ${b[k]![i]}`;
-  }
-  return null;
 }
 
 function withoutTimes(s: DefragStats): Omit<DefragStats, 'ms' | 'threads'> {

@@ -1,7 +1,8 @@
 /**
- * Classes and a heap builder for test/defrag-parallel.test.ts: a module of its own, without
- * tests, because the worker threads of a runtime import the module that exports its classes
- * (options.modules). References across classes and subclasses, inline arrays of references
+ * Classes, a heap builder and the heap-bytes comparison for test/defrag-parallel.test.ts and
+ * test/webgpu-defrag.test.ts (the generator and shapes also for test/defrag.test.ts): a module
+ * of its own, without tests, because the worker threads of a runtime import the module that
+ * exports its classes (options.modules). References across classes and subclasses, inline arrays of references
  * and of numbers, 1-, 4- and 8-byte fields.
  */
 import { array, f32, f64, i32, object, ref, u8, type Runtime, type SmmoObject } from '../index.js';
@@ -94,4 +95,22 @@ export function clear(rt: Runtime): void {
     rt.deviceDo(cls, (o) => void hs.push(o.__h));
     for (const h of hs) rt.destroy(rt.get(cls, h));
   }
+}
+
+/** The heap bytes defrag may change: bitmaps and type table, the calling thread's allocator state, the blocks. */
+export function heapBytes(rt: Runtime): Uint8Array[] {
+  const p = rt.heap.plan;
+  const u8 = rt.heap.u8;
+  const st = (p.stateWord + rt.main.allocator.state * p.stateWords) * 4;
+  return [u8.slice(p.freeBitmapWord * 4, p.stateWord * 4), u8.slice(st, st + p.stateWords * 4), u8.slice(p.blocksOffset, p.heapBytes)];
+}
+
+/** The first byte where two heapBytes() results differ, named, or null. */
+export function firstDifference(a: Uint8Array[], b: Uint8Array[]): string | null {
+  const names = ['bitmaps/type table', 'allocator state', 'blocks'];
+  for (let k = 0; k < a.length; k++) {
+    if (a[k]!.length !== b[k]!.length) return `${names[k]}: ${a[k]!.length} vs ${b[k]!.length} bytes`;
+    for (let i = 0; i < a[k]!.length; i++) if (a[k]![i] !== b[k]![i]) return `${names[k]}: byte ${i}: ${a[k]![i]} vs ${b[k]![i]}`;
+  }
+  return null;
 }

@@ -18,7 +18,7 @@
  * --defrag, and --json says `device: 'webgpu'`.
  */
 import { createRuntime, UsageError, type DefragResult, type DefragStats, type Runtime, type SmmoClass } from '../index.js';
-import { build, clear, CLASSES, Fish, type Shape } from './defrag.fixtures.js';
+import { build, clear, CLASSES, firstDifference, heapBytes, Fish, type Shape } from './defrag.fixtures.js';
 import { gpuSuite } from './helpers/gpu-suite.js';
 import { lastJson, smmo } from './helpers/child.js';
 import { GPU_BASE_BYTES } from '../runtime/webgpu/wgsl.js';
@@ -39,23 +39,6 @@ async function runtime(backend: 'ts' | 'webgpu', checked: boolean): Promise<Runt
     backend,
     ...(backend === 'webgpu' ? { webgpu: { gpu: gpu() } } : {}),
   });
-}
-
-/** The heap bytes defrag may change: bitmaps and type table, the calling thread's allocator state, the blocks. */
-function heapBytes(rt: Runtime): Uint8Array[] {
-  const p = rt.heap.plan;
-  const u8 = rt.heap.u8;
-  const st = (p.stateWord + rt.main.allocator.state * p.stateWords) * 4;
-  return [u8.slice(p.freeBitmapWord * 4, p.stateWord * 4), u8.slice(st, st + p.stateWords * 4), u8.slice(p.blocksOffset, p.heapBytes)];
-}
-
-function firstDifference(a: Uint8Array[], b: Uint8Array[]): string | null {
-  const names = ['bitmaps/type table', 'allocator state', 'blocks'];
-  for (let k = 0; k < a.length; k++) {
-    if (a[k]!.length !== b[k]!.length) return `${names[k]}: ${a[k]!.length} vs ${b[k]!.length} bytes`;
-    for (let i = 0; i < a[k]!.length; i++) if (a[k]![i] !== b[k]![i]) return `${names[k]}: byte ${i}: ${a[k]![i]} vs ${b[k]![i]}`;
-  }
-  return null;
 }
 
 function withoutTimes(s: DefragStats): Omit<DefragStats, 'ms' | 'threads' | 'device' | 'transfer'> {
