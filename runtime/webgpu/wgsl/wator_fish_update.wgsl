@@ -20,19 +20,8 @@ override F_childEggTimer: u32;
 
 /** spawnFish(cell, seed): a new Fish on `cell`, linked from it; false after an allocator failure. */
 fn spawn(cell: u32, seed: u32) -> bool {
-  let a = a_allocate(T_CHILD);
-  if (a_status != 0u) {
-    return false;
-  }
-  o_set32(a, F_childEggTimer, seed % SPAWN_THRESHOLD);
-  o_set32(a, F_childPosition, cell);
-  o_set32(a, F_childNewPosition, cell);
-  o_set32(a, F_childRs_0, w_splitmix(seed, 1u));
-  o_set32(a, F_childRs_1, w_splitmix(seed, 2u));
-  o_set32(a, F_childRs_2, w_splitmix(seed, 3u));
-  o_set32(a, F_childRs_3, w_splitmix(seed, 4u));
-  o_set32(cell, F_cellAgent, a);
-  return true;
+  let rs = vec4<u32>(F_childRs_0, F_childRs_1, F_childRs_2, F_childRs_3);
+  return w_spawn(T_CHILD, cell, seed, rs, F_childPosition, F_childNewPosition, F_childEggTimer) != 0u;
 }
 
 @compute @workgroup_size(WG)

@@ -138,6 +138,29 @@ fn w_splitmix(s: u32, k: u32) -> u32 {
 }
 
 /**
+ * What spawnFish and spawnShark (model.ts) share: a new agent of concrete type t on `cell`,
+ * linked from it, its egg timer and stream derived from `seed` (the parent's next draw).
+ * The child's field offsets are arguments (each update kernel binds its own child class's):
+ * randomState[0..4] `rs`, `position`, `newPosition`, `eggTimer`. Its handle, or 0 after an
+ * allocator failure (a_status says which).
+ */
+fn w_spawn(t: u32, cell: u32, seed: u32, rs: vec4<u32>, pos: u32, new_pos: u32, egg: u32) -> u32 {
+  let a = a_allocate(t);
+  if (a_status != 0u) {
+    return 0u;
+  }
+  o_set32(a, egg, seed % SPAWN_THRESHOLD);
+  o_set32(a, pos, cell);
+  o_set32(a, new_pos, cell);
+  o_set32(a, rs.x, w_splitmix(seed, 1u));
+  o_set32(a, rs.y, w_splitmix(seed, 2u));
+  o_set32(a, rs.z, w_splitmix(seed, 3u));
+  o_set32(a, rs.w, w_splitmix(seed, 4u));
+  o_set32(cell, F_cellAgent, a);
+  return a;
+}
+
+/**
  * Agent.requestMove (model.ts) for agent h, whose `position` / `newPosition` are at
  * `pos` / `newPos`: newPosition := its cell; among the four neighbours in direction order
  * collect those with a fish (only when want_fish) and the free ones; one draw from h's

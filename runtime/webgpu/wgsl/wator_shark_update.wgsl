@@ -22,21 +22,14 @@ override F_childNewPosition: u32;
 override F_childEggTimer: u32;
 override F_childEnergy: u32;
 
-/** spawnShark(cell, seed): a new Shark on `cell`, linked from it; false after an allocator failure. */
+/** spawnShark(cell, seed): a new Shark on `cell`, linked from it, with ENERGY_START; false after an allocator failure. */
 fn spawn(cell: u32, seed: u32) -> bool {
-  let a = a_allocate(T_CHILD);
-  if (a_status != 0u) {
+  let rs = vec4<u32>(F_childRs_0, F_childRs_1, F_childRs_2, F_childRs_3);
+  let a = w_spawn(T_CHILD, cell, seed, rs, F_childPosition, F_childNewPosition, F_childEggTimer);
+  if (a == 0u) {
     return false;
   }
   o_set32(a, F_childEnergy, ENERGY_START);
-  o_set32(a, F_childEggTimer, seed % SPAWN_THRESHOLD);
-  o_set32(a, F_childPosition, cell);
-  o_set32(a, F_childNewPosition, cell);
-  o_set32(a, F_childRs_0, w_splitmix(seed, 1u));
-  o_set32(a, F_childRs_1, w_splitmix(seed, 2u));
-  o_set32(a, F_childRs_2, w_splitmix(seed, 3u));
-  o_set32(a, F_childRs_3, w_splitmix(seed, 4u));
-  o_set32(cell, F_cellAgent, a);
   return true;
 }
 
