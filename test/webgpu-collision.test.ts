@@ -26,7 +26,7 @@ import test from 'ava';
 import { createRuntime, type Runtime } from '../index.js';
 import { Body, MERGE_THRESHOLD } from '../apps/collision/body.js';
 import { CLASSES, digest, init, initBodies, step, type BodyInit } from '../apps/collision/collision.js';
-import { gpuSuite } from './helpers/gpu-suite.js';
+import { gpuAndTsRuns, gpuSuite } from './helpers/gpu-suite.js';
 import { gpuDeclaredMethods, gpuKernelFor, kernelFor, ownKernels } from '../runtime/kernel-spec.js';
 import { kernelMismatch } from '../runtime/webgpu/wgsl-kernels.js';
 import { describeChild, lastJson, smmo } from './helpers/child.js';
@@ -349,25 +349,14 @@ gtest(
   title('smmo run collision --backend webgpu --json: kernels all webgpu, body count equal to --backend ts; --check passes'),
   async (t) => {
     const args = ['run', 'collision', '--bodies', '800', '--iterations', '5', '--json'];
-    const run = (backend: string, ...more: string[]): Promise<Record<string, unknown>> =>
-      smmo([...args, '--backend', backend, ...more]).then((r) => {
-        if (r.code !== 0) throw new Error(describeChild(r));
-        return lastJson(r.stdout);
-      });
-    const gpuRun = await run('webgpu');
-    const tsRun = await run('ts');
-    t.is(gpuRun['backend'], 'webgpu');
-    t.deepEqual(Object.keys(gpuRun['kernels'] as object).sort(), PASSES);
-    t.true(
-      Object.values(gpuRun['kernels'] as object).every((b) => b === 'webgpu'),
-      JSON.stringify(gpuRun['kernels']),
-    );
+    const { gpuRun, tsRun } = await gpuAndTsRuns(t, args, PASSES);
     t.deepEqual(gpuRun['objects'], tsRun['objects']);
     const count = (tsRun['objects'] as { Body: number }).Body;
     t.true(count < 800, `some bodies merged (${count})`);
     t.true(Math.abs((gpuRun['digest'] as number) - (tsRun['digest'] as number)) <= TOLERANCE_PER_BODY * count);
-    const checked = await run('webgpu', '--check');
-    const check = checked['check'] as { ok: boolean; rank: string[] };
+    const checkedRun = await smmo([...args, '--backend', 'webgpu', '--check']);
+    t.is(checkedRun.code, 0, describeChild(checkedRun));
+    const check = lastJson(checkedRun.stdout)['check'] as { ok: boolean; rank: string[] };
     t.true(check.ok, JSON.stringify(check));
   },
 );

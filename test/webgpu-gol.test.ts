@@ -26,7 +26,7 @@ import {
   step,
   type GolStart,
 } from '../apps/game-of-life/gol.js';
-import { gpuSuite } from './helpers/gpu-suite.js';
+import { gpuAndTsRuns, gpuSuite } from './helpers/gpu-suite.js';
 import { GpuHeapError, STATUS } from '../runtime/webgpu/errors.js';
 import { kernelClassMismatch } from '../runtime/webgpu/wgsl-kernels.js';
 import { GPU_BASE_BYTES } from '../runtime/webgpu/wgsl.js';
@@ -293,19 +293,8 @@ gtest(title('a kernel that would create objects of the class it ranks is refused
 });
 
 gtest(title('smmo run game-of-life --backend webgpu --json: kernels all webgpu, digest equal to --backend ts'), async (t) => {
-  const run = (backend: string): Promise<Record<string, unknown>> =>
-    smmo(['run', 'game-of-life', '--width', '40', '--height', '40', '--iterations', '8', '--backend', backend, '--json']).then((r) => {
-      if (r.code !== 0) throw new Error(describeChild(r));
-      return lastJson(r.stdout);
-    });
-  const gpuRun = await run('webgpu');
-  const tsRun = await run('ts');
-  t.is(gpuRun['backend'], 'webgpu');
-  t.deepEqual(Object.keys(gpuRun['kernels'] as object).sort(), PASSES);
-  t.true(
-    Object.values(gpuRun['kernels'] as object).every((b) => b === 'webgpu'),
-    JSON.stringify(gpuRun['kernels']),
-  );
+  const args = ['run', 'game-of-life', '--width', '40', '--height', '40', '--iterations', '8', '--json'];
+  const { gpuRun, tsRun } = await gpuAndTsRuns(t, args, PASSES);
   t.is(gpuRun['digest'], tsRun['digest']);
   t.deepEqual(gpuRun['objects'], tsRun['objects']);
   // --check against the TypeScript reference: the agents' handles differ (GPU allocation

@@ -26,7 +26,7 @@ import { runApp } from '../cli/run.js';
 import { Agent, Cell, ENERGY_START, Fish, Shark, spawnFish, spawnShark, SPAWN_THRESHOLD } from '../apps/wa-tor/model.js';
 import { checkInvariants, CLASSES, digest, forEachCell, init, neighborIds, step } from '../apps/wa-tor/wator.js';
 import { cellTable } from '../apps/grid.js';
-import { gpuSuite } from './helpers/gpu-suite.js';
+import { gpuAndTsRuns, gpuSuite } from './helpers/gpu-suite.js';
 import { kernelArrayMismatch } from '../runtime/webgpu/wgsl-kernels.js';
 import { describeChild, lastJson, smmo } from './helpers/child.js';
 
@@ -257,19 +257,7 @@ gtest(title('an array field that does not fit the declaration is refused with th
 
 gtest(title('smmo run wa-tor --backend webgpu --json: kernels all webgpu, digest equal to --backend ts; --check passes'), async (t) => {
   const args = ['run', 'wa-tor', '--width', '48', '--height', '40', '--iterations', '8', '--json'];
-  const run = (backend: string): Promise<Record<string, unknown>> =>
-    smmo([...args, '--backend', backend]).then((r) => {
-      if (r.code !== 0) throw new Error(describeChild(r));
-      return lastJson(r.stdout);
-    });
-  const gpuRun = await run('webgpu');
-  const tsRun = await run('ts');
-  t.is(gpuRun['backend'], 'webgpu');
-  t.deepEqual(Object.keys(gpuRun['kernels'] as object).sort(), PASSES);
-  t.true(
-    Object.values(gpuRun['kernels'] as object).every((b) => b === 'webgpu'),
-    JSON.stringify(gpuRun['kernels']),
-  );
+  const { gpuRun, tsRun } = await gpuAndTsRuns(t, args, PASSES);
   t.is(gpuRun['digest'], tsRun['digest']);
   t.deepEqual(gpuRun['objects'], tsRun['objects']);
   // --check against the TypeScript reference: agents paired by their cell (App.matchKeys), every field equal.

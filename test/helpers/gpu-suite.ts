@@ -4,8 +4,9 @@
  * run one at a time, and one device for the whole file, acquired before its tests and
  * closed after them.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { GpuContext, webgpuPackageAvailable } from '../../runtime/webgpu/device.js';
+import { describeChild, lastJson, smmo } from './child.js';
 
 const SKIP = '[skipped: the optional npm package `webgpu` is not installed; `npm install` installs it]';
 
@@ -35,4 +36,30 @@ export async function gpuSuite(file: string): Promise<{
       return device;
     },
   };
+}
+
+/**
+ * `smmo <args> --json` on `--backend webgpu` and on `--backend ts` (a failed run throws with
+ * the child's output); checks that the GPU run says backend webgpu and ran exactly the
+ * passes `passes` (sorted), every one as a WGSL kernel. Returns both JSON results.
+ */
+export async function gpuAndTsRuns(
+  t: ExecutionContext,
+  args: readonly string[],
+  passes: readonly string[],
+): Promise<{ gpuRun: Record<string, unknown>; tsRun: Record<string, unknown> }> {
+  const run = (backend: string): Promise<Record<string, unknown>> =>
+    smmo([...args, '--backend', backend]).then((r) => {
+      if (r.code !== 0) throw new Error(describeChild(r));
+      return lastJson(r.stdout);
+    });
+  const gpuRun = await run('webgpu');
+  const tsRun = await run('ts');
+  t.is(gpuRun['backend'], 'webgpu');
+  t.deepEqual(Object.keys(gpuRun['kernels'] as object).sort(), passes);
+  t.true(
+    Object.values(gpuRun['kernels'] as object).every((b) => b === 'webgpu'),
+    JSON.stringify(gpuRun['kernels']),
+  );
+  return { gpuRun, tsRun };
 }
