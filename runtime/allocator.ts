@@ -626,7 +626,18 @@ export class WasmBitmaps {
 
   constructor(wasm: WasmInstance) {
     this.f = {};
-    for (const name of ['set', 'clear', 'try_set', 'try_clear', 'try_find_set', 'scan_find_set', 'find_and_clear', 'fill', 'reset']) {
+    for (const name of [
+      'set',
+      'clear',
+      'try_set',
+      'try_clear',
+      'try_find_set',
+      'find_set',
+      'scan_find_set',
+      'find_and_clear',
+      'fill',
+      'reset',
+    ]) {
       const fn = wasm.fn(`smmo_bitmap_${name}`);
       if (fn === undefined) throw new UsageError(`the WebAssembly module ${wasm.file} has no export smmo_bitmap_${name}`);
       this.f[name] = fn;
@@ -666,6 +677,10 @@ export class WasmBitmaps {
   /** Alg. 4: some set bit, or -1 (may fail while bits are set, B3). `rotate` false: the search starts at bit 0. */
   tryFindSet(bm: HierarchicalBitmap, seed: number, rotate = true): number {
     return this.f['try_find_set']!(bm.base, bm.bits, seed >>> 0, rotate ? 1 : 0);
+  }
+  /** Some set bit reachable through set upper bits (the descent with backtracking, bitmap.rs B5), or -1. */
+  findSet(bm: HierarchicalBitmap, seed: number, rotate = true): number {
+    return this.f['find_set']!(bm.base, bm.bits, seed >>> 0, rotate ? 1 : 0);
   }
   /** Some set bit by a scan of level 0, or -1. */
   scanFindSet(bm: HierarchicalBitmap, seed: number, rotate = true): number {

@@ -23,9 +23,18 @@ const args = process.argv.slice(2);
 const value = (name) => (args.indexOf(name) >= 0 ? args[args.indexOf(name) + 1] : undefined);
 
 /** The tests every mutant runs against (dist/test/…): the allocator's and the bitmaps'. */
-const TESTS = ['bitmap', 'interleavings', 'kept-blocks', 'allocator-model', 'allocator', 'coalescing', 'variants', 'alloc-fast-path'].map(
-  (t) => `dist/test/${t}.test.js`,
-);
+const TESTS = [
+  'bitmap',
+  'find-set',
+  'scan-fallback',
+  'interleavings',
+  'kept-blocks',
+  'allocator-model',
+  'allocator',
+  'coalescing',
+  'variants',
+  'alloc-fast-path',
+].map((t) => `dist/test/${t}.test.js`);
 /** A mutant whose tests run longer than this is killed by timeout (unbounded loop). */
 const TIMEOUT_S = 300;
 
@@ -64,6 +73,12 @@ const MUTATIONS = [
   },
   { file: 'bitmap.rs', name: 'try_find_set: the chosen bit is dropped', find: 'pos = pos * 32 + bit as u32;', replace: 'pos = pos * 32;' },
   { file: 'bitmap.rs', name: 'scan_find_set: takes empty containers', find: 'if word != 0 {', replace: 'if word == 0 {' },
+  {
+    file: 'bitmap.rs',
+    name: 'find_set: no backtracking past an emptied container (B5)',
+    find: "level += 1; // every bit of this container tried: back to the parent's next bit",
+    replace: 'return -1;',
+  },
   {
     file: 'bitmap.rs',
     name: 'find_and_clear: no exact scan after a failed tree search (B3)',

@@ -207,13 +207,13 @@ export class OracleAllocator {
 
   /**
    * An active block, or -1 when there is none: the rotated descent, and when it fails while
-   * the top container still says some block is active (B3, an operation in flight), an
-   * exact scan of level 0 (core.rs find_active).
+   * the top container still says some block is active (B3, an operation in flight), the
+   * descent with backtracking (bitmap.rs B5; core.rs find_active).
    */
   private findActive(active: OracleBitmap, seed: number): number {
     const bid = active.tryFindSet(seed);
     if (bid >= 0 || !active.anyAtTop()) return bid;
-    return active.scanFindSet(seed);
+    return active.findSet(seed);
   }
 
   /** Take a kept block of type `id` off this thread's stack (0: none). */

@@ -9,6 +9,9 @@ import { bitmapLevelWords } from '../../runtime/bitmap.js';
 import { ffsFrom, popc } from '../../runtime/bits.js';
 import { andWord, loadWord, orWord, retryPause, type Words } from './shared.js';
 
+/** bitmap.rs MAX_DESCENT_LOADS: the bound on one findSet's container loads. */
+const MAX_DESCENT_LOADS = 256;
+
 export class OracleBitmap {
   /** Absolute word index of each level's first container. */
   private readonly levelBase: Int32Array;
@@ -118,6 +121,37 @@ export class OracleBitmap {
     return pos;
   }
 
+  /**
+   * Position of some set bit reachable through set upper bits, or -1 (bitmap.rs B5): the
+   * descent of tryFindSet with backtracking, the same rotated order at each level, at most
+   * MAX_DESCENT_LOADS container loads.
+   */
+  findSet(seed: number): number {
+    const at: number[] = [];
+    const left: number[] = [];
+    let level = this.top;
+    at[level] = 0;
+    left[level] = loadWord(this.mem, this.levelBase[level]!);
+    let loads = 1;
+    for (;;) {
+      const bits = left[level]!;
+      if (bits === 0) {
+        if (level === this.top) return -1;
+        level++;
+        continue;
+      }
+      const bit = ffsFrom(bits, this.rotate ? (seed >>> (level * 5)) + level : 0);
+      left[level] = bits & ~(1 << bit);
+      const pos = at[level]! * 32 + bit;
+      if (level === 0) return pos;
+      if (loads >= MAX_DESCENT_LOADS) return -1;
+      level--;
+      loads++;
+      at[level] = pos;
+      left[level] = loadWord(this.mem, this.levelBase[level]! + pos);
+    }
+  }
+
   /** Whether the top container has a bit set (with nothing in flight: whether any bit is set). */
   anyAtTop(): boolean {
     return loadWord(this.mem, this.levelBase[this.top]!) !== 0;
@@ -143,7 +177,9 @@ export class OracleBitmap {
   findAndClear(seed: number): number {
     for (let attempt = 1; ; attempt++) {
       let pos = this.tryFindSet(seed + attempt);
-      // The hierarchy may be transiently inconsistent (B3): confirm "empty" by a scan.
+      // The hierarchy may be transiently inconsistent (B3): look past stale upper bits (B5),
+      // then confirm "empty" by a scan.
+      if (pos < 0) pos = this.findSet(seed + attempt);
       if (pos < 0) pos = this.scanFindSet(seed + attempt);
       if (pos < 0) return -1;
       if (this.tryClear(pos)) return pos;

@@ -21,11 +21,20 @@
 //!  (B3) try_find_set may fail while bits are set (a transient inconsistency); callers that
 //!       must not fail spuriously use find_and_clear, which falls back to an exact scan.
 //!  (B4) Every retry loop is bounded by `Env` (bits.rs): it gives up with `Stuck`.
+//!  (B5) find_set, try_find_set's descent with backtracking, finds a set bit whenever one is
+//!       reachable through set upper bits within MAX_DESCENT_LOADS container loads (on a
+//!       consistent hierarchy: whenever any bit is set, with the result of try_find_set).
+//!       It misses only bits whose upper bits are not written yet (a SET-FIRST in flight);
+//!       scan_find_set, which reads every container of level 0, sees those too.
 use super::bits::{ffs_from, Env};
 use super::mem::Mem;
 use crate::layout::{ALLOC_OP_BITMAP_CLEAR, ALLOC_OP_BITMAP_SET, ALLOC_OP_FIND_AND_CLEAR, MAX_BITMAP_LEVELS};
 
 const LEVELS: usize = MAX_BITMAP_LEVELS as usize;
+
+/// Bound on the container loads of one find_set (B5): the path down (≤ LEVELS loads) plus
+/// that many stale upper bits, far more than the operations that can be in flight at once.
+pub const MAX_DESCENT_LOADS: u32 = 256;
 
 /// Where the levels of a bitmap of some number of bits lie, relative to its first word.
 /// Every bitmap of the heap has `numBlocks` bits, so the heap header holds this once.
@@ -266,6 +275,58 @@ impl Bitmap {
         pos as i32
     }
 
+    /// Position of some set bit reachable from the top through set upper bits, or -1: the
+    /// descent of `try_find_set` with backtracking (B5). At each level the bits of a
+    /// container are tried in the rotated order of `try_find_set` (the same `seed`), so on
+    /// a consistent hierarchy the first path succeeds and the result equals
+    /// `try_find_set`'s; an upper bit whose container is empty (a CLEAR-LAST in flight)
+    /// costs one load and the search goes on with the next bit. At most
+    /// `MAX_DESCENT_LOADS` container loads, so the cost is bounded by that, not by the
+    /// size of the heap (a scan of level 0 reads every container).
+    ///
+    /// # Safety
+    /// As [`Bitmap::get`].
+    pub unsafe fn find_set<M: Mem>(&self, env: &Env, seed: u32) -> i32 {
+        let top = self.lv.top;
+        // Per level: the container being searched and its bits not tried yet.
+        let mut at = [0u32; LEVELS];
+        let mut left = [0u32; LEVELS];
+        let mut level = top;
+        // SAFETY: the bitmap lies inside the memory (caller); the top level has one container.
+        left[top as usize] = unsafe { M::load(self.word(top, 0)) };
+        let mut loads = 1u32;
+        loop {
+            let l = level as usize;
+            // SAFETY (indices): level ≤ top < LEVELS (Levels::for_bits).
+            let bits = unsafe { *left.get_unchecked(l) };
+            if bits == 0 {
+                if level == top {
+                    return -1;
+                }
+                level += 1; // every bit of this container tried: back to the parent's next bit
+                continue;
+            }
+            let bit = ffs_from(bits, env.start((seed >> (level * 5)).wrapping_add(level))) as u32;
+            // SAFETY: as above.
+            unsafe { *left.get_unchecked_mut(l) = bits & !(1u32 << bit) };
+            let pos = unsafe { *at.get_unchecked(l) } * 32 + bit;
+            if level == 0 {
+                return pos as i32;
+            }
+            if loads >= MAX_DESCENT_LOADS {
+                return -1;
+            }
+            level -= 1;
+            loads += 1;
+            // SAFETY: pos names a container of `level` (it came from a bit of level + 1, B1),
+            // inside the memory (caller).
+            unsafe {
+                *at.get_unchecked_mut(level as usize) = pos;
+                *left.get_unchecked_mut(level as usize) = M::load(self.word(level, pos));
+            }
+        }
+    }
+
     /// Whether the top container has a bit set: with no operation in flight (B2), whether
     /// any bit is set. One load.
     ///
@@ -312,7 +373,12 @@ impl Bitmap {
             let s = seed.wrapping_add(attempt);
             // SAFETY: the bitmap lies inside the memory (caller).
             let mut pos = unsafe { self.try_find_set::<M>(env, s) };
-            // The hierarchy may be transiently inconsistent (B3): confirm "empty" by a scan.
+            // The hierarchy may be transiently inconsistent (B3): look past stale upper bits
+            // (B5), then confirm "empty" by a scan.
+            if pos < 0 {
+                // SAFETY: the bitmap lies inside the memory (caller).
+                pos = unsafe { self.find_set::<M>(env, s) };
+            }
             if pos < 0 {
                 // SAFETY: the bitmap lies inside the memory (caller).
                 pos = unsafe { self.scan_find_set::<M>(env, s) };

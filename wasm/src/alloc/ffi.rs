@@ -476,6 +476,14 @@ pub extern "C" fn smmo_bitmap_scan_find_set(base: u32, bits: u32, seed: u32, rot
     unsafe { standalone(base, bits).scan_find_set::<Atomic>(&env(1, 1, rotate), seed) }
 }
 
+/// Some set bit reachable through set upper bits (bitmap.rs B5, the descent with
+/// backtracking), or -1.
+#[no_mangle]
+pub extern "C" fn smmo_bitmap_find_set(base: u32, bits: u32, seed: u32, rotate: u32) -> i32 {
+    // SAFETY: as in smmo_bitmap_set.
+    unsafe { standalone(base, bits).find_set::<Atomic>(&env(1, 1, rotate), seed) }
+}
+
 /// Find a set bit and clear it: its position, -1 (none), or -2 (retry budget spent).
 #[no_mangle]
 pub extern "C" fn smmo_bitmap_find_and_clear(base: u32, bits: u32, seed: u32, rotate: u32, spin: u32, max: u32) -> i32 {
