@@ -7,8 +7,11 @@
  *
  *   node dist/bench/models.js [--model walkers|epidemic|particles|all] [--size 1024]
  *        [--steps 10] [--threads 1,2,4,8,16] [--runs 3] [--out bench-results/models.json]
- *        [--machine "name"] [--largest]
+ *        [--machine "name"] [--largest] [--passes]
  *
+ * --passes also times every do-all of the timed steps (the `parallelDo` calls of the
+ * model's step, per Class.method) and prints ms per step per pass for each smmo row: which
+ * pass scales and which does not.
  * --largest adds the rows 'largest': compiled, with RuntimeOptions.blockSize 'largest'
  * (every class 32 slots per block), on the same thread counts.
  *
@@ -91,6 +94,7 @@ const SIZE = Number(arg('size', '1024'));
 const STEPS = Number(arg('steps', '10'));
 const RUNS = Number(arg('runs', '3'));
 const LARGEST = process.argv.includes('--largest');
+const PASSES = process.argv.includes('--passes');
 const THREADS = arg('threads', '1,2,4,8,16')
   .split(',')
   .map(Number)
@@ -108,6 +112,20 @@ interface Sample {
   digest: number;
   /** Objects of the counted class at the end (walkers, persons, particles). */
   population: number;
+  /** --passes: ms per timed step spent in each do-all, by "Class.method". */
+  passes?: Record<string, number>;
+}
+
+/** Time every parallelDo of `rt` into `into` (ms, by "Class.method") from now on. */
+function timePasses(rt: Runtime, into: Record<string, number>): void {
+  const run = rt.parallelDo.bind(rt);
+  const timed: Runtime['parallelDo'] = async (cls, method, ...args) => {
+    const t0 = performance.now();
+    await run(cls, method, ...args);
+    const key = `${cls.name}.${String(method)}`;
+    into[key] = (into[key] ?? 0) + performance.now() - t0;
+  };
+  Object.defineProperty(rt, 'parallelDo', { value: timed, configurable: true });
 }
 
 async function child(m: Model, kind: string, threads: number): Promise<Sample> {
@@ -129,15 +147,18 @@ async function child(m: Model, kind: string, threads: number): Promise<Sample> {
   try {
     const world = await m.init(rt, SIZE, SIZE);
     await m.step(rt, world); // compiles the methods (compiled runs) and warms up
+    const passes: Record<string, number> = {};
+    if (PASSES) timePasses(rt, passes);
     const t0 = performance.now();
     for (let i = 1; i < STEPS; i++) await m.step(rt, world);
     const ms = (performance.now() - t0) / (STEPS - 1);
+    for (const k of Object.keys(passes)) passes[k]! /= STEPS - 1;
     if (kind !== 'interpreted') {
       const c = rt.stats().compiled;
       const fell = Object.entries(c).filter(([, s]) => !s.compiled);
       if (fell.length > 0) throw new Error(`not compiled: ${fell.map(([k, s]) => `${k} (${s.reason})`).join('; ')}`);
     }
-    return { msPerStep: ms, digest: m.digest(rt, world), population: rt.count(m.counted) };
+    return { msPerStep: ms, digest: m.digest(rt, world), population: rt.count(m.counted), ...(PASSES ? { passes } : {}) };
   } finally {
     await rt.close();
   }
@@ -154,6 +175,8 @@ interface Row {
   vsPlain: number;
   digest: number;
   population: number;
+  /** --passes: median ms per step of each do-all. */
+  passes?: Record<string, number>;
 }
 
 /** Run one model's configurations `RUNS` times in turn; print its table; returns its rows. */
@@ -171,7 +194,20 @@ function bench(name: string, machine: { name: string; cpu: string; cores: number
       const key = `${c.kind}:${c.threads}`;
       const res = spawnSync(
         process.execPath,
-        [self, '--child', c.kind, '--model', name, '--threads', String(c.threads), '--size', String(SIZE), '--steps', String(STEPS)],
+        [
+          self,
+          '--child',
+          c.kind,
+          '--model',
+          name,
+          '--threads',
+          String(c.threads),
+          '--size',
+          String(SIZE),
+          '--steps',
+          String(STEPS),
+          ...(PASSES ? ['--passes'] : []),
+        ],
         {
           encoding: 'utf8',
           maxBuffer: 1 << 20,
@@ -197,6 +233,9 @@ function bench(name: string, machine: { name: string; cpu: string; cores: number
       vsPlain: ms / plain,
       digest: list[0]!.digest,
       population: list[0]!.population,
+      ...(list[0]!.passes
+        ? { passes: Object.fromEntries(Object.keys(list[0]!.passes).map((k) => [k, median(list.map((s) => s.passes?.[k] ?? NaN))])) }
+        : {}),
     };
   });
   console.log(
@@ -207,6 +246,14 @@ function bench(name: string, machine: { name: string; cpu: string; cores: number
     console.log(
       `${r.kind.padEnd(13)} ${String(r.threads).padStart(7)}   ${r.msPerStep.toFixed(2).padStart(8)} (${r.min.toFixed(2)}–${r.max.toFixed(2)})   ${r.vsPlain.toFixed(2)}`,
     );
+  }
+  if (PASSES) {
+    console.log('ms per step in each do-all (median):');
+    for (const r of rows) {
+      if (r.passes === undefined) continue;
+      const cells = Object.entries(r.passes).map(([k, v]) => `${k} ${v.toFixed(2)}`);
+      console.log(`  ${r.kind.padEnd(11)} ${String(r.threads).padStart(2)}: ${cells.join(' | ')}`);
+    }
   }
   console.log(
     digests.size === 1
