@@ -292,8 +292,9 @@ impl Bitmap {
         let mut at = [0u32; LEVELS];
         let mut left = [0u32; LEVELS];
         let mut level = top;
-        // SAFETY: the bitmap lies inside the memory (caller); the top level has one container.
-        left[top as usize] = unsafe { M::load(self.word(top, 0)) };
+        // SAFETY: the bitmap lies inside the memory (caller); the top level has one
+        // container; top < LEVELS (Levels::for_bits).
+        unsafe { *left.get_unchecked_mut(top as usize) = M::load(self.word(top, 0)) };
         let mut loads = 1u32;
         loop {
             let l = level as usize;
