@@ -101,6 +101,29 @@ test('an error in an unrolled copy names its object, and the lanes before it ran
   }
 });
 
+test("a lane records its handle only where the body may throw or uses it: not for step's arithmetic, for fail's throw", async (t) => {
+  const rt = await make(true, 64);
+  try {
+    const ctx = (rt as unknown as { main: ThreadContext }).main;
+    const id = ctx.table.byClass(Lane)!.id;
+    const step = ctx.compiler!.compile(id, 'step', ctx.compileUse);
+    const fail = ctx.compiler!.compile(id, 'fail', ctx.compileUse);
+    t.true(step.compiled && !step.source.includes('self = hb + slot'), 'step cannot throw: no handle store per lane');
+    t.true(fail.compiled && fail.source.includes('self = hb + slot'), 'fail throws: its lanes record their handle');
+    // And step still computes what the interpreted method does (the heap tests above), here once more by value.
+    await rt.parallelDo(Lane, 'step', 2);
+    let sum = 0;
+    rt.deviceDo(Lane, (o) => {
+      sum += o.w;
+    });
+    let want = 0;
+    for (let v = 0; v < 64; v++) if (v % 3 !== 0) want += 2 * v;
+    t.is(sum, want);
+  } finally {
+    await rt.close();
+  }
+});
+
 test('lanes of a full block run in slot order', async (t) => {
   const rt = await make(true, 32);
   try {
