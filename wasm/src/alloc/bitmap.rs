@@ -298,7 +298,7 @@ impl Bitmap {
         let mut loads = 1u32;
         loop {
             let l = level as usize;
-            // SAFETY (indices): level ≤ top < LEVELS (Levels::for_bits).
+            // SAFETY: level ≤ top < LEVELS (Levels::for_bits), so l indexes `left`.
             let bits = unsafe { *left.get_unchecked(l) };
             if bits == 0 {
                 if level == top {
@@ -308,8 +308,9 @@ impl Bitmap {
                 continue;
             }
             let bit = ffs_from(bits, env.start((seed >> (level * 5)).wrapping_add(level))) as u32;
-            // SAFETY: as above.
+            // SAFETY: l < LEVELS, as above.
             unsafe { *left.get_unchecked_mut(l) = bits & !(1u32 << bit) };
+            // SAFETY: l < LEVELS, as above.
             let pos = unsafe { *at.get_unchecked(l) } * 32 + bit;
             if level == 0 {
                 return pos as i32;
