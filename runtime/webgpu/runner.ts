@@ -303,6 +303,16 @@ export class GpuRunner {
     if (r.kernel.allocates && this.snapshotWhere !== 'host') await this.snap().prepare();
     if (r.kernel.dispatch === 'split-reduce' && (consts['SPLIT'] ?? 1) > 1)
       await this.pipeline(r.kernel.file, r.kernel.libraries ?? [], 'reduce', consts);
+    // Automatic SPLIT in powers of two: every value it can take as the count changes, so that none compiles mid-run.
+    const auto = r.kernel.dispatch === 'split-reduce' && this.tunable(r, 'SPLIT', 0) === 0 && consts['SPLIT_POW2'] === 1;
+    if (auto && !(this.gpu.info.software && this.tunables[r.label]?.['SPLIT_GROUPS'] === undefined)) {
+      const all: Promise<GPUComputePipeline>[] = [];
+      for (let split = 1; split <= (consts['SPLIT_MAX'] ?? AUTO_SPLIT_MAX); split *= 2) {
+        for (const entry of split > 1 ? ['main', 'reduce'] : ['main'])
+          all.push(this.pipeline(r.kernel.file, r.kernel.libraries ?? [], entry, { ...consts, SPLIT: split }));
+      }
+      await Promise.all(all);
+    }
     return true;
   }
 
