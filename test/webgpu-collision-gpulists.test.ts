@@ -19,10 +19,10 @@
  *    bounded by the older count although objects were created since: S2);
  *  - a body deleted by deleteMerged is not seen by the next step's scans (held by
  *    a_free clearing its iteration bit as much as by the snapshot);
- *  - autoSplit's arithmetic.
+ *  - a bad SPLIT tunable is a UsageError; autoSplit's arithmetic.
  */
 import test, { type ExecutionContext } from 'ava';
-import { createRuntime, type Runtime } from '../index.js';
+import { createRuntime, UsageError, type Runtime } from '../index.js';
 import { Body } from '../apps/collision/body.js';
 import { CLASSES, digest, drawBody, init, initBodies, step, type BodyInit } from '../apps/collision/collision.js';
 import { Random } from '../apps/random.js';
@@ -338,6 +338,23 @@ gtest(title("a body deleted by deleteMerged is invisible to the next step's scan
     } finally {
       await rt.close();
       await ref.close();
+    }
+  }
+});
+
+gtest(title('a bad SPLIT tunable: UsageError naming it and its range'), async (t) => {
+  for (const [bad, message] of [
+    [{ SPLIT_LAG: 65 }, /Body.computeForce: SPLIT_LAG=65 must be an integer in 0…64/],
+    [{ SPLIT_POW2: 2 }, /SPLIT_POW2=2 must be 0 or 1/],
+    [{ SPLIT_MAX: 0 }, /SPLIT_MAX=0 must be an integer in 1…64/],
+    [{ SPLIT_GROUPS: 1.5 }, /SPLIT_GROUPS=1.5 must be a positive integer/],
+  ] as const) {
+    const rt = await runtime('webgpu', { 'Body.computeForce': bad });
+    try {
+      await initBodies(rt, denseScene(40, 1));
+      await t.throwsAsync(() => step(rt), { instanceOf: UsageError, message });
+    } finally {
+      await rt.close();
     }
   }
 });

@@ -73,7 +73,7 @@ export const AUTO_SPLIT_GROUPS = 4096;
 export const AUTO_SPLIT_MAX = 32;
 /** SPLIT = 0 on the GPU's lists: the block count of the snapshot this many generations back decides (runSplitOnGpuLists, tunable SPLIT_LAG). */
 export const DEFAULT_SPLIT_LAG = 8;
-const MAX_SPLIT_LAG = 1024;
+const MAX_SPLIT_LAG = 64;
 
 /**
  * Automatic SPLIT for a split-reduce kernel over `blocks` listed blocks at workgroup size
@@ -351,7 +351,10 @@ export class GpuRunner {
         // game-of-life tm.pgm × 300 1.14–1.25 s indirect, 0.59–0.67 s this way). So
         // dispatch directly, enough workgroups for every block of the heap: the kernel
         // reads its list's length from the GPU (o_object) and the rest return at once.
-        this.dispatch(main, this.bindGroup(entry, main, 'main', false, k), Math.ceil((this.rt.heap.numBlocks * 32) / consts['WG']!), 1);
+        // Fewer when an arrived count read bounds the list (S2: collision's frees-only steps; the
+        // dispatch size does not change what the kernel does, so it may depend on what has arrived).
+        const blocks = this.arrivedBound(t.id) ?? this.rt.heap.numBlocks;
+        this.dispatch(main, this.bindGroup(entry, main, 'main', false, k), Math.ceil((blocks * 32) / consts['WG']!), 1);
       } else {
         const where = await this.snap().encodeArgs(t.id, consts['WG']!, this.gpu.info.maxComputeWorkgroupsPerDimension);
         this.dispatchIndirect(main, this.bindGroup(entry, main, 'main', false, k), where.buffer, where.offset);
@@ -442,6 +445,23 @@ export class GpuRunner {
     if (h < 0) h = oldest;
     const blocks = (await this.countsAt(h))[r.type.id]!;
     return { blocks, bound: this.grewAt < h ? blocks : this.rt.heap.numBlocks };
+  }
+
+  /**
+   * An upper bound of type `id`'s list now from counts already on the host: the newest
+   * generation h with known counts and no object created since (grewAt < h, S2); null if
+   * none. For dispatch sizes only (per-object kernels on the GPU's lists, validation on).
+   */
+  private arrivedBound(id: number): number | null {
+    let best = -1;
+    let bound: number | null = null;
+    for (const [gen, e] of this.blockCounts) {
+      if (e.counts !== null && gen > this.grewAt && gen > best) {
+        best = gen;
+        bound = e.counts[id]!;
+      }
+    }
+    return bound;
   }
 
   /** A tunable of kernel r: the options', else the declaration's, else `fallback`. */
@@ -551,6 +571,9 @@ export class GpuRunner {
       if (!Number.isInteger(maxSplit) || maxSplit < 1 || maxSplit > 64)
         throw new UsageError(`${label}: SPLIT_MAX=${maxSplit} must be an integer in 1…64`);
       if (pow2 !== 0 && pow2 !== 1) throw new UsageError(`${label}: SPLIT_POW2=${pow2} must be 0 or 1`);
+      const lag = consts['SPLIT_LAG'] ?? DEFAULT_SPLIT_LAG;
+      if (!Number.isInteger(lag) || lag < 0 || lag > MAX_SPLIT_LAG)
+        throw new UsageError(`${label}: SPLIT_LAG=${lag} must be an integer in 0…${MAX_SPLIT_LAG}`);
       if (consts['SPLIT'] === 0 && this.gpu.info.software && this.tunables[label]?.['SPLIT_GROUPS'] === undefined) {
         // A CPU adapter runs a handful of workgroups at a time: parts only repeat the tile loads (measured on SwiftShader).
         consts['SPLIT'] = 1;
