@@ -77,7 +77,11 @@ export interface WgslKernel {
   readonly unusedArgs?: number;
   /** Override name → name of the declaration's `value` param it is bound to. */
   readonly values?: Readonly<Record<string, string>>;
-  /** Override constants and their defaults (WG must be a multiple of 32 for 'split-reduce'). */
+  /**
+   * Override constants and their defaults (WG must be a multiple of 32 for 'split-reduce').
+   * 'split-reduce' kernels also read SPLIT_GROUPS, SPLIT_MAX, SPLIT_POW2 and SPLIT_LAG here
+   * (how SPLIT = 0 is resolved: runtime/webgpu/runner.ts constantsFor, splitCountsFor).
+   */
   readonly tunables: Readonly<Record<string, number>>;
   /**
    * 'per-object': one invocation per (list position, slot), entry point `main`.
@@ -119,6 +123,14 @@ export interface WgslKernel {
    * without reading the lists back (runtime/webgpu/gpu-snapshot.ts G4).
    */
   readonly gpuLists?: boolean;
+  /**
+   * With `allocates`: the kernel only frees objects, it creates none (collision's
+   * deleteMerged), so no class's block count grows through it. The runner may then bound
+   * the dispatch of a later split-reduce kernel that reads its lists on the GPU by an
+   * older block count of its class (runtime/webgpu/runner.ts runSplitOnGpuLists); a kernel
+   * that creates objects must not declare it (its class's later dispatches would be too small).
+   */
+  readonly freesOnly?: boolean;
   /** Floating-point operations per object pair or object, for benchmark reports (documented in the .wgsl). */
   readonly flops?: { perPair?: number; perObject?: number };
 }

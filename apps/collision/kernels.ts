@@ -63,6 +63,7 @@ function mergeWgsl(file: string, visitsBodies: boolean, extra: Partial<WgslKerne
     args: [],
     tunables: { WG: 64 },
     dispatch: 'per-object',
+    gpuLists: true, // collision_lib.wgsl reads the list from binding 5: no read-back after deleteMerged's GPU snapshot
     ...(visitsBodies ? { visitsOwnClass: true } : {}),
     ...extra,
   };
@@ -83,15 +84,36 @@ export function collisionGpuKernels(): readonly GpuKernelSpec[] {
         libraries: ['collision_lib.wgsl', 'alloc.wgsl'],
         tunables: { WG: 64, SPIN_LIMIT: 1 << 22 },
         allocates: true,
+        freesOnly: true, // deletes only: Body's block count never grows during a run (runner.ts splitCountsFor S2)
       }),
     },
   ];
 }
 
+/**
+ * How collision's split-reduce kernels (computeForce, prepareMerge, resolveMerge) resolve
+ * SPLIT 0 (runtime/webgpu/runner.ts autoSplit, splitCountsFor): powers of two only (the
+ * body count falls from 40 000 to about 570 over the default run; each new SPLIT value
+ * compiles `main` and `reduce` again), from the block count of the GPU snapshot 8 steps
+ * back (one snapshot per step: after deleteMerged), aiming at 16 384 workgroups, which
+ * gives SPLIT 32 (SPLIT_MAX) at every body count of the default run. H100, 40 000 × 2 000,
+ * three rounds (docs/webgpu.md): the runner's 4 096 groups 6.36–6.38 s, 8 192 groups
+ * 5.85–5.86 s, SPLIT 32 fixed 5.61–5.62 s. On a software adapter automatic SPLIT stays 1
+ * unless the options set SPLIT_GROUPS. Tunable per kernel through
+ * `webgpu: { tunables: { 'Body.prepareMerge': { SPLIT_LAG: 4, SPLIT_POW2: 0, … } } }`.
+ */
+const SPLIT_CHOICE = { SPLIT_POW2: 1, SPLIT_LAG: 8, SPLIT_GROUPS: 16384 } as const;
+
+/** nbody's gravity kernel with collision's SPLIT choice (nbody's own declaration keeps the runner's defaults). */
+function withSplitChoice(spec: KernelSpec): KernelSpec {
+  const w = spec.wgsl;
+  return w?.dispatch === 'split-reduce' ? { ...spec, wgsl: { ...w, tunables: { ...w.tunables, ...SPLIT_CHOICE } } } : spec;
+}
+
 /** The kernels of collision's Body with its constants (body.ts: G, DAMPENING, THRESHOLD_SQ). */
 export function collisionKernels(g: number, dampening: number, thresholdSq: number): readonly KernelSpec[] {
   return [
-    ...gravityKernels(g, dampening),
+    ...gravityKernels(g, dampening).map(withSplitChoice),
     {
       method: 'prepareMerge',
       export: 'collision_prepare_merge',
@@ -107,7 +129,7 @@ export function collisionKernels(g: number, dampening: number, thresholdSq: numb
       // SPLIT 0: automatic, as computeForce's (runtime/webgpu/runner.ts AUTO_SPLIT_GROUPS); every SPLIT gives the same targets.
       wgsl: mergeWgsl('collision_prepare_merge.wgsl', true, {
         values: { THRESHOLD_SQ: 'thresholdSq' },
-        tunables: { WG: 128, SPLIT: 0 },
+        tunables: { WG: 128, SPLIT: 0, ...SPLIT_CHOICE },
         dispatch: 'split-reduce',
       }),
     },
@@ -124,7 +146,7 @@ export function collisionKernels(g: number, dampening: number, thresholdSq: numb
         targets: { kind: 'deviceDo', class: 'Body', fields: ['mergeTarget'], type: 'ref' },
         ids: { kind: 'deviceDo', class: 'Body', fields: ['id'], type: 'u32' },
       },
-      wgsl: mergeWgsl('collision_resolve_merge.wgsl', true, { tunables: { WG: 128, SPLIT: 0 }, dispatch: 'split-reduce' }),
+      wgsl: mergeWgsl('collision_resolve_merge.wgsl', true, { tunables: { WG: 128, SPLIT: 0, ...SPLIT_CHOICE }, dispatch: 'split-reduce' }),
     },
   ];
 }

@@ -34,6 +34,7 @@ export const COMPUTE_FORCE_WGSL: WgslKernel = {
   tunables: { WG: 128, SPLIT: 0 }, // SPLIT 0: automatic (runtime/webgpu/runner.ts AUTO_SPLIT_GROUPS); 1: the sequential order exactly
   dispatch: 'split-reduce',
   visitsOwnClass: true,
+  gpuLists: true, // list start and count from the snapshot's lists buffer (binding 5): collision runs it after a GPU snapshot without a read-back
   flops: { perPair: 15 },
 };
 
@@ -44,6 +45,7 @@ export const UPDATE_WGSL: WgslKernel = {
   args: ['f32'],
   tunables: { WG: 128 },
   dispatch: 'per-object',
+  gpuLists: true, // as COMPUTE_FORCE_WGSL's
   flops: { perObject: 10 }, // (F·dt)/m + v: 3, ×2; p + v·dt: 2, ×2
 };
 

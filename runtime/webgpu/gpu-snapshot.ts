@@ -35,8 +35,20 @@
  *       something needs the lists on the host (a kernel without gpuLists; option
  *       snapshot 'gpu-readback'); allocator failures then surface at the next read-back
  *       or download (toHost, rt.sync()).
+ *  (G5) Split-reduce kernels (nbody's computeForce, collision's prepareMerge and
+ *       resolveMerge) declare `gpuLists` too: `main` and `reduce` read the list from
+ *       binding 5 (so does `partial`'s indexing), and the runner dispatches them directly
+ *       over an upper bound of blocks with z = SPLIT (the `args` dispatch writes z = 1, so
+ *       they are never dispatched indirectly). The host still chooses SPLIT: from the
+ *       class's block count in this buffer SPLIT_LAG snapshots earlier, copied to a
+ *       staging buffer right after that snapshot and mapped after the next submit — a
+ *       read that has normally arrived long before it is used, so no stall
+ *       (runner.ts runSplitOnGpuLists, splitCountsFor S1–S2). These count reads are not
+ *       list read-backs (`listReadbacks`): nothing waits for them in steady state.
  * Tested by test/webgpu-gol.test.ts (every step compared with TypeScript, lists compared
- * with the host snapshot's after download).
+ * with the host snapshot's after download) and test/webgpu-collision-gpulists.test.ts
+ * (G5: no read-back over five collision steps, the same results as with the lists read
+ * back, SPLIT from the count SPLIT_LAG snapshots back).
  */
 import { BufferUsage } from './device.js';
 import { GpuError } from './errors.js';

@@ -21,7 +21,9 @@
  * changed the heap (hostWrote(), a TypeScript pass: on the host) or an allocating kernel
  * ran (on the GPU, gpu-snapshot.ts, unless option snapshot is 'host'; kernels that
  * declare `gpuLists` then run without any read-back, dispatched indirectly — or, with
- * Dawn's validation on, directly with workgroups for every block of the heap: runKernel).
+ * Dawn's validation on, directly with workgroups for every block of the heap: runKernel;
+ * split-reduce kernels directly over an upper bound of blocks, their SPLIT chosen from the
+ * block count of a snapshot SPLIT_LAG generations back: runSplitOnGpuLists, S1–S2).
  *
  * Allocating kernels get a status buffer (binding 4) that is read at every download and
  * list read-back (GpuHeapError); kernels that declare `ranks` get a rank table
@@ -69,6 +71,32 @@ const MAX_IN_FLIGHT = 3;
 /** SPLIT = 0 (auto): aim at this many workgroups per dispatch, with at most AUTO_SPLIT_MAX parts (measured on an H100: docs/webgpu.md). */
 export const AUTO_SPLIT_GROUPS = 4096;
 export const AUTO_SPLIT_MAX = 32;
+/** SPLIT = 0 on the GPU's lists: the block count of the snapshot this many generations back decides (runSplitOnGpuLists, tunable SPLIT_LAG). */
+export const DEFAULT_SPLIT_LAG = 8;
+const MAX_SPLIT_LAG = 64;
+
+/**
+ * Automatic SPLIT for a split-reduce kernel over `blocks` listed blocks at workgroup size
+ * `wg`: enough parts that the dispatch has about `groups` workgroups, at most `max`;
+ * `pow2`: rounded down to a power of two (fewer distinct values, so fewer pipelines to
+ * compile as the count changes).
+ */
+export function autoSplit(blocks: number, wg: number, groups: number, max: number, pow2: boolean): number {
+  const have = Math.max(1, Math.ceil((blocks * 32) / wg));
+  const s = Math.max(1, Math.min(max, Math.floor(groups / have)));
+  return pow2 ? 2 ** Math.floor(Math.log2(s)) : s;
+}
+
+/** A read of the lists' block counts per type id, for the split-reduce kernels some generations later (runSplitOnGpuLists). */
+interface CountRead {
+  /** Blocks per type id, once known. */
+  counts: Int32Array | null;
+  /** The staging buffer while the read is under way. */
+  staging: GPUBuffer | null;
+  /** Settles when counts (or error) is set; null until the copy is submitted. */
+  done: Promise<void> | null;
+  error: unknown;
+}
 /** Compiled pipelines per device, keyed by source + entry + constants. */
 const PIPELINES = new WeakMap<GpuContext, Map<string, Promise<GPUComputePipeline>>>();
 const PARAMS_BYTES = 64;
@@ -103,6 +131,9 @@ export class GpuRunner {
   private readonly passesPerSubmit: number;
   /** pipeline() by its arguments (file, libraries, entry, constants). */
   private readonly pipelineMemo = new Map<string, Promise<GPUComputePipeline>>();
+  /** A number per pipeline, for bindGroup()'s cache key. */
+  private readonly pipelineIds = new WeakMap<GPUComputePipeline, number>();
+  private pipelineCount = 0;
   private readonly params = new Map<string, ParamEntry>();
   private encoder: GPUCommandEncoder | null = null;
   private pass: GPUComputePassEncoder | null = null;
@@ -137,6 +168,18 @@ export class GpuRunner {
   private snapshotter: GpuSnapshot | null = null;
   /** The lists buffer of the GPU snapshot holds the current pass snapshot's lists (G4). */
   private gpuListsValid = false;
+  /** Pass snapshots taken (host or GPU): the generation of the current lists (runSplitOnGpuLists). */
+  private generation = 0;
+  /** Block counts per type id by generation, where known: host snapshots, list read-backs, count reads. */
+  private readonly blockCounts = new Map<number, CountRead>();
+  /** Count reads encoded but not yet submitted (their mapAsync starts right after the submit). */
+  private readonly unsubmittedReads: CountRead[] = [];
+  /** The latest generation during which objects may have been created (kernel, host write, defragmentation); -1: none. */
+  private grewAt = -1;
+  /** Submit at the end of the current pass (a count read was encoded: its mapAsync can start). */
+  private submitAfterPass = false;
+  /** Count reads issued, and those awaited before they had arrived (a stall: SPLIT_LAG too small for the queue). */
+  private readonly countReadStats = { issued: 0, waited: 0 };
 
   private constructor(
     readonly rt: GpuHost,
@@ -260,6 +303,16 @@ export class GpuRunner {
     if (r.kernel.allocates && this.snapshotWhere !== 'host') await this.snap().prepare();
     if (r.kernel.dispatch === 'split-reduce' && (consts['SPLIT'] ?? 1) > 1)
       await this.pipeline(r.kernel.file, r.kernel.libraries ?? [], 'reduce', consts);
+    // Automatic SPLIT in powers of two: every value it can take as the count changes, so that none compiles mid-run.
+    const auto = r.kernel.dispatch === 'split-reduce' && this.tunable(r, 'SPLIT', 0) === 0 && consts['SPLIT_POW2'] === 1;
+    if (auto && !(this.gpu.info.software && this.tunables[r.label]?.['SPLIT_GROUPS'] === undefined)) {
+      const all: Promise<GPUComputePipeline>[] = [];
+      for (let split = 1; split <= (consts['SPLIT_MAX'] ?? AUTO_SPLIT_MAX); split *= 2) {
+        for (const entry of split > 1 ? ['main', 'reduce'] : ['main'])
+          all.push(this.pipeline(r.kernel.file, r.kernel.libraries ?? [], entry, { ...consts, SPLIT: split }));
+      }
+      await Promise.all(all);
+    }
     return true;
   }
 
@@ -285,6 +338,7 @@ export class GpuRunner {
     await this.ensureSnapshot(k.gpuLists === true);
     if (k.ranks !== undefined) await this.ensureRanks(this.typeNamed(k.ranks)!);
     const lists = this.lists;
+    if (lists === null && k.dispatch === 'split-reduce') return this.runSplitOnGpuLists(r, args);
     if (lists === null) {
       // The lists are on the GPU only (gpu-snapshot.ts G4): an indirect dispatch sized there.
       const consts = this.constantsFor(r, 0);
@@ -297,7 +351,10 @@ export class GpuRunner {
         // game-of-life tm.pgm × 300 1.14–1.25 s indirect, 0.59–0.67 s this way). So
         // dispatch directly, enough workgroups for every block of the heap: the kernel
         // reads its list's length from the GPU (o_object) and the rest return at once.
-        this.dispatch(main, this.bindGroup(entry, main, 'main', false, k), Math.ceil((this.rt.heap.numBlocks * 32) / consts['WG']!), 1);
+        // Fewer when an arrived count read bounds the list (S2: collision's frees-only steps; the
+        // dispatch size does not change what the kernel does, so it may depend on what has arrived).
+        const blocks = this.arrivedBound(t.id) ?? this.rt.heap.numBlocks;
+        this.dispatch(main, this.bindGroup(entry, main, 'main', false, k), Math.ceil((blocks * 32) / consts['WG']!), 1);
       } else {
         const where = await this.snap().encodeArgs(t.id, consts['WG']!, this.gpu.info.maxComputeWorkgroupsPerDimension);
         this.dispatchIndirect(main, this.bindGroup(entry, main, 'main', false, k), where.buffer, where.offset);
@@ -321,9 +378,158 @@ export class GpuRunner {
       const entry = this.paramEntry(r, start, count, args);
       this.dispatch(main, this.bindGroup(entry, main, 'main', k.dispatch === 'split-reduce', k), groups, split);
       if (k.allocates) this.statusUnchecked = true;
-      if (reduce) this.dispatch(reduce, this.bindGroup(entry, reduce, 'reduce', true), groups, 1);
+      if (reduce) this.dispatch(reduce, this.bindGroup(entry, reduce, 'reduce', true, listsOnly(k)), groups, 1);
     }
     return this.afterKernel(k);
+  }
+
+  /**
+   * A split-reduce kernel (gpuLists) right after a GPU snapshot whose lists stay on the
+   * GPU (gpu-snapshot.ts G4, G5): no read-back. The kernel reads its list's start and count
+   * from binding 5 in `main` and `reduce`; the host needs two numbers it does not have:
+   *  - SPLIT (automatic when the tunable is 0): from the class's block count of the
+   *    snapshot SPLIT_LAG generations back (splitCountsFor), a count read started then
+   *    (mapAsync) and normally arrived long since: no stall. A fixed lag, not "whatever has
+   *    arrived", so that the choice — and with it computeForce's f32 sums — does not depend
+   *    on timing (S1).
+   *  - the dispatch: workgroups for an upper bound of the list's blocks (invocations past
+   *    the list return at once, as the direct dispatch of per-object kernels): that older
+   *    count when no object can have been created since (S2), else every block of the heap.
+   *    Direct, validation on or off: the snapshot's `args` writes z = 1, and these kernels
+   *    need z = SPLIT. The scratch buffer (partials) is sized by the same bound.
+   */
+  private async runSplitOnGpuLists(r: Resolved, args: readonly unknown[]): Promise<void> {
+    const { kernel: k, label } = r;
+    const { blocks, bound } = await this.splitCountsFor(r);
+    const consts = this.constantsFor(r, blocks);
+    this.tunablesUsed[label] = Object.fromEntries(Object.keys(k.tunables).map((n) => [n, consts[n]!]));
+    const split = consts['SPLIT'] ?? 1;
+    const main = await this.pipeline(k.file, k.libraries ?? [], 'main', consts);
+    const reduce = split > 1 ? await this.pipeline(k.file, k.libraries ?? [], 'reduce', consts) : null;
+    if (bound > 0) {
+      const invocations = bound * 32;
+      const groups = Math.ceil(invocations / consts['WG']!);
+      if (split > 1) this.ensureScratch(split * invocations * 8);
+      const entry = this.paramEntry(r, 0, 0, args);
+      this.dispatch(main, this.bindGroup(entry, main, 'main', true, k), groups, split);
+      if (reduce) this.dispatch(reduce, this.bindGroup(entry, reduce, 'reduce', true, listsOnly(k)), groups, 1);
+    }
+    return this.afterKernel(k);
+  }
+
+  /**
+   * The block count that decides SPLIT for kernel r at the current generation g, and an
+   * upper bound of its list's length now (runSplitOnGpuLists):
+   *  (S1) the counts of generation h = the newest generation ≤ g − SPLIT_LAG with known
+   *       counts, else the oldest known (the first generations of a run: its host
+   *       snapshot). Which generations have counts depends only on the sequence of passes
+   *       (every host snapshot; every GPU snapshot a split-reduce kernel ran after), never
+   *       on when a read arrived: h, and so SPLIT, is the same in every run of a program.
+   *  (S2) that count bounds the list now if no object was created since snapshot h
+   *       (grewAt < h: only kernels that declare `freesOnly` ran among the allocating ones,
+   *       no host write, no defragmentation); else the heap's block count does.
+   */
+  private async splitCountsFor(r: Resolved): Promise<{ blocks: number; bound: number }> {
+    const lag = this.tunable(r, 'SPLIT_LAG', DEFAULT_SPLIT_LAG);
+    if (!Number.isInteger(lag) || lag < 0 || lag > MAX_SPLIT_LAG)
+      throw new UsageError(`${r.label}: SPLIT_LAG=${lag} must be an integer in 0…${MAX_SPLIT_LAG}`);
+    const g = this.generation;
+    if (!this.blockCounts.has(g)) this.readCountsLater();
+    for (const gen of [...this.blockCounts.keys()]) if (gen < g - MAX_SPLIT_LAG) this.blockCounts.delete(gen);
+    let h = -1;
+    let oldest = g;
+    for (const gen of this.blockCounts.keys()) {
+      if (gen <= g - lag && gen > h) h = gen;
+      oldest = Math.min(oldest, gen);
+    }
+    if (h < 0) h = oldest;
+    const blocks = (await this.countsAt(h))[r.type.id]!;
+    return { blocks, bound: this.grewAt < h ? blocks : this.rt.heap.numBlocks };
+  }
+
+  /**
+   * An upper bound of type `id`'s list now from counts already on the host: the newest
+   * generation h with known counts and no object created since (grewAt < h, S2); null if
+   * none. For dispatch sizes only (per-object kernels on the GPU's lists, validation on).
+   */
+  private arrivedBound(id: number): number | null {
+    let best = -1;
+    let bound: number | null = null;
+    for (const [gen, e] of this.blockCounts) {
+      if (e.counts !== null && gen > this.grewAt && gen > best) {
+        best = gen;
+        bound = e.counts[id]!;
+      }
+    }
+    return bound;
+  }
+
+  /** A tunable of kernel r: the options', else the declaration's, else `fallback`. */
+  private tunable(r: Resolved, name: string, fallback: number): number {
+    return this.tunables[r.label]?.[name] ?? r.kernel.tunables[name] ?? fallback;
+  }
+
+  /** Copy the current lists' counts (the snapshot's lists buffer) to the host, mapped after the next submit (G5). */
+  private readCountsLater(): void {
+    const bytes = 16 * this.rt.table.types.length;
+    const staging = this.gpu.device.createBuffer({
+      size: bytes,
+      usage: BufferUsage.MAP_READ | BufferUsage.COPY_DST,
+      label: 'smmo list counts',
+    });
+    this.copy(this.snap().meta, 0, staging, 0, bytes);
+    const e: CountRead = { counts: null, staging, done: null, error: null };
+    this.blockCounts.set(this.generation, e);
+    this.unsubmittedReads.push(e);
+    this.countReadStats.issued++;
+    this.submitAfterPass = true;
+  }
+
+  /** Start the mapping of the count reads just submitted. */
+  private mapCountReads(): void {
+    const n = this.rt.table.types.length;
+    for (const e of this.unsubmittedReads.splice(0)) {
+      const staging = e.staging!;
+      e.done = staging
+        .mapAsync(0x1)
+        .then(
+          () => {
+            const words = new Uint32Array(staging.getMappedRange().slice(0));
+            staging.unmap();
+            e.counts = countsOfMeta(words, n);
+          },
+          (err: unknown) => void (e.error = err),
+        )
+        .finally(() => {
+          staging.destroy();
+          e.staging = null;
+        });
+    }
+  }
+
+  /** The block counts of generation `gen` (known there: splitCountsFor), waiting for their read if it has not arrived. */
+  private async countsAt(gen: number): Promise<Int32Array> {
+    const e = this.blockCounts.get(gen)!;
+    if (e.counts === null) {
+      if (e.done === null) this.submitNow();
+      this.countReadStats.waited++;
+      await e.done;
+      if (e.counts === null) throw new GpuError(`reading the pass lists' block counts back failed: ${String(e.error)}`, { cause: e.error });
+    }
+    return e.counts;
+  }
+
+  /** Count reads issued and awaited before they had arrived (tests; docs/webgpu.md). */
+  get countReads(): { issued: number; waited: number } {
+    return { ...this.countReadStats };
+  }
+
+  /** Record the block counts of the current generation from lists the host has ([start, count] per type id). */
+  private knownCounts(lists: Int32Array): void {
+    if (this.blockCounts.get(this.generation)?.counts != null) return;
+    const counts = new Int32Array(lists.length / 2);
+    for (let t = 0; t < counts.length; t++) counts[t] = lists[2 * t + 1]!;
+    this.blockCounts.set(this.generation, { counts, staging: null, done: null, error: null });
   }
 
   private async afterKernel(k: WgslKernel): Promise<void> {
@@ -331,9 +537,10 @@ export class GpuRunner {
     if (k.allocates) {
       this.lists = null;
       this.gpuListsValid = false;
+      if (!k.freesOnly) this.grewAt = this.generation;
     }
     this.counters.gpuPasses++;
-    if (++this.encodedPasses >= this.passesPerSubmit) await this.submit();
+    if (++this.encodedPasses >= this.passesPerSubmit || this.submitAfterPass) await this.submit();
   }
 
   /**
@@ -355,12 +562,23 @@ export class GpuRunner {
       throw new UsageError(`${label}: WG=${wg} must be an integer in 1…${this.gpu.info.maxComputeInvocationsPerWorkgroup}`);
     }
     if (k.dispatch === 'split-reduce') {
-      if (consts['SPLIT'] === 0 && this.gpu.info.software) {
+      // SPLIT_GROUPS / SPLIT_MAX / SPLIT_POW2: autoSplit's; set in the options, SPLIT_GROUPS applies on a software adapter too (tests).
+      const groupsAim = consts['SPLIT_GROUPS'] ?? AUTO_SPLIT_GROUPS;
+      const maxSplit = consts['SPLIT_MAX'] ?? AUTO_SPLIT_MAX;
+      const pow2 = consts['SPLIT_POW2'] ?? 0;
+      if (!Number.isInteger(groupsAim) || groupsAim < 1)
+        throw new UsageError(`${label}: SPLIT_GROUPS=${groupsAim} must be a positive integer`);
+      if (!Number.isInteger(maxSplit) || maxSplit < 1 || maxSplit > 64)
+        throw new UsageError(`${label}: SPLIT_MAX=${maxSplit} must be an integer in 1…64`);
+      if (pow2 !== 0 && pow2 !== 1) throw new UsageError(`${label}: SPLIT_POW2=${pow2} must be 0 or 1`);
+      const lag = consts['SPLIT_LAG'] ?? DEFAULT_SPLIT_LAG;
+      if (!Number.isInteger(lag) || lag < 0 || lag > MAX_SPLIT_LAG)
+        throw new UsageError(`${label}: SPLIT_LAG=${lag} must be an integer in 0…${MAX_SPLIT_LAG}`);
+      if (consts['SPLIT'] === 0 && this.gpu.info.software && this.tunables[label]?.['SPLIT_GROUPS'] === undefined) {
         // A CPU adapter runs a handful of workgroups at a time: parts only repeat the tile loads (measured on SwiftShader).
         consts['SPLIT'] = 1;
       } else if (consts['SPLIT'] === 0) {
-        const groups = Math.max(1, Math.ceil((blocks * 32) / wg));
-        consts['SPLIT'] = Math.max(1, Math.min(AUTO_SPLIT_MAX, Math.floor(AUTO_SPLIT_GROUPS / groups)));
+        consts['SPLIT'] = autoSplit(blocks, wg, groupsAim, maxSplit, pow2 === 1);
       }
       const split = consts['SPLIT'] ?? 1;
       if (wg % 32 !== 0) throw new UsageError(`${label}: WG=${wg} must be a multiple of 32 (a tile is WG/32 blocks)`);
@@ -383,6 +601,7 @@ export class GpuRunner {
       if (this.gpuListsValid) return noReadback ? undefined : this.readGpuLists();
       if (this.snapshotWhere !== 'host' && this.gheap.gpuNewer) {
         await this.snap().encode();
+        this.generation++;
         this.gpuListsValid = true;
         this.counters.snapshots++;
         this.counters.gpuSnapshots++;
@@ -392,6 +611,8 @@ export class GpuRunner {
     if (this.gheap.gpuNewer) await this.gheap.download(() => this.submitNow());
     await this.checkStatus();
     this.lists = this.rt.main.snapshot();
+    this.generation++;
+    this.knownCounts(this.lists);
     this.counters.snapshots++;
     this.hostSnapshots++;
     this.gheap.upload();
@@ -437,6 +658,7 @@ export class GpuRunner {
       }
     }
     this.lists = r.lists;
+    this.knownCounts(r.lists);
   }
 
   /** The pass lists [start, count] per type id (tests): read back if only the GPU has them; null when a new snapshot is due. */
@@ -547,7 +769,10 @@ export class GpuRunner {
 
   private bindGroup(e: ParamEntry, pipeline: GPUComputePipeline, entry: string, withScratch: boolean, k?: WgslKernel): GPUBindGroup {
     const ranks = k?.ranks === undefined ? undefined : this.ranked.get(this.typeNamed(k.ranks)!.id);
-    const key = `${entry}|${this.scratchGeneration}|${ranks?.generation ?? -1}`;
+    // By pipeline too: one Params entry serves pipelines of several SPLIT values on the GPU's lists (runSplitOnGpuLists), and a bind group fits its pipeline's layout only.
+    let pid = this.pipelineIds.get(pipeline);
+    if (pid === undefined) this.pipelineIds.set(pipeline, (pid = this.pipelineCount++));
+    const key = `${entry}|${pid}|${this.scratchGeneration}|${ranks?.generation ?? -1}`;
     let bg = e.bindGroups.get(key);
     if (bg === undefined) {
       const entries: GPUBindGroupEntry[] = [
@@ -726,6 +951,8 @@ export class GpuRunner {
       this.gpu.device.queue.submit([this.encoder.finish()]);
       this.encoder = null;
       this.counters.submits++;
+      this.submitAfterPass = false;
+      if (this.unsubmittedReads.length > 0) this.mapCountReads();
       // A lost device rejects this; checkErrors() reports the loss, so the rejection is not left unhandled.
       this.inFlight.push(this.gpu.device.queue.onSubmittedWorkDone().catch(() => undefined));
     }
@@ -785,6 +1012,7 @@ export class GpuRunner {
       throw new UsageError('the heap was changed on the host while the GPU held newer data; call `await toHost()` before host writes');
     }
     this.gheap.hostNewer = true;
+    this.grewAt = this.generation; // the host may have created objects (splitCountsFor S2)
   }
 
   /** Defragmentation on the GPU copy (gpu-defrag.ts): submit what is encoded and report a failed allocating kernel first. */
@@ -803,6 +1031,7 @@ export class GpuRunner {
     if (gpuWrote) this.gheap.gpuNewer = true;
     this.lists = null;
     this.gpuListsValid = false;
+    this.grewAt = this.generation; // block counts may change (splitCountsFor S2)
     for (const id of moved) this.ranksMadeAt.delete(id);
   }
 
@@ -815,7 +1044,11 @@ export class GpuRunner {
   /** Mark the GPU copy as changed by a custom dispatch (tests and custom kernels). */
   gpuWrote(allocated = false): void {
     this.gheap.gpuNewer = true;
-    if (allocated) this.lists = null;
+    if (allocated) {
+      this.lists = null;
+      this.gpuListsValid = false; // the snapshot's lists buffer is stale too
+      this.grewAt = this.generation; // the custom kernel may have created objects (splitCountsFor S2)
+    }
   }
 
   private live(what: string): void {
@@ -837,10 +1070,31 @@ export class GpuRunner {
         this.scratch.destroy();
         for (const r of this.ranked.values()) r.destroy();
         this.statusBuffer?.destroy();
+        for (const e of this.unsubmittedReads.splice(0)) e.staging?.destroy();
+        for (const e of this.blockCounts.values()) if (e.done !== null) await e.done; // mapped or failed; the staging buffer is gone then
         this.snapshotter?.destroy();
         this.gheap.destroy();
       }
       if (this.ownsGpu) await this.gpu.close();
     }
   }
+}
+
+/** Kernel k as seen by its `reduce` entry point's bind group: binding 5 (lists) only, none of ranks and status (binding 3, 4). */
+function listsOnly(k: WgslKernel): WgslKernel {
+  return {
+    file: k.file,
+    fields: k.fields,
+    args: k.args,
+    tunables: k.tunables,
+    dispatch: k.dispatch,
+    ...(k.gpuLists ? { gpuLists: true } : {}),
+  };
+}
+
+/** Blocks per type id from the snapshot's lists buffer words (gpu-snapshot.ts: [4t] count). */
+function countsOfMeta(words: Uint32Array, numTypes: number): Int32Array {
+  const counts = new Int32Array(numTypes);
+  for (let t = 0; t < numTypes; t++) counts[t] = words[4 * t]!;
+  return counts;
 }

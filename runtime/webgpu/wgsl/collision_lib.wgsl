@@ -5,6 +5,13 @@
 // list; lanes whose iteration bit is clear do nothing. Declared in
 // apps/collision/kernels.ts (WGSL section).
 //
+// The list: every kernel reads the pass's list start and count from the pass snapshot's
+// lists buffer (binding 5, gpuLists: runtime/webgpu/gpu-snapshot.ts G4), never from
+// Params, so that the runner runs a whole step after a GPU snapshot without reading the
+// lists back (runner.ts: per-object kernels as game-of-life's; the split-reduce scans
+// dispatched over an upper bound of blocks, runSplitOnGpuLists). Invocations past the
+// list get object 0 and do nothing.
+//
 // Heap access: every heap word is atomic<u32> (deleteMerged appends alloc.wgsl, which
 // needs that declaration; the other four use the same one). `hasIncomingMerge` and
 // `successfulMerge` are 1-byte SOA arrays: four slots share a word that neighbouring
@@ -38,21 +45,28 @@ override F_successfulMerge: u32; // bool as u8
 override F_id: u32; // u32: the body's index at the start, the tie rule's order (body.ts "Ties")
 
 struct Params {
-  list_start: u32, // first index of Body's blocks in the block list region (host lists)
-  list_count: u32, // number of blocks
-  type_id: u32,
+  list_start: u32, // unused: the list comes from `lists` (gpuLists, runtime/webgpu/gpu-snapshot.ts G4)
+  list_count: u32, // unused, as list_start
+  type_id: u32, // Body's type id
   p3: u32,
 };
 
 @group(0) @binding(0) var<storage, read_write> heap: array<atomic<u32>>;
 @group(0) @binding(1) var<uniform> P: Params;
+/** The pass snapshot's lists: [4t] count, [4t + 1] start of type t (gpu-snapshot.ts G4). */
+@group(0) @binding(5) var<storage, read> lists: array<u32>;
+
+/** Blocks in the pass's list (uniform: a read-only buffer). */
+fn c_list_count() -> u32 {
+  return lists[4u * P.type_id];
+}
 
 /** The object at list position li, slot `slot` (a handle), or 0: past the list or iteration bit clear. */
 fn c_object_at(li: u32, slot: u32) -> u32 {
-  if (li >= P.list_count) {
+  if (li >= c_list_count()) {
     return 0u;
   }
-  let bid = atomicLoad(&heap[BW_BLOCK_LIST + P.list_start + li]);
+  let bid = atomicLoad(&heap[BW_BLOCK_LIST + lists[4u * P.type_id + 1u] + li]);
   if ((atomicLoad(&heap[block_word(bid) + BLOCK_ITER_WORD]) & (1u << slot)) == 0u) {
     return 0u;
   }

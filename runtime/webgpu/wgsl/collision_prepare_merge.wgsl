@@ -31,7 +31,7 @@ var<workgroup> tile_id: array<u32, WG>; // id
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let wg = linear_workgroup(wid, nwg);
   // Whole workgroups past the end (2-D dispatch padding) leave together: uniform, no barrier skipped.
-  if (wg * WG >= P.list_count * 32u) {
+  if (wg * WG >= c_list_count() * 32u) {
     return;
   }
   let gi = wg * WG + lid;
@@ -48,8 +48,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var best_id = 0u;
   var best_d = THRESHOLD_SQ; // d < best_d then implies d < THRESHOLD_SQ
   let part = wid.z;
-  let jb0 = (part * P.list_count) / SPLIT;
-  let jb1 = ((part + 1u) * P.list_count) / SPLIT;
+  let jb0 = (part * c_list_count()) / SPLIT;
+  let jb1 = ((part + 1u) * c_list_count()) / SPLIT;
   let tile_blocks = WG / 32u;
   for (var tb = jb0; tb < jb1; tb += tile_blocks) {
     let lj = tb + (lid >> 5u);
@@ -89,7 +89,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     return; // also every gi ≥ list_count·32, which would index the next part's entries
   }
   if (SPLIT > 1u) {
-    partial[part * (P.list_count * 32u) + gi] = vec2<u32>(best, bitcast<u32>(best_d));
+    partial[part * (c_list_count() * 32u) + gi] = vec2<u32>(best, bitcast<u32>(best_d));
   } else if (best != 0u) {
     c_set32(h, F_mergeTarget, best);
   }
@@ -107,7 +107,7 @@ fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
   var best_id = 0u;
   var best_d = THRESHOLD_SQ;
   for (var p = 0u; p < SPLIT; p++) {
-    let e = partial[p * (P.list_count * 32u) + gi];
+    let e = partial[p * (c_list_count() * 32u) + gi];
     if (e.x == 0u) {
       continue; // no candidate in that part
     }

@@ -43,7 +43,7 @@ fn r_target(h: u32) -> u32 {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let wg = linear_workgroup(wid, nwg);
   // Whole workgroups past the end (2-D dispatch padding) leave together: uniform, no barrier skipped.
-  if (wg * WG >= P.list_count * 32u) {
+  if (wg * WG >= c_list_count() * 32u) {
     return;
   }
   let gi = wg * WG + lid;
@@ -70,8 +70,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     return; // nobody here has a target to win: the whole workgroup leaves
   }
   let part = wid.z;
-  let jb0 = (part * P.list_count) / SPLIT;
-  let jb1 = ((part + 1u) * P.list_count) / SPLIT;
+  let jb0 = (part * c_list_count()) / SPLIT;
+  let jb1 = ((part + 1u) * c_list_count()) / SPLIT;
   let tile_blocks = WG / 32u;
   var lost = false;
   for (var tb = jb0; tb < jb1; tb += tile_blocks) {
@@ -113,7 +113,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     return; // also every gi ≥ list_count·32, which would index the next part's entries
   }
   if (SPLIT > 1u) {
-    partial[part * (P.list_count * 32u) + gi] = vec2<u32>(select(0u, 1u, lost), 0u);
+    partial[part * (c_list_count() * 32u) + gi] = vec2<u32>(select(0u, 1u, lost), 0u);
   } else {
     c_set8(h, F_successfulMerge, select(1u, 0u, lost));
   }
@@ -129,7 +129,7 @@ fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
   }
   var lost = 0u;
   for (var p = 0u; p < SPLIT; p++) {
-    lost = lost | partial[p * (P.list_count * 32u) + gi].x;
+    lost = lost | partial[p * (c_list_count() * 32u) + gi].x;
   }
   c_set8(h, F_successfulMerge, select(1u, 0u, lost != 0u));
 }

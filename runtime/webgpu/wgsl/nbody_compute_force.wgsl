@@ -19,6 +19,13 @@
 // entries). Measured on the H100, 20 000 × 3 000: 1.10 s against 1.34 s for the
 // branching loop, 1.08–1.11 s unrolled eight times, 1.17 s twice (docs/webgpu.md).
 //
+// The list: start and count of the visited class's blocks come from the pass snapshot's
+// lists buffer (binding 5, runtime/webgpu/gpu-snapshot.ts G4; `gpuLists`), not from Params,
+// in `main` and `reduce` alike, so that the runner can run it right after a GPU snapshot
+// without reading the lists back (runner.ts runSplitOnGpuLists: the dispatch covers an
+// upper bound of blocks; invocations past the list return at once). `partial` is indexed
+// with the count read here (the same in both entry points).
+//
 // Tunables (override): WG (workgroup size, a multiple of 32), SPLIT (the j range is cut
 // into SPLIT contiguous parts, one per z-slice of the dispatch, for occupancy with few
 // bodies; SPLIT > 1 writes partial sums and the `reduce` entry point adds them in part
@@ -35,15 +42,17 @@ override F_forceX: u32;
 override F_forceY: u32;
 
 struct Params {
-  list_start: u32, // first index of this type's blocks in the block list region
-  list_count: u32, // number of blocks
-  p2: u32,
+  list_start: u32, // unused: the list comes from `lists` (gpuLists, runtime/webgpu/gpu-snapshot.ts G4)
+  list_count: u32, // unused, as list_start
+  type_id: u32, // the visited class's type id
   p3: u32,
 };
 
 @group(0) @binding(0) var<storage, read_write> heap: array<u32>;
 @group(0) @binding(1) var<uniform> P: Params;
 @group(0) @binding(2) var<storage, read_write> partial: array<vec2<f32>>;
+/** The pass snapshot's lists: [4t] count, [4t + 1] start of type t (gpu-snapshot.ts G4). */
+@group(0) @binding(5) var<storage, read> lists: array<u32>;
 
 var<workgroup> tile: array<vec4<f32>, WG>; // posX, posY, mass, 1.0 if the slot holds a Body of the pass
 
@@ -53,7 +62,9 @@ fn field(bw: u32, off: u32, slot: u32) -> u32 {
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let total = P.list_count * 32u;
+  let list_count = lists[4u * P.type_id];
+  let list_start = lists[4u * P.type_id + 1u];
+  let total = list_count * 32u;
   let wg = linear_workgroup(wid, nwg);
   // Whole workgroups past the end (2-D dispatch padding) leave together: uniform, no barrier skipped.
   if (wg * WG >= total) {
@@ -67,8 +78,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var px = 0.0;
   var py = 0.0;
   var gm = 0.0;
-  if (li < P.list_count) {
-    let bid = heap[BW_BLOCK_LIST + P.list_start + li];
+  if (li < list_count) {
+    let bid = heap[BW_BLOCK_LIST + list_start + li];
     bw = block_word(bid);
     if ((heap[bw + BLOCK_ITER_WORD] & (1u << slot)) != 0u) {
       mine = true;
@@ -78,8 +89,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
   }
   let part = wid.z;
-  let jb0 = (part * P.list_count) / SPLIT;
-  let jb1 = ((part + 1u) * P.list_count) / SPLIT;
+  let jb0 = (part * list_count) / SPLIT;
+  let jb1 = ((part + 1u) * list_count) / SPLIT;
   let tile_blocks = WG / 32u;
   var fx = 0.0;
   var fy = 0.0;
@@ -89,7 +100,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let ls = lid & 31u;
     var e = vec4<f32>(1e18, 1e18, 0.0, 0.0); // a hole: far away, no mass: adds +0 exactly
     if (lj < jb1) {
-      let obw = block_word(heap[BW_BLOCK_LIST + P.list_start + lj]);
+      let obw = block_word(heap[BW_BLOCK_LIST + list_start + lj]);
       if ((heap[obw + BLOCK_ITER_WORD] & (1u << ls)) != 0u) {
         e = vec4<f32>(bitcast<f32>(heap[field(obw, F_posX, ls)]), bitcast<f32>(heap[field(obw, F_posY, ls)]), bitcast<f32>(heap[field(obw, F_mass, ls)]), 1.0);
       }
@@ -159,14 +170,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 // SPLIT > 1: force = ((0 + part 0) + part 1) + … , written to the Body's fields.
 @compute @workgroup_size(WG)
 fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let total = P.list_count * 32u;
+  let list_count = lists[4u * P.type_id];
+  let total = list_count * 32u;
   let gi = linear_workgroup(wid, nwg) * WG + lid;
   let li = gi >> 5u;
   let slot = gi & 31u;
-  if (li >= P.list_count) {
+  if (li >= list_count) {
     return;
   }
-  let bw = block_word(heap[BW_BLOCK_LIST + P.list_start + li]);
+  let bw = block_word(heap[BW_BLOCK_LIST + lists[4u * P.type_id + 1u] + li]);
   if ((heap[bw + BLOCK_ITER_WORD] & (1u << slot)) == 0u) {
     return;
   }
