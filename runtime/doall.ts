@@ -20,10 +20,24 @@
  *                     throw becomes a MethodError naming the class, method and object.
  *
  * Debug tier 2 (SMMO_DEBUG=2, debug.ts) validates the heap after every pass.
+ *
+ * The snapshot's copy fused into the pass (KIND_DO_COPY). On the executor the copy of
+ * iteration words is a pass of its own (a fork-join, 0.2–0.6 ms at 16 threads on the device
+ * host) so that every listed block is snapshotted before any lane runs. It may instead be
+ * done by each claim for its own blocks, just before running them, when:
+ *  (F1) no lane of the do-all can change an allocation word — every concrete class's route
+ *       is a compiled method (no WASM kernel, no interpreted method, whose effects are not
+ *       known) that is portable (calls no JavaScript) and neither creates nor deletes
+ *       objects — so an iteration word computed at any moment of the pass is the one
+ *       computed before it; and
+ *  (F2) no lane reads another block's iteration word: the method has no deviceDo
+ *       (`iterates` is empty), so the do-all reaches only its own concrete classes.
+ * Then the do-all visits exactly the objects it visits with the separate copy; after it
+ * every listed block's iteration word is the same (test/fused-copy.test.ts).
  */
 import { DEBUG_LEVEL } from './debug.js';
 import { HeapCorruptionError, MethodError, PassTimeoutError, SmmoError } from './errors.js';
-import { KIND_COPY, KIND_DO, KIND_NEW, type PassCall, type PassExecutor } from './executor.js';
+import { KIND_COPY, KIND_DO, KIND_DO_COPY, KIND_NEW, type PassCall, type PassExecutor } from './executor.js';
 import type { Heap } from './heap.js';
 import type { TypeLayout, TypeTable } from './layout.js';
 import type { PassScheduler } from './schedule.js';
@@ -51,8 +65,10 @@ export class PassRunner {
     const ctx = this.main;
     const lists = ctx.snapshotLists(this.reach(t, method), this.lists);
     const call = { method, args };
+    const fused = this.executor !== null && this.copyFusable(t, method, lists);
     try {
-      await this.copyIteration(lists, `parallelDo(${t.name}, '${method}')`);
+      if (fused) this.counters.fusedCopies++;
+      else await this.copyIteration(lists, `parallelDo(${t.name}, '${method}')`);
       for (const id of t.concrete) {
         const from = lists[2 * id]!;
         const blocks = lists[2 * id + 1]!;
@@ -60,6 +76,7 @@ export class PassRunner {
         const key = `${id}:${method}`;
         const where = this.scheduler.doAll(key, blocks);
         if (where.inline || this.executor === null) {
+          if (fused) ctx.copyIteration(from, from + blocks);
           this.runInline(lists, id, method, args, from, from + blocks);
           continue;
         }
@@ -67,12 +84,29 @@ export class PassRunner {
         ctx.kernels.note(id, method); // stats().backend names it even if the workers ran every block
         ctx.compiler?.compile(id, method, ctx.compileUse); // likewise stats().compiled
         const t0 = performance.now();
-        await this.executor.run({ kind: KIND_DO, typeId: id, from, to: from + blocks, chunk: where.chunk, call, lists, operation }, ctx);
+        const kind = fused ? KIND_DO_COPY : KIND_DO;
+        await this.executor.run({ kind, typeId: id, from, to: from + blocks, chunk: where.chunk, call, lists, operation }, ctx);
         this.scheduler.ranOnWorkers(key, blocks, (performance.now() - t0) * 1000);
       }
     } finally {
       this.afterPass();
     }
+  }
+
+  /** Passes counted for tests: snapshot copies run as passes of their own, and do-alls that fused the copy (F1–F2). */
+  readonly counters = { copyPasses: 0, fusedCopies: 0 };
+
+  /** Whether the do-all of `method` over `t` may fuse the snapshot's copy into its passes (F1–F2 in the file header). */
+  private copyFusable(t: TypeLayout, method: string, lists: Int32Array): boolean {
+    const ctx = this.main;
+    if (ctx.compiler === null) return false;
+    for (const id of t.concrete) {
+      if (lists[2 * id + 1] === 0) continue; // no pass: nothing to copy or to decide
+      if (ctx.kernels.backendFor(id, method) !== 'ts') return false;
+      const c = ctx.compiler.compile(id, method, ctx.compileUse); // as the pass itself records it
+      if (!c.compiled || !c.portable || c.allocates || c.frees || c.iterates.length > 0) return false;
+    }
+    return true;
   }
 
   /** The snapshot's copy of iteration words (thread.ts), on the executor when it is large (schedule.ts P7). */
@@ -83,6 +117,7 @@ export class PassRunner {
       this.main.copyIteration(0, blocks);
       return;
     }
+    this.counters.copyPasses++;
     const call = { method: '', args: [] };
     await this.executor.run(
       { kind: KIND_COPY, typeId: 0, from: 0, to: blocks, chunk, call, lists: null, operation: `${operation} (snapshot)` },

@@ -35,6 +35,12 @@ export const KIND_COPY = 4;
  */
 export const KIND_DEFRAG_COPY = 5;
 export const KIND_DEFRAG_REWRITE = 6;
+/**
+ * A DO pass whose claims first set the iteration words of their own blocks (the snapshot's
+ * copy fused into the pass, runtime/doall.ts F1–F2): one fork-join instead of two, for
+ * passes that cannot change an allocation word or read another block's iteration word.
+ */
+export const KIND_DO_COPY = 7;
 
 /** The method (or parallelNew init method; '' for none) and the arguments of a pass. */
 export interface PassCall {

@@ -6,6 +6,8 @@
  *  - KIND_DO: indices are positions in the block list R (written by snapshot(), Alg. 5);
  *    each block runs as one virtual warp (ThreadContext.runBlocks) over the lanes set in
  *    its iteration bitmap, so the pass sees exactly the objects live when it started.
+ *  - KIND_DO_COPY: as KIND_DO, each claim first setting the iteration words of its own
+ *    blocks (the snapshot's copy fused into the pass: runtime/doall.ts F1–F2).
  *  - KIND_COPY: indices are positions in the block list; each claim sets the iteration
  *    words of its blocks (ThreadContext.copyIteration: the snapshot's copy, schedule.ts
  *    P7). Not counted as work in the per-thread statistics.
@@ -25,7 +27,7 @@ import type { ThreadContext } from '../runtime/thread.js';
 import { newObjects } from '../runtime/doall.js';
 import { UsageError } from '../runtime/errors.js';
 import { columnsFor, copyLanes, rewriteLanes, type DefragScratch } from '../runtime/defrag-lanes.js';
-import { KIND_COPY, KIND_DEFRAG_COPY, KIND_DEFRAG_REWRITE, KIND_DO, KIND_NEW, type PassCall } from '../runtime/executor.js';
+import { KIND_COPY, KIND_DEFRAG_COPY, KIND_DEFRAG_REWRITE, KIND_DO, KIND_DO_COPY, KIND_NEW, type PassCall } from '../runtime/executor.js';
 import {
   C_CURSOR,
   C_STOP,
@@ -59,7 +61,8 @@ export function runShare(
   const chunk = ctl[D_CHUNK]!;
   let caught: ErrorRecord | null = null;
   let done = 0;
-  if (kind === KIND_DO) {
+  if (kind === KIND_DO || kind === KIND_DO_COPY) {
+    const copyFirst = kind === KIND_DO_COPY;
     const lists = ctl.subarray(D_LISTS, D_LISTS + 2 * ctx.table.types.length);
     ctx.pass = { lists, typeId, current: null };
     try {
@@ -68,6 +71,7 @@ export function runShare(
         const i = Atomics.add(ctl, C_CURSOR, chunk);
         if (i >= to) break;
         const end = Math.min(i + chunk, to);
+        if (copyFirst) ctx.copyIteration(i, end);
         ctx.runBlocks(typeId, call.method, call.args, i, end);
         done += end - i;
       }

@@ -94,6 +94,9 @@ export type CompileOutcome =
       readonly portable: boolean;
       /** Concrete type ids the method's deviceDo loops iterate (the inlined callees' included). */
       readonly iterates: readonly number[];
+      /** Whether the method (with what it inlines) creates or deletes objects. */
+      readonly allocates: boolean;
+      readonly frees: boolean;
       readonly source: string;
     }
   | { readonly compiled: false; readonly reason: string };
@@ -226,7 +229,17 @@ export class MethodCompiler {
       const state = { handle: 0 };
       const factory = new Function('H', 'S', source) as (h: unknown, s: readonly unknown[]) => Runner;
       const run = factory({ ...this.helpers, state }, ir.statics);
-      return { compiled: true, run, state, notes: ir.notes, portable: ir.portable, iterates: ir.iterates, source };
+      return {
+        compiled: true,
+        run,
+        state,
+        notes: ir.notes,
+        portable: ir.portable,
+        iterates: ir.iterates,
+        allocates: ir.allocates,
+        frees: ir.frees,
+        source,
+      };
     } catch (e) {
       if (e instanceof CompileFallback) return { compiled: false, reason: e.reason };
       // (C3) a fault of the compiler: the method still runs, interpreted; the reason says what happened.

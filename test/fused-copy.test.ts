@@ -1,0 +1,108 @@
+/**
+ * The snapshot's copy fused into the pass (runtime/doall.ts F1–F2, KIND_DO_COPY): on the
+ * executor, a do-all whose compiled method neither creates nor deletes objects, calls no
+ * JavaScript and has no deviceDo sets each block's iteration word in the claim that runs
+ * the block instead of in a copy pass of its own. Checked here on 3 threads with every pass
+ * sent to the workers:
+ *  - such do-alls fuse (counters.fusedCopies) and visit exactly the objects live when they
+ *    started — objects created and deleted outside passes between do-alls included — with
+ *    the same results as one thread;
+ *  - a method that creates objects, one that deletes them, one with a deviceDo and an
+ *    interpreted one do not fuse; the creating one would visit its own new objects if it
+ *    did (the count after the pass tells).
+ */
+import test from 'ava';
+import { createRuntime, type Runtime } from '../index.js';
+import type { PassRunner } from '../runtime/doall.js';
+import { Item, MODULE_URL } from './fused-copy.fixtures.js';
+
+const passesOf = (rt: Runtime): PassRunner => (rt as unknown as { passes: PassRunner }).passes;
+
+async function make(threads: number): Promise<Runtime> {
+  return createRuntime({ classes: [Item], heap: '8MB', threads, modules: [MODULE_URL], inlineBlocks: 0, inlineMicros: 0, seed: 5 });
+}
+
+/** Every live Item's (v, w, next's v), sorted by v: what a run computed, independent of handles. */
+function state(rt: Runtime): string {
+  const rows: string[] = [];
+  rt.deviceDo(Item, (o) => rows.push(`${o.v}:${o.w}:${o.next === null ? '-' : o.next.v}`));
+  return rows.sort().join(' ');
+}
+
+test('fusable do-alls fuse their copy and give the results of one thread, with objects created and deleted between them', async (t) => {
+  const one = await make(1);
+  const three = await make(3);
+  try {
+    for (const rt of [one, three]) {
+      const items = [];
+      for (let i = 0; i < 700; i++) items.push(rt.create(Item, { v: i }));
+      for (let i = 0; i < items.length; i++) items[i]!.next = items[(i * 7 + 3) % items.length]!;
+    }
+    const before = { ...passesOf(three).counters };
+    for (let round = 0; round < 6; round++) {
+      for (const rt of [one, three]) {
+        await rt.parallelDo(Item, 'bump', round + 1);
+        await rt.parallelDo(Item, 'pull');
+        // Between do-alls: new objects (must be visited by the next do-all) and deleted ones (must not).
+        for (let i = 0; i < 40; i++) rt.create(Item, { v: 5000 + round * 100 + i });
+        const victims: number[] = [];
+        rt.deviceDo(Item, (o) => {
+          if (o.v % 11 === round) victims.push(o.handle);
+        });
+        for (const h of victims) {
+          rt.deviceDo(Item, (o) => {
+            if (o.next !== null && o.next.handle === h) o.next = null;
+          });
+          rt.destroy(rt.get(Item, h));
+        }
+      }
+      t.is(state(three), state(one), `round ${round}`);
+      three.validateHeap();
+    }
+    const after = passesOf(three).counters;
+    t.is(after.fusedCopies - before.fusedCopies, 12, 'every bump and pull fused its copy');
+    t.is(after.copyPasses, before.copyPasses, 'no copy pass of its own');
+  } finally {
+    await one.close();
+    await three.close();
+  }
+});
+
+test('a creating pass does not fuse, and visits none of its new objects', async (t) => {
+  const rt = await make(3);
+  try {
+    for (let i = 0; i < 3000; i++) rt.create(Item, { v: i });
+    const before = passesOf(rt).counters.fusedCopies;
+    await rt.parallelDo(Item, 'spawn');
+    t.is(passesOf(rt).counters.fusedCopies, before, 'spawn creates objects: no fusion');
+    t.is(rt.count(Item), 6000, 'each of the 3000 objects spawned once; no new object was visited');
+    rt.validateHeap();
+  } finally {
+    await rt.close();
+  }
+});
+
+test('deleting, iterating and interpreted passes do not fuse', async (t) => {
+  const rt = await make(3);
+  try {
+    for (let i = 0; i < 3000; i++) rt.create(Item, { v: i });
+    const c = passesOf(rt).counters;
+    for (const m of ['cull', 'count', 'logs'] as const) {
+      const before = c.fusedCopies;
+      await rt.parallelDo(Item, m);
+      t.is(c.fusedCopies, before, `${m}: no fusion`);
+    }
+    t.is(rt.count(Item), 1500);
+    let seen = -1;
+    rt.deviceDo(Item, (o) => {
+      seen = o.w;
+    });
+    t.true(seen >= 1, 'count and logs ran');
+    const fusedBefore = c.fusedCopies;
+    await rt.parallelDo(Item, 'bump', 1);
+    t.is(c.fusedCopies, fusedBefore + 1, 'bump still fuses');
+    rt.validateHeap();
+  } finally {
+    await rt.close();
+  }
+});
