@@ -21,7 +21,9 @@
  *                                pair, pairs] at PLAN + 4j; per target pair p, [target,
  *                                reserved mask] at PLAN + 4NB + 2p;
  *                                rewrite: the blocks to rewrite, at PLAN.
- *   [8NB, …)         SLABS      32-word slabs, handed out in order: a source's forwarding
+ *   [8NB, 8NB+16)    CONTROL    word 8NB: the lanes of the rewrite phase (LANES_TS or
+ *                                LANES_WASM: runtime/defrag-wasm.ts V5); the rest unused
+ *   [8NB+16, …)      SLABS      32-word slabs, handed out in order: a source's forwarding
  *                                entries (slot → final handle of the object that had that
  *                                handle before the call; 0: none), a target's origins
  *                                (slot → handle before the call of the object moved in; 0:
@@ -39,12 +41,16 @@
  *       So lanes need no synchronisation, and their order does not change the result.
  *  (L3) Rewrite lane i writes only the reference words of its own block and reads the
  *       forwarding entries, which no lane writes in that phase: any order, the same heap.
+ *       With CONTROL = LANES_WASM the lanes are the module's (runtime/defrag-wasm.ts): the
+ *       block list is the heap's (planRewrite writes it there), the forwarding entries the
+ *       ones published into the vacated sources; the same reads and writes otherwise.
  *  (L4) A lane never allocates, never frees and runs no user code, so it cannot throw on a
  *       consistent heap; only a dying thread (an out-of-memory kill) can stop one. The
  *       defragmented classes are then inconsistent (reserved slots not filled):
  *       WorkerCrashedError carries validateHeap()'s verdict, as for a crash in a do-all.
  */
 import { ForwardTable } from './defrag-result.js';
+import { wasmRewriteLanes } from './defrag-wasm.js';
 import { UsageError } from './errors.js';
 import type { Heap } from './heap.js';
 import { BLOCK_ALLOC_WORD, BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout, type TypeTable } from './layout.js';
@@ -53,6 +59,10 @@ import { BLOCK_ALLOC_WORD, BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout, type Typ
 export const RECORD_WORDS = 4;
 /** Initial slabs of a scratch buffer (it grows by doubling, up to 2NB). */
 const INITIAL_SLABS = 64;
+/** Words of CONTROL, and its values: the rewrite phase's lanes. */
+const CONTROL_WORDS = 16;
+export const LANES_TS = 0;
+export const LANES_WASM = 1;
 
 /** Growable shared buffers (ES2024; Node 20 has them, TypeScript's ES2022 lib does not declare them). */
 interface Growable {
@@ -65,8 +75,9 @@ type GrowableCtor = new (bytes: number, opts: { maxByteLength: number }) => Shar
 export class DefragScratch {
   readonly numBlocks: number;
   readonly buffer: SharedArrayBuffer;
-  /** Word index of PLAN's target pairs, and of SLABS. */
+  /** Word index of PLAN's target pairs, of CONTROL, and of SLABS. */
   readonly pairsWord: number;
+  readonly controlWord: number;
   readonly slabsWord: number;
   private i32v: Int32Array;
   /** Slabs handed out in this call; those of the running pass start at passFirst, at most passMax. */
@@ -78,7 +89,8 @@ export class DefragScratch {
   constructor(numBlocks: number, buffer?: SharedArrayBuffer) {
     this.numBlocks = numBlocks;
     this.pairsWord = 2 * numBlocks + RECORD_WORDS * numBlocks;
-    this.slabsWord = 8 * numBlocks;
+    this.controlWord = 8 * numBlocks;
+    this.slabsWord = 8 * numBlocks + CONTROL_WORDS;
     if (buffer !== undefined) {
       this.buffer = buffer;
     } else {
@@ -96,10 +108,19 @@ export class DefragScratch {
     return this.i32v;
   }
 
-  /** (L1) Start a call: no block is a source or a target yet. */
+  /** (L1) Start a call: no block is a source or a target yet; the rewrite on the TypeScript lanes. */
   reset(): void {
     this.i32.fill(-1, 0, 2 * this.numBlocks);
+    this.i32[this.controlWord] = LANES_TS;
     this.slabs = 0;
+  }
+
+  /** (L1) The lanes of the rewrite phase (LANES_TS or LANES_WASM), set by the calling thread before the phase. */
+  get rewriteLanes(): number {
+    return this.i32[this.controlWord]!;
+  }
+  set rewriteLanes(lanes: number) {
+    this.i32[this.controlWord] = lanes;
   }
 
   /**
@@ -258,13 +279,19 @@ export function columnsFor(table: TypeTable, moved: readonly number[]): Referrin
   return columns;
 }
 
-/** (L1) Write the rewrite phase's block list: the blocks of every referring class; returns how many. */
+/**
+ * (L1) Write the rewrite phase's block list: the blocks of every referring class; returns how
+ * many. Into PLAN, or with LANES_WASM into the heap's block list (free between do-alls),
+ * where the module's lanes read it.
+ */
 export function planRewrite(heap: Heap, sc: DefragScratch, columns: ReferringColumns): number {
-  const i32 = sc.i32;
+  const wasm = sc.rewriteLanes === LANES_WASM;
+  const out = wasm ? heap.i32 : sc.i32;
+  const at = wasm ? heap.plan.blockListOffset >>> 2 : 2 * sc.numBlocks;
   let n = 0;
   for (let id = 0; id < columns.length; id++) {
     if (columns[id] === undefined) continue;
-    n += heap.allocated[id]!.indices(i32, 2 * sc.numBlocks + n);
+    n += heap.allocated[id]!.indices(out, at + n);
   }
   return n;
 }
@@ -275,8 +302,12 @@ export function planRewrite(heap: Heap, sc: DefragScratch, columns: ReferringCol
  * (to an object deleted before the call) and one beyond the heap stay as they are.
  */
 export function rewriteLanes(heap: Heap, sc: DefragScratch, columns: ReferringColumns, from: number, to: number): void {
-  const i32 = heap.i32;
   const s32 = sc.i32;
+  if (s32[sc.controlWord] === LANES_WASM) {
+    wasmRewriteLanes(heap, columns, from, to);
+    return;
+  }
+  const i32 = heap.i32;
   const nb = sc.numBlocks;
   const slabs = sc.slabsWord;
   const blockWords = heap.blockWords;

@@ -75,10 +75,13 @@ import {
   DefragScratch,
   planRewrite,
   RECORD_WORDS,
+  LANES_TS,
+  LANES_WASM,
   referringColumns,
   rewriteLanes,
   type ReferringColumns,
 } from './defrag-lanes.js';
+import { publishForwarding, restoreForwarding, wasmRewriteFits, type DefragLanes, type VacatedBlock } from './defrag-wasm.js';
 import { BLOCK_ALLOC_WORD, type TypeLayout, type TypeTable } from './layout.js';
 
 /** What defragment needs of a runtime. */
@@ -87,6 +90,8 @@ export interface DefragHost {
   readonly table: TypeTable;
   /** The calling thread's allocator (its state does the block transitions). */
   readonly allocator: Allocator;
+  /** 'wasm': the rewrite phase on WebAssembly lanes where it can (runtime/defrag-wasm.ts, V1–V5); default 'ts'. */
+  readonly lanes?: DefragLanes;
 }
 
 /** Check n (F4): an integer ≥ 1; returns it. */
@@ -123,9 +128,13 @@ export function runLanes(heap: Heap, sc: DefragScratch, req: LaneRequest, from: 
 export function defragment(host: DefragHost, types: readonly TypeLayout[], n: number): DefragResult {
   const sc = new DefragScratch(host.heap.numBlocks);
   const steps = defragSteps(host, types, n, sc, 1);
-  for (let r = steps.next(); ; r = steps.next()) {
-    if (r.done === true) return r.value;
-    runLanes(host.heap, sc, r.value, 0, r.value.lanes);
+  try {
+    for (let r = steps.next(); ; r = steps.next()) {
+      if (r.done === true) return r.value;
+      runLanes(host.heap, sc, r.value, 0, r.value.lanes);
+    }
+  } finally {
+    steps.return(undefined as never); // after a throw: the steps' cleanup (defrag-wasm.ts restore) runs; a no-op when done
   }
 }
 
@@ -161,6 +170,7 @@ export function* defragSteps(
   sc.reset();
   const list = new Uint32Array(heap.numBlocks);
   const moved: number[] = [];
+  const vacated: VacatedBlock[] = []; // the call's sources, in order (defrag-wasm.ts publish)
   for (const t of types) {
     if (t.abstract || t.slots === 0) continue;
     const before = occupancy(heap, t, list);
@@ -189,6 +199,7 @@ export function* defragSteps(
       stats.ms.copy += now() - tc;
       const tu = now();
       for (let j = 0; j < records.sources.length; j++) allocator.defragVacate(records.sources[j]!, t.id, records.masks[j]!);
+      for (const block of records.sources) vacated.push({ block, type: t });
       stats.ms.update += now() - tu;
       cs.passes++;
       cs.blocksFreed += records.sources.length;
@@ -206,8 +217,20 @@ export function* defragSteps(
   if (moved.length > 0) {
     const tr = now();
     const columns = referringColumns(table, moved);
+    // (defrag-wasm.ts V1, V5) backend 'wasm': the module's lanes, the forwarding handles published into the sources
+    const wasm = host.lanes === 'wasm' && wasmRewriteFits(heap, table, moved, columns);
+    sc.rewriteLanes = wasm ? LANES_WASM : LANES_TS;
     const lanes = planRewrite(heap, sc, columns);
-    if (lanes > 0) yield { kind: 'rewrite', moved, columns, lanes };
+    if (lanes > 0) {
+      const marked = wasm ? publishForwarding(heap, sc, vacated) : [];
+      try {
+        yield { kind: 'rewrite', moved, columns, lanes };
+      } finally {
+        if (wasm) restoreForwarding(heap, marked);
+      }
+    }
+    if (wasm) stats.lanes = { copy: 'ts', rewrite: 'wasm' };
+    sc.rewriteLanes = LANES_TS;
     stats.ms.rewrite += now() - tr;
   }
   const fwd = sc.forwardTable();
