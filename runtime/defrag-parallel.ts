@@ -70,7 +70,7 @@ async function drive(
         chunk,
         call: { method: '', args: req.kind === 'rewrite' ? [[...req.moved]] : [] },
         lists: null,
-        operation: `parallelDefrag (${req.kind === 'copy' ? `copy ${req.type.name}` : 'rewrite'})`,
+        operation: `parallelDefrag (${req.kind === 'copy' ? `copy ${req.type.name}` : req.restore === true ? 'restore' : 'rewrite'})`,
       },
       main,
     );

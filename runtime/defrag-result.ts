@@ -52,9 +52,11 @@ export interface DefragStats {
   classes: Record<string, DefragClassStats>;
   /**
    * Which lanes ran the copy and rewrite phases on the CPU: absent when both ran as
-   * TypeScript lanes (runtime/defrag-lanes.ts); on a runtime of backend 'wasm', the rewrite
-   * as WebAssembly lanes (runtime/defrag-wasm.ts: when every moved class has a forwarding
-   * column, V1). Everything else but the times is the same either way.
+   * TypeScript lanes (runtime/defrag-lanes.ts) or nothing moved; on a runtime of backend
+   * 'wasm', { copy: 'ts', rewrite: 'wasm' }: the rewrite ran as WebAssembly lanes
+   * (runtime/defrag-wasm.ts; a call whose moved classes do not all have a forwarding
+   * column, V1, rewrites on the TypeScript lanes). Everything else but the times is the
+   * same either way.
    */
   lanes?: { copy: 'ts'; rewrite: 'wasm' };
   /** Where the copy and rewrite phases ran: absent on the CPU; 'webgpu' on the heap's GPU copy (runtime/webgpu/gpu-defrag.ts). */

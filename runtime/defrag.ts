@@ -75,13 +75,23 @@ import {
   DefragScratch,
   planRewrite,
   RECORD_WORDS,
+  LANES_RESTORE,
   LANES_TS,
   LANES_WASM,
+  planRestore,
   referringColumns,
   rewriteLanes,
   type ReferringColumns,
 } from './defrag-lanes.js';
-import { publishForwarding, restoreForwarding, wasmRewriteFits, type DefragLanes, type VacatedBlock } from './defrag-wasm.js';
+import {
+  checkWasmLanes,
+  clearMasks,
+  markSources,
+  restoreSources,
+  wasmRewriteFits,
+  type DefragLanes,
+  type VacatedBlock,
+} from './defrag-wasm.js';
 import { BLOCK_ALLOC_WORD, type TypeLayout, type TypeTable } from './layout.js';
 
 /** What defragment needs of a runtime. */
@@ -108,12 +118,14 @@ const now = (): number => performance.now();
 
 /**
  * A phase of lanes for the driver to run (defrag-lanes.ts): the copy lanes [0, lanes) of a
- * pass of `type`, or the rewrite lanes [0, lanes) with `columns`. The steps resume when
- * every lane has run (on one thread, or on several: L2, L3).
+ * pass of `type`, or the rewrite lanes [0, lanes) with `columns` (`restore`: the restore
+ * lanes of the WASM rewrite, runtime/defrag-wasm.ts, which rewriteLanes runs as the scratch's
+ * lanes word says). The steps resume when every lane has run (on one thread, or on several:
+ * L2, L3).
  */
 export type LaneRequest =
   | { kind: 'copy'; type: TypeLayout; lanes: number }
-  | { kind: 'rewrite'; moved: readonly number[]; columns: ReferringColumns; lanes: number };
+  | { kind: 'rewrite'; moved: readonly number[]; columns: ReferringColumns; lanes: number; restore?: true };
 
 /** Run a phase's lanes [from, to) on this thread. */
 export function runLanes(heap: Heap, sc: DefragScratch, req: LaneRequest, from: number, to: number): void {
@@ -168,9 +180,16 @@ export function* defragSteps(
     classes: {},
   };
   sc.reset();
+  // Backend 'wasm' (defrag-wasm.ts "start"): the copy lanes publish forwarding handles for the WASM rewrite.
+  const publish = host.lanes === 'wasm';
+  if (publish) {
+    checkWasmLanes(heap);
+    clearMasks(heap);
+    sc.publish = true;
+  }
   const list = new Uint32Array(heap.numBlocks);
   const moved: number[] = [];
-  const vacated: VacatedBlock[] = []; // the call's sources, in order (defrag-wasm.ts publish)
+  const vacated: VacatedBlock[] = []; // backend 'wasm': the call's sources, in order (defrag-wasm.ts "mark")
   for (const t of types) {
     if (t.abstract || t.slots === 0) continue;
     const before = occupancy(heap, t, list);
@@ -199,7 +218,7 @@ export function* defragSteps(
       stats.ms.copy += now() - tc;
       const tu = now();
       for (let j = 0; j < records.sources.length; j++) allocator.defragVacate(records.sources[j]!, t.id, records.masks[j]!);
-      for (const block of records.sources) vacated.push({ block, type: t });
+      if (publish) for (const block of records.sources) vacated.push({ block, type: t });
       stats.ms.update += now() - tu;
       cs.passes++;
       cs.blocksFreed += records.sources.length;
@@ -217,20 +236,24 @@ export function* defragSteps(
   if (moved.length > 0) {
     const tr = now();
     const columns = referringColumns(table, moved);
-    // (defrag-wasm.ts V1, V5) backend 'wasm': the module's lanes, the forwarding handles published into the sources
-    const wasm = host.lanes === 'wasm' && wasmRewriteFits(heap, table, moved, columns);
-    sc.rewriteLanes = wasm ? LANES_WASM : LANES_TS;
-    const lanes = planRewrite(heap, sc, columns);
-    if (lanes > 0) {
-      const marked = wasm ? publishForwarding(heap, sc, vacated) : [];
-      try {
-        yield { kind: 'rewrite', moved, columns, lanes };
-      } finally {
-        if (wasm) restoreForwarding(heap, marked);
+    // (defrag-wasm.ts "mark", V1, V5) backend 'wasm': the module's lanes when every moved class published
+    const marked = publish ? markSources(heap, vacated) : [];
+    let restored = false;
+    try {
+      const wasm = publish && wasmRewriteFits(heap, table, moved, columns);
+      sc.rewriteLanes = wasm ? LANES_WASM : LANES_TS;
+      const lanes = planRewrite(heap, sc, columns);
+      if (lanes > 0) yield { kind: 'rewrite', moved, columns, lanes };
+      if (marked.length > 0) {
+        sc.rewriteLanes = LANES_RESTORE; // (defrag-wasm.ts "restore") after every rewrite lane
+        yield { kind: 'rewrite', moved, columns: [], lanes: planRestore(sc, marked), restore: true };
       }
+      restored = true;
+      if (wasm) stats.lanes = { copy: 'ts', rewrite: 'wasm' };
+    } finally {
+      if (!restored) restoreSources(heap, marked); // (V6) a phase failed
+      sc.rewriteLanes = LANES_TS;
     }
-    if (wasm) stats.lanes = { copy: 'ts', rewrite: 'wasm' };
-    sc.rewriteLanes = LANES_TS;
     stats.ms.rewrite += now() - tr;
   }
   const fwd = sc.forwardTable();
