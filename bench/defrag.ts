@@ -22,8 +22,11 @@
  * 'ts' on a runtime of backend 'ts' (the copy and rewrite as TypeScript lanes), 'wasm' on
  * one of backend 'wasm' (the rewrite as WebAssembly lanes, runtime/defrag-wasm.ts; the
  * app's do-alls then run its WebAssembly kernels too, which give the same heap, so the
- * defragmentation work is the same: the table marks a row whose copies differ). A last
- * table puts the copy and rewrite phases of both side by side, with their ratios.
+ * defragmentation work is the same: the table marks a row whose copies differ). The order
+ * of the lanes alternates between rounds (the first run of a process warms the JIT for the
+ * second). A last table puts the copy and rewrite phases of both side by side, with their
+ * ratios; the copy is on TypeScript lanes in both (with 'wasm' they also publish the
+ * forwarding handles into the heap: runtime/defrag-wasm.ts), so its ratio is that cost.
  *
  * How each is measured (one process, each workload and thread count after the other):
  *  - synthetic: objects of one class (4 f32 fields and a reference to another object of
@@ -422,7 +425,7 @@ async function main(): Promise<void> {
   for (let round = 0; round < rounds; round++) {
     for (const w of only) {
       for (const t of threads) {
-        for (const l of lanes) {
+        for (const l of round % 2 === 0 ? lanes : [...lanes].reverse()) {
           const row = w === 'synthetic' ? await synthetic(scale, repeat, t, l) : await appRun(w, scale, t, l);
           print(row);
           const k = rows.findIndex((r) => r.workload === w && r.threads === t && r.lanes === l);
