@@ -18,11 +18,12 @@
  * keeps, per workload and T, the round whose defragmentation took least in total. The thesis table (synthetic n=3, collision n=10, wa-tor n=9) on
  * the 16-core device host: --only synthetic,collision,wa-tor --threads 1,2,4,8,16.
  *
- * --lanes ts,wasm: each workload and T runs once per lanes choice, right after each other:
- * 'ts' on a runtime of backend 'ts' (the copy and rewrite as TypeScript lanes), 'wasm' on
- * one of backend 'wasm' (the rewrite as WebAssembly lanes, runtime/defrag-wasm.ts; the
- * app's do-alls then run its WebAssembly kernels too, which give the same heap, so the
- * defragmentation work is the same: the table marks a row whose copies differ). The order
+ * --lanes ts,wasm: each workload and T runs once per lanes choice, right after each other,
+ * every run on a runtime of backend 'wasm' (the app's WebAssembly kernels in both): 'wasm'
+ * with the rewrite as WebAssembly lanes (runtime/defrag-wasm.ts), 'ts' with the TypeScript
+ * lanes (SMMO_DEFRAG_LANES=ts for its calls), so that only the lanes differ (an app on T > 1
+ * threads allocates differently from run to run: the table marks rows whose copies differ).
+ * Without --lanes every run is on backend 'ts', as before. The order
  * of the lanes alternates between rounds (the first run of a process warms the JIT for the
  * second). A last table puts the copy and rewrite phases of both side by side, with their
  * ratios; the copy is on TypeScript lanes in both (with 'wasm' they also publish the
@@ -67,7 +68,7 @@ interface Row {
   n: number;
   /** Threads of the runtime (T > 1: parallelDefrag and parallelDo on the workers too). */
   threads: number;
-  /** --lanes: the runtime's backend, 'ts' or 'wasm' (the rewrite on WebAssembly lanes), and the lanes the calls reported. */
+  /** --lanes: 'ts' or 'wasm' (the rewrite on WebAssembly lanes), and the lanes the calls reported. */
   lanes: Lanes;
   rewriteLanes: string;
   params: string;
@@ -104,6 +105,14 @@ function median(xs: number[]): number {
 }
 
 type Lanes = 'ts' | 'wasm';
+
+/** --lanes given: every run on backend 'wasm', the 'ts' rows with SMMO_DEFRAG_LANES=ts (runtime/defrag-wasm.ts lanesFor); else backend 'ts'. */
+let lanesGiven = false;
+function backendFor(lanes: Lanes): 'ts' | 'wasm' {
+  if (!lanesGiven) return 'ts';
+  process.env['SMMO_DEFRAG_LANES'] = lanes;
+  return 'wasm';
+}
 
 function emptyRow(workload: string, n: number, params: string, threads: number, lanes: Lanes): Row {
   return {
@@ -151,7 +160,7 @@ function fragmentationOf(rt: Runtime, names: readonly string[]): number {
 
 async function synthetic(scale: number, repeat: number, threads: number, lanes: Lanes): Promise<Row> {
   const heap = Math.round(64 * scale) << 20;
-  const rt = await createRuntime({ classes: [Item], heap, threads, backend: lanes, modules: [import.meta.url] });
+  const rt = await createRuntime({ classes: [Item], heap, threads, backend: backendFor(lanes), modules: [import.meta.url] });
   try {
     // From the heap and block sizes alone, not the usable blocks (a runtime of more threads
     // has more allocator states, so a few blocks fewer): the same objects, handles and
@@ -231,7 +240,7 @@ async function appRun(name: string, scale: number, threads: number, lanes: Lanes
       classes: app.classes,
       heap: app.heapFor(params),
       threads,
-      backend: lanes,
+      backend: backendFor(lanes),
       modules: [appModule(name)!],
     });
     try {
@@ -410,6 +419,7 @@ async function main(): Promise<void> {
   const threads = (values.threads ?? '1').split(',').map(Number);
   const rounds = Number(values.rounds ?? 1);
   const lanes = (values.lanes ?? 'ts').split(',') as Lanes[];
+  lanesGiven = values.lanes !== undefined;
   if (lanes.length === 0 || !lanes.every((l) => l === 'ts' || l === 'wasm'))
     throw new Error(`--lanes must be a comma-separated list of 'ts' and 'wasm', e.g. --lanes ts,wasm; got '${values.lanes}'`);
   if (!(Number.isInteger(rounds) && rounds >= 1)) throw new Error('--rounds must be a positive integer');

@@ -74,6 +74,20 @@ type ReferringColumns = readonly (readonly number[] | undefined)[];
 /** Which lanes run defragmentation's phases: 'wasm' runs the rewrite as WebAssembly lanes (backend 'wasm'). */
 export type DefragLanes = 'ts' | 'wasm';
 
+/**
+ * The lanes a runtime of backend 'wasm' uses: 'wasm', unless the environment variable
+ * SMMO_DEFRAG_LANES is 'ts' (read at each call, on the calling thread only: the workers
+ * follow the scratch's CONTROL words, V5). bench/defrag.ts --lanes uses it to compare the
+ * lanes on the same app kernels; any other value than 'ts', 'wasm' or none is a UsageError.
+ */
+export function lanesFor(backendLanes: DefragLanes | undefined): DefragLanes {
+  if (backendLanes !== 'wasm') return 'ts';
+  const env = process.env['SMMO_DEFRAG_LANES'];
+  if (env === undefined || env === '' || env === 'wasm') return 'wasm';
+  if (env === 'ts') return 'ts';
+  throw new UsageError(`SMMO_DEFRAG_LANES must be 'ts' or 'wasm' (the lanes of defrag on backend 'wasm'), got '${env}'`);
+}
+
 /** (V4) The mark bit of a published source's type word, and the bit of an 8-byte column. */
 export const FWD_MARK = 0x80000000;
 export const FWD_WIDE = 0x40000000;

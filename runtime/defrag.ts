@@ -86,6 +86,7 @@ import {
 import {
   checkWasmLanes,
   clearMasks,
+  lanesFor,
   markSources,
   restoreSources,
   wasmRewriteFits,
@@ -168,6 +169,9 @@ export function* defragSteps(
 ): Generator<LaneRequest, DefragResult, void> {
   const t0 = now();
   const { heap, table, allocator } = host;
+  // Backend 'wasm' (defrag-wasm.ts "start"): the copy lanes publish forwarding handles for the WASM rewrite.
+  const publish = lanesFor(host.lanes) === 'wasm'; // before any change: a bad SMMO_DEFRAG_LANES throws here
+  if (publish) checkWasmLanes(heap);
   allocator.flushKept(); // (F1) the caller's kept blocks go back to `free` first
   const stats: DefragStats = {
     n,
@@ -180,10 +184,7 @@ export function* defragSteps(
     classes: {},
   };
   sc.reset();
-  // Backend 'wasm' (defrag-wasm.ts "start"): the copy lanes publish forwarding handles for the WASM rewrite.
-  const publish = host.lanes === 'wasm';
   if (publish) {
-    checkWasmLanes(heap);
     clearMasks(heap);
     sc.publish = true;
   }

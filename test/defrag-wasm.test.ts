@@ -14,7 +14,7 @@
  */
 import test from 'ava';
 import fc from 'fast-check';
-import { createRuntime, type DefragResult, type DefragStats, type Runtime } from '../index.js';
+import { createRuntime, UsageError, type DefragResult, type DefragStats, type Runtime } from '../index.js';
 import { forwardingColumn } from '../runtime/defrag-wasm.js';
 import {
   build,
@@ -237,3 +237,26 @@ test('an f64 forwarding column, and a class without one (the rewrite on the Type
     await wasm.close();
   }
 });
+
+test.serial(
+  "SMMO_DEFRAG_LANES=ts keeps backend 'wasm' on the TypeScript lanes (bench/defrag --lanes); another value is a UsageError",
+  async (t) => {
+    const ref = await runtime('ts', 1);
+    const wasm = await runtime('wasm', 1);
+    try {
+      build(ref, SHAPE);
+      build(wasm, SHAPE);
+      process.env['SMMO_DEFRAG_LANES'] = 'bogus';
+      t.throws(() => wasm.defrag(undefined, 2), { instanceOf: UsageError, message: /SMMO_DEFRAG_LANES must be 'ts' or 'wasm'/ });
+      process.env['SMMO_DEFRAG_LANES'] = 'ts';
+      const r = ref.defrag(undefined, 2);
+      const w = wasm.defrag(undefined, 2); // synchronous: no other test runs while the variable is set
+      t.true(r.stats.objectsMoved > 500);
+      t.deepEqual(compare(ref, wasm, r, w, false), []);
+    } finally {
+      delete process.env['SMMO_DEFRAG_LANES'];
+      await ref.close();
+      await wasm.close();
+    }
+  },
+);
