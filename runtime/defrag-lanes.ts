@@ -33,7 +33,7 @@
  *                                none). At most one of each per block: ≤ 2NB slabs.
  *
  * Invariants:
- *  (L1) Only the calling thread writes RECORD_OF, ORIGIN_OF, PLAN and hands out slabs (it
+ *  (L1) Only the calling thread writes RECORD_OF, ORIGIN_OF, PLAN, CONTROL and hands out slabs (it
  *       zeroes each new slab), and only while no lane runs; the pool's fork (C_EPOCH bump)
  *       and join publish them (workers/protocol.ts P1). The buffer grows only then.
  *  (L2) Copy lane j writes only: the target slots that record j reserved (the scan reserved
@@ -41,6 +41,8 @@
  *       origin words of those slots, and the forwarding entries of the objects it moves
  *       (each object's handle before the call, distinct). It reads its source block, which
  *       is no target in the same pass, and that block's origins, written in an earlier pass.
+ *       With PUBLISH it also writes each moved object's forwarding word in the heap and its
+ *       source's mask (runtime/defrag-wasm.ts V3: again words no other lane writes).
  *       So lanes need no synchronisation, and their order does not change the result.
  *  (L3) Rewrite lane i writes only the reference words of its own block and reads the
  *       forwarding entries, which no lane writes in that phase: any order, the same heap.

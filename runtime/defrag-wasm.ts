@@ -1,6 +1,6 @@
 /**
  * Defragmentation's rewrite phase as WebAssembly lanes (wasm/src/defrag.rs
- * smmo_defrag_rewrite), for runtimes of backend 'wasm': "CompactGpu: Massively Parallel
+ * smmo_defrag_rewrite and smmo_defrag_restore), for runtimes of backend 'wasm': "CompactGpu: Massively Parallel
  * Memory Defragmentation on GPUs" (ISMM 2019), §4 "Pointer Rewriting", reading the
  * forwarding handles where §3 "Defragmentation Algorithm" keeps them: in the vacated source
  * blocks' slots, with a per-block "source" mark. runtime/defrag.ts drives it (its header:

@@ -28,7 +28,9 @@
  *      the call's scratch buffer (defrag-lanes.ts; CompactGpu stores it in the source
  *      block, but a block here may be too small to hold 32 handles); an object that moves
  *      again in a later pass updates its entry (the lane finds its first handle in the
- *      origin slab of the block it is in);
+ *      origin slab of the block it is in). On backend 'wasm' the lanes also write it where
+ *      CompactGpu does, into the vacated source slots, for the WASM rewrite, and put those
+ *      words back afterwards (runtime/defrag-wasm.ts, V1–V6);
  *  (4) rewrite: every reference field (and inline array of references) of every concrete
  *      class whose static target type has a moved class among its concrete types, in
  *      every live object, is looked up in the table and rewritten (one lane per block of
