@@ -7,7 +7,7 @@
  * fragmentation before/after, and the do-all speed-up after defragmentation.
  *
  *   node dist/bench/defrag.js [--only synthetic,collision,wa-tor,generation,structure]
- *        [--threads 1,2,4] [--rounds 1] [--scale 1] [--repeat 5] [--out bench-results/defrag.json]
+ *        [--threads 1,2,4] [--lanes ts,wasm] [--rounds 1] [--scale 1] [--repeat 5] [--out bench-results/defrag.json]
  *
  * --threads: each workload runs once per thread count T (a runtime of T threads; T > 1:
  * rt.parallelDefrag, the copy and rewrite phases on the worker threads too, and the
@@ -17,6 +17,17 @@
  * alternate within each round, so that a shared machine's load drifts over all of them) and
  * keeps, per workload and T, the round whose defragmentation took least in total. The thesis table (synthetic n=3, collision n=10, wa-tor n=9) on
  * the 16-core device host: --only synthetic,collision,wa-tor --threads 1,2,4,8,16.
+ *
+ * --lanes ts,wasm: each workload and T runs once per lanes choice, right after each other,
+ * every run on a runtime of backend 'wasm' (the app's WebAssembly kernels in both): 'wasm'
+ * with the rewrite as WebAssembly lanes (runtime/defrag-wasm.ts), 'ts' with the TypeScript
+ * lanes (SMMO_DEFRAG_LANES=ts for its calls), so that only the lanes differ (an app on T > 1
+ * threads allocates differently from run to run: the table marks rows whose copies differ).
+ * Without --lanes every run is on backend 'ts', as before. The order
+ * of the lanes alternates between rounds (the first run of a process warms the JIT for the
+ * second). A last table puts the copy and rewrite phases of both side by side, with their
+ * ratios; the copy is on TypeScript lanes in both (with 'wasm' they also publish the
+ * forwarding handles into the heap: runtime/defrag-wasm.ts), so its ratio is that cost.
  *
  * How each is measured (one process, each workload and thread count after the other):
  *  - synthetic: objects of one class (4 f32 fields and a reference to another object of
@@ -57,6 +68,9 @@ interface Row {
   n: number;
   /** Threads of the runtime (T > 1: parallelDefrag and parallelDo on the workers too). */
   threads: number;
+  /** --lanes: 'ts' or 'wasm' (the rewrite on WebAssembly lanes), and the lanes the calls reported. */
+  lanes: Lanes;
+  rewriteLanes: string;
   params: string;
   calls: number;
   passes: number;
@@ -90,11 +104,23 @@ function median(xs: number[]): number {
   return s[s.length >> 1]!;
 }
 
-function emptyRow(workload: string, n: number, params: string, threads: number): Row {
+type Lanes = 'ts' | 'wasm';
+
+/** --lanes given: every run on backend 'wasm', the 'ts' rows with SMMO_DEFRAG_LANES=ts (runtime/defrag-wasm.ts lanesFor); else backend 'ts'. */
+let lanesGiven = false;
+function backendFor(lanes: Lanes): 'ts' | 'wasm' {
+  if (!lanesGiven) return 'ts';
+  process.env['SMMO_DEFRAG_LANES'] = lanes;
+  return 'wasm';
+}
+
+function emptyRow(workload: string, n: number, params: string, threads: number, lanes: Lanes): Row {
   return {
     workload,
     n,
     threads,
+    lanes,
+    rewriteLanes: '',
     params,
     calls: 0,
     passes: 0,
@@ -114,6 +140,9 @@ function addStats(row: Row, s: DefragStats): void {
   row.objectsMoved += s.objectsMoved;
   row.blocksFreed += s.blocksFreed;
   for (const k of ['scan', 'copy', 'rewrite', 'update', 'total'] as const) row.ms[k] += s.ms[k];
+  if (s.passes === 0) return; // nothing moved: no rewrite ran
+  const used = s.lanes?.rewrite ?? 'ts';
+  if (!row.rewriteLanes.split('+').includes(used)) row.rewriteLanes = row.rewriteLanes === '' ? used : `${row.rewriteLanes}+${used}`;
 }
 
 /** Free slots / slots of the blocks of these concrete classes. */
@@ -129,9 +158,9 @@ function fragmentationOf(rt: Runtime, names: readonly string[]): number {
   return slots === 0 ? 0 : (slots - objects) / slots;
 }
 
-async function synthetic(scale: number, repeat: number, threads: number): Promise<Row> {
+async function synthetic(scale: number, repeat: number, threads: number, lanes: Lanes): Promise<Row> {
   const heap = Math.round(64 * scale) << 20;
-  const rt = await createRuntime({ classes: [Item], heap, threads, modules: [import.meta.url] });
+  const rt = await createRuntime({ classes: [Item], heap, threads, backend: backendFor(lanes), modules: [import.meta.url] });
   try {
     // From the heap and block sizes alone, not the usable blocks (a runtime of more threads
     // has more allocator states, so a few blocks fewer): the same objects, handles and
@@ -154,7 +183,7 @@ async function synthetic(scale: number, repeat: number, threads: number): Promis
       else rt.destroy(rt.get(Item, h));
     }
     for (const h of keep) rt.get(Item, h).next = rt.get(Item, keep[Math.floor(rnd() * keep.length)]!);
-    const row = emptyRow('synthetic', 3, `${count} objects in ${heap >> 20} MiB, 60 % deleted`, threads);
+    const row = emptyRow('synthetic', 3, `${count} objects in ${heap >> 20} MiB, 60 % deleted`, threads, lanes);
     const time = async (): Promise<number> => {
       const ts: number[] = [];
       for (let r = 0; r < repeat; r++) {
@@ -190,7 +219,7 @@ const APP_RUNS: Record<
   structure: { params: (k) => ({ nodes: Math.round(40000 * k) }), iterations: () => 100, n: 10, every: 1 },
 };
 
-async function appRun(name: string, scale: number, threads: number): Promise<Row> {
+async function appRun(name: string, scale: number, threads: number, lanes: Lanes): Promise<Row> {
   const app = (await loadApp(name)) as App;
   const spec = APP_RUNS[name]!;
   const d = app.defrag;
@@ -204,9 +233,16 @@ async function appRun(name: string, scale: number, threads: number): Promise<Row
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}, ${iterations} iterations, defrag every ${spec.every}`,
     threads,
+    lanes,
   );
   const run = async (defrag: boolean): Promise<{ ms: number; digest: number }> => {
-    const rt = await createRuntime({ classes: app.classes, heap: app.heapFor(params), threads, modules: [appModule(name)!] });
+    const rt = await createRuntime({
+      classes: app.classes,
+      heap: app.heapFor(params),
+      threads,
+      backend: backendFor(lanes),
+      modules: [appModule(name)!],
+    });
     try {
       await app.init(rt, params, 42);
       const names = [
@@ -258,7 +294,7 @@ function print(r: Row): void {
   const t = THESIS[r.workload];
   const f = (x: number): string => x.toFixed(0);
   console.log(
-    `${r.workload.padEnd(11)} n=${String(r.n).padEnd(3)} T=${String(r.threads).padEnd(3)} calls ${String(r.calls).padStart(4)}  passes ${String(r.passes).padStart(5)}  ` +
+    `${r.workload.padEnd(11)} n=${String(r.n).padEnd(3)} T=${String(r.threads).padEnd(3)} ${r.lanes.padEnd(4)} (rewrite ${r.rewriteLanes || '–'}) calls ${String(r.calls).padStart(4)}  passes ${String(r.passes).padStart(5)}  ` +
       `moved ${String(r.objectsMoved).padStart(9)}  freed ${String(r.blocksFreed).padStart(7)}  ` +
       `ms scan ${f(r.ms.scan)} copy ${f(r.ms.copy)} rewrite ${f(r.ms.rewrite)} update ${f(r.ms.update)} total ${f(r.ms.total)}  ` +
       `frag ${(r.fragmentation.before * 100).toFixed(1)} % → ${(r.fragmentation.after * 100).toFixed(1)} %  ` +
@@ -281,6 +317,7 @@ export function table(rows: readonly Row[]): string[] {
     'workload',
     'n',
     'T',
+    'lanes',
     'calls',
     'passes',
     'moved',
@@ -295,13 +332,14 @@ export function table(rows: readonly Row[]): string[] {
   ];
   const lines = [head];
   for (const r of rows) {
-    const one = rows.find((o) => o.workload === r.workload && o.threads === 1);
+    const one = rows.find((o) => o.workload === r.workload && o.threads === 1 && o.lanes === r.lanes);
     const same = one !== undefined && one.objectsMoved === r.objectsMoved && one.passes === r.passes;
     const x = (a: number | undefined, b: number): string => (a === undefined || b <= 0 ? '–' : `${f(a / b, 2)}${same ? '' : '*'}`);
     lines.push([
       r.workload,
       String(r.n),
       String(r.threads),
+      r.lanes,
       String(r.calls),
       String(r.passes),
       String(r.objectsMoved),
@@ -319,6 +357,49 @@ export function table(rows: readonly Row[]): string[] {
   return lines.map((l) => l.map((c, k) => (k < 1 ? c.padEnd(widths[k]!) : c.padStart(widths[k]!))).join('  '));
 }
 
+/**
+ * --lanes ts,wasm: per workload and T, the copy and rewrite phases (ms summed over the calls)
+ * of the 'ts' row and the 'wasm' row side by side, and ts / wasm ('*': the rows' copies
+ * differ, so the work differs).
+ */
+export function lanesTable(rows: readonly Row[]): string[] {
+  const f = (x: number, d = 1): string => x.toFixed(d);
+  const head = [
+    'workload',
+    'T',
+    'moved',
+    'copy ts',
+    'copy wasm',
+    'copy ts/wasm',
+    'rewrite ts',
+    'rewrite wasm',
+    'rewrite ts/wasm',
+    'wasm rewrite ran',
+  ];
+  const lines = [head];
+  for (const w of rows) {
+    if (w.lanes !== 'wasm') continue;
+    const t = rows.find((o) => o.workload === w.workload && o.threads === w.threads && o.lanes === 'ts');
+    if (t === undefined) continue;
+    const same = t.objectsMoved === w.objectsMoved && t.passes === w.passes ? '' : '*';
+    const x = (a: number, b: number): string => (b <= 0 ? '–' : `${f(a / b, 2)}${same}`);
+    lines.push([
+      w.workload,
+      String(w.threads),
+      String(w.objectsMoved),
+      f(t.ms.copy),
+      f(w.ms.copy),
+      x(t.ms.copy, w.ms.copy),
+      f(t.ms.rewrite),
+      f(w.ms.rewrite),
+      x(t.ms.rewrite, w.ms.rewrite),
+      w.rewriteLanes || '–',
+    ]);
+  }
+  const widths = head.map((_, k) => Math.max(...lines.map((l) => l[k]!.length)));
+  return lines.map((l) => l.map((c, k) => (k < 1 ? c.padEnd(widths[k]!) : c.padStart(widths[k]!))).join('  '));
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -328,6 +409,7 @@ async function main(): Promise<void> {
       out: { type: 'string' },
       threads: { type: 'string' },
       rounds: { type: 'string' },
+      lanes: { type: 'string' },
     },
     strict: true,
   });
@@ -336,6 +418,10 @@ async function main(): Promise<void> {
   const repeat = Number(values.repeat ?? 5);
   const threads = (values.threads ?? '1').split(',').map(Number);
   const rounds = Number(values.rounds ?? 1);
+  const lanes = (values.lanes ?? 'ts').split(',') as Lanes[];
+  lanesGiven = values.lanes !== undefined;
+  if (lanes.length === 0 || !lanes.every((l) => l === 'ts' || l === 'wasm'))
+    throw new Error(`--lanes must be a comma-separated list of 'ts' and 'wasm', e.g. --lanes ts,wasm; got '${values.lanes}'`);
   if (!(Number.isInteger(rounds) && rounds >= 1)) throw new Error('--rounds must be a positive integer');
   if (!(scale > 0) || !(Number.isInteger(repeat) && repeat > 0)) throw new Error('--scale must be > 0, --repeat a positive integer');
   if (!threads.every((t) => Number.isInteger(t) && t >= 1 && t <= MAX_THREADS))
@@ -343,17 +429,19 @@ async function main(): Promise<void> {
   for (const w of only) if (w !== 'synthetic' && APP_RUNS[w] === undefined) throw new Error(`--only: unknown workload '${w}'`);
   const machine = machineInfo();
   console.log(
-    `defrag benchmark on ${machine.cpu} (${machine.cores} cores), node ${machine.node}, scale ${scale}, threads ${threads.join(',')}, rounds ${rounds}`,
+    `defrag benchmark on ${machine.cpu} (${machine.cores} cores), node ${machine.node}, scale ${scale}, threads ${threads.join(',')}, lanes ${lanes.join(',')}, rounds ${rounds}`,
   );
   const rows: Row[] = [];
   for (let round = 0; round < rounds; round++) {
     for (const w of only) {
       for (const t of threads) {
-        const row = w === 'synthetic' ? await synthetic(scale, repeat, t) : await appRun(w, scale, t);
-        print(row);
-        const k = rows.findIndex((r) => r.workload === w && r.threads === t);
-        if (k < 0) rows.push(row);
-        else if (row.ms.total < rows[k]!.ms.total) rows[k] = row;
+        for (const l of round % 2 === 0 ? lanes : [...lanes].reverse()) {
+          const row = w === 'synthetic' ? await synthetic(scale, repeat, t, l) : await appRun(w, scale, t, l);
+          print(row);
+          const k = rows.findIndex((r) => r.workload === w && r.threads === t && r.lanes === l);
+          if (k < 0) rows.push(row);
+          else if (row.ms.total < rows[k]!.ms.total) rows[k] = row;
+        }
       }
     }
   }
@@ -361,9 +449,15 @@ async function main(): Promise<void> {
     `\nper phase: ms summed over the calls; copy× / rewrite×: time at T = 1 over time at T ('*': other work than at T = 1); do-all×: do-all time without / with defragmentation`,
   );
   for (const line of table(rows)) console.log(line);
+  if (lanes.includes('ts') && lanes.includes('wasm')) {
+    console.log(
+      `\n--lanes: the copy and rewrite phases (ms summed over the calls) of backend 'ts' and 'wasm' side by side; ts/wasm > 1: the WebAssembly lanes are faster`,
+    );
+    for (const line of lanesTable(rows)) console.log(line);
+  }
   if (values.out !== undefined) {
     mkdirSync(dirname(values.out), { recursive: true });
-    writeFileSync(values.out, JSON.stringify({ machine, scale, repeat, threads, rounds, rows, thesis: THESIS }, null, 2) + '\n');
+    writeFileSync(values.out, JSON.stringify({ machine, scale, repeat, threads, lanes, rounds, rows, thesis: THESIS }, null, 2) + '\n');
   }
 }
 

@@ -22,6 +22,10 @@
  *       runtime/webgpu/gpu-defrag.ts): no download of the objects' data first, the same
  *       results as rt.defrag; --json's defrag.device says where the calls ran ('webgpu' or
  *       'cpu') and defrag.transfer the bytes they moved over the bus.
+ *  (R8) With --backend wasm the rewrite phase runs as WebAssembly lanes
+ *       (runtime/defrag-wasm.ts), with the same results; --json's defrag.lanes says which
+ *       lanes ran the copy and the rewrite of the calls that moved objects ('ts', 'wasm',
+ *       or 'ts+wasm' when some calls rewrote on each).
  */
 import type { App, AppDefrag } from '../apps/app.js';
 import type { DefragResult, DefragStats, Runtime, SmmoClass } from '../index.js';
@@ -53,6 +57,8 @@ export interface DefragReport {
   device: 'cpu' | 'webgpu';
   /** (R7) Backend 'webgpu': bytes over the bus for the calls, summed (metadata and block headers; no object data). */
   transfer?: { downloadBytes: number; uploadBytes: number; fullUploads: number };
+  /** (R8) The lanes that ran the copy and rewrite phases of the calls that moved objects (CPU); '' when none moved. */
+  lanes: { copy: string; rewrite: string };
 }
 
 /** The defragmentation of one run. */
@@ -83,6 +89,7 @@ export class RunDefrag {
       fragmentation: { firstBefore: 0, lastAfter: 0, meanBefore: 0, meanAfter: 0 },
       results: spec.results,
       device: 'cpu',
+      lanes: { copy: '', rewrite: '' },
     };
   }
 
@@ -156,6 +163,10 @@ export class RunDefrag {
     rep.copies += s.copies;
     rep.blocksFreed += s.blocksFreed;
     if (s.device === 'webgpu') rep.device = 'webgpu';
+    if (s.passes > 0 && s.device === undefined) {
+      rep.lanes.copy = joinLanes(rep.lanes.copy, s.lanes?.copy ?? 'ts'); // (R8)
+      rep.lanes.rewrite = joinLanes(rep.lanes.rewrite, s.lanes?.rewrite ?? 'ts');
+    }
     if (s.transfer !== undefined) {
       const t = (rep.transfer ??= { downloadBytes: 0, uploadBytes: 0, fullUploads: 0 });
       t.downloadBytes += s.transfer.downloadBytes;
@@ -175,6 +186,13 @@ export class RunDefrag {
     if (rep.classes.length === 0) rep.classes = this.names(rt);
     return rep;
   }
+}
+
+/** (R8) `seen` ('' or lanes joined by '+') with `lanes` added. */
+function joinLanes(seen: string, lanes: string): string {
+  const all = new Set(seen === '' ? [] : seen.split('+'));
+  all.add(lanes);
+  return [...all].sort().join('+');
 }
 
 /** One call's fragmentation over its classes, weighted by their slots. */

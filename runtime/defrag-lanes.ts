@@ -20,15 +20,20 @@
  *                                copy: per record j, 4 words [source, live mask, first
  *                                pair, pairs] at PLAN + 4j; per target pair p, [target,
  *                                reserved mask] at PLAN + 4NB + 2p;
- *                                rewrite: the blocks to rewrite, at PLAN.
- *   [8NB, …)         SLABS      32-word slabs, handed out in order: a source's forwarding
+ *                                rewrite: the blocks to rewrite, at PLAN; restore
+ *                                (defrag-wasm.ts): the marked sources, at PLAN.
+ *   [8NB, 8NB+16)    CONTROL    word 8NB: PUBLISH (1: the copy lanes publish forwarding
+ *                                handles into the heap, runtime/defrag-wasm.ts); 8NB+1: the
+ *                                lanes of the running rewrite-kind phase (LANES_TS, LANES_WASM,
+ *                                LANES_RESTORE: defrag-wasm.ts V5); the rest unused
+ *   [8NB+16, …)      SLABS      32-word slabs, handed out in order: a source's forwarding
  *                                entries (slot → final handle of the object that had that
  *                                handle before the call; 0: none), a target's origins
  *                                (slot → handle before the call of the object moved in; 0:
  *                                none). At most one of each per block: ≤ 2NB slabs.
  *
  * Invariants:
- *  (L1) Only the calling thread writes RECORD_OF, ORIGIN_OF, PLAN and hands out slabs (it
+ *  (L1) Only the calling thread writes RECORD_OF, ORIGIN_OF, PLAN, CONTROL and hands out slabs (it
  *       zeroes each new slab), and only while no lane runs; the pool's fork (C_EPOCH bump)
  *       and join publish them (workers/protocol.ts P1). The buffer grows only then.
  *  (L2) Copy lane j writes only: the target slots that record j reserved (the scan reserved
@@ -36,15 +41,21 @@
  *       origin words of those slots, and the forwarding entries of the objects it moves
  *       (each object's handle before the call, distinct). It reads its source block, which
  *       is no target in the same pass, and that block's origins, written in an earlier pass.
+ *       With PUBLISH it also writes each moved object's forwarding word in the heap and its
+ *       source's mask (runtime/defrag-wasm.ts V3: again words no other lane writes).
  *       So lanes need no synchronisation, and their order does not change the result.
  *  (L3) Rewrite lane i writes only the reference words of its own block and reads the
  *       forwarding entries, which no lane writes in that phase: any order, the same heap.
+ *       With LANES_WASM the lanes are the module's (runtime/defrag-wasm.ts V3, V4): the
+ *       forwarding entries they read are the ones the copy lanes published into the
+ *       vacated sources; the same lookups and writes otherwise.
  *  (L4) A lane never allocates, never frees and runs no user code, so it cannot throw on a
  *       consistent heap; only a dying thread (an out-of-memory kill) can stop one. The
  *       defragmented classes are then inconsistent (reserved slots not filled):
  *       WorkerCrashedError carries validateHeap()'s verdict, as for a crash in a do-all.
  */
 import { ForwardTable } from './defrag-result.js';
+import { forwardingColumn, masksWord, wasmLanes } from './defrag-wasm.js';
 import { UsageError } from './errors.js';
 import type { Heap } from './heap.js';
 import { BLOCK_ALLOC_WORD, BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout, type TypeTable } from './layout.js';
@@ -53,6 +64,11 @@ import { BLOCK_ALLOC_WORD, BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout, type Typ
 export const RECORD_WORDS = 4;
 /** Initial slabs of a scratch buffer (it grows by doubling, up to 2NB). */
 const INITIAL_SLABS = 64;
+/** Words of CONTROL, and the values of its lanes word (the running rewrite-kind phase). */
+const CONTROL_WORDS = 16;
+export const LANES_TS = 0;
+export const LANES_WASM = 1;
+export const LANES_RESTORE = 2;
 
 /** Growable shared buffers (ES2024; Node 20 has them, TypeScript's ES2022 lib does not declare them). */
 interface Growable {
@@ -65,8 +81,9 @@ type GrowableCtor = new (bytes: number, opts: { maxByteLength: number }) => Shar
 export class DefragScratch {
   readonly numBlocks: number;
   readonly buffer: SharedArrayBuffer;
-  /** Word index of PLAN's target pairs, and of SLABS. */
+  /** Word index of PLAN's target pairs, of CONTROL, and of SLABS. */
   readonly pairsWord: number;
+  readonly controlWord: number;
   readonly slabsWord: number;
   private i32v: Int32Array;
   /** Slabs handed out in this call; those of the running pass start at passFirst, at most passMax. */
@@ -78,7 +95,8 @@ export class DefragScratch {
   constructor(numBlocks: number, buffer?: SharedArrayBuffer) {
     this.numBlocks = numBlocks;
     this.pairsWord = 2 * numBlocks + RECORD_WORDS * numBlocks;
-    this.slabsWord = 8 * numBlocks;
+    this.controlWord = 8 * numBlocks;
+    this.slabsWord = 8 * numBlocks + CONTROL_WORDS;
     if (buffer !== undefined) {
       this.buffer = buffer;
     } else {
@@ -96,10 +114,27 @@ export class DefragScratch {
     return this.i32v;
   }
 
-  /** (L1) Start a call: no block is a source or a target yet. */
+  /** (L1) Start a call: no block is a source or a target yet; nothing published, the rewrite on the TypeScript lanes. */
   reset(): void {
     this.i32.fill(-1, 0, 2 * this.numBlocks);
+    this.i32.fill(0, this.controlWord, this.controlWord + CONTROL_WORDS);
     this.slabs = 0;
+  }
+
+  /** (L1) Whether the copy lanes publish forwarding handles into the heap (runtime/defrag-wasm.ts), set at the start of a call. */
+  get publish(): boolean {
+    return this.i32[this.controlWord] === 1;
+  }
+  set publish(on: boolean) {
+    this.i32[this.controlWord] = on ? 1 : 0;
+  }
+
+  /** (L1) The lanes of the next rewrite-kind phase (LANES_TS, LANES_WASM, LANES_RESTORE), set by the calling thread before it. */
+  get rewriteLanes(): number {
+    return this.i32[this.controlWord + 1]!;
+  }
+  set rewriteLanes(lanes: number) {
+    this.i32[this.controlWord + 1] = lanes;
   }
 
   /**
@@ -192,6 +227,11 @@ function copierOf(heap: Heap, t: TypeLayout): Copier {
 export function copyLanes(heap: Heap, sc: DefragScratch, t: TypeLayout, from: number, to: number): void {
   const copy = copierOf(heap, t);
   const i32 = sc.i32;
+  const fwd = sc.publish ? forwardingColumn(t) : null; // (defrag-wasm.ts V3) publish into the heap too
+  const hu32 = heap.u32;
+  const masks = masksWord(heap);
+  const fOff = fwd === null ? 0 : fwd.offset;
+  const fStride = fwd !== null && fwd.wide ? 8 : 4;
   const nb = sc.numBlocks;
   const slabs = sc.slabsWord;
   const blockBytes = heap.blockWords * 4;
@@ -204,6 +244,7 @@ export function copyLanes(heap: Heap, sc: DefragScratch, t: TypeLayout, from: nu
     const pn = i32[w + 3]!;
     const so = base + sb * blockBytes;
     const srcOrigin = i32[nb + sb]!; // (L2) written in an earlier pass, if any
+    let own = 0; // the source's slots whose objects were there before the call
     for (let p = p0; p < p0 + pn; p++) {
       const tb = i32[sc.pairsWord + 2 * p]!;
       let got = i32[sc.pairsWord + 2 * p + 1]!;
@@ -219,8 +260,13 @@ export function copyLanes(heap: Heap, sc: DefragScratch, t: TypeLayout, from: nu
         const first = o !== 0 ? o : (sb << SLOT_BITS) + s;
         i32[slabs + 32 * i32[first >>> SLOT_BITS]! + (first & 31)] = (tb << SLOT_BITS) + d;
         i32[tOrigin + d] = first;
+        if (fwd !== null) {
+          hu32[(base + (first >>> SLOT_BITS) * blockBytes + fOff + fStride * (first & 31)) >>> 2] = (tb << SLOT_BITS) + d;
+          if (o === 0) own |= 1 << s;
+        }
       }
     }
+    if (own !== 0) heap.i32[masks + sb] = own;
   }
 }
 
@@ -269,14 +315,25 @@ export function planRewrite(heap: Heap, sc: DefragScratch, columns: ReferringCol
   return n;
 }
 
+/** (L1) Write the restore phase's list (runtime/defrag-wasm.ts): the marked sources; returns how many. */
+export function planRestore(sc: DefragScratch, marked: readonly number[]): number {
+  sc.i32.set(marked, 2 * sc.numBlocks);
+  return marked.length;
+}
+
 /**
  * Rewrite lanes [from, to) (L3): every reference of every live object of the listed blocks
  * that names an object moved in this call gets its final handle (F2); a dangling handle
  * (to an object deleted before the call) and one beyond the heap stay as they are.
  */
 export function rewriteLanes(heap: Heap, sc: DefragScratch, columns: ReferringColumns, from: number, to: number): void {
-  const i32 = heap.i32;
   const s32 = sc.i32;
+  const lanes = s32[sc.controlWord + 1]!;
+  if (lanes !== LANES_TS) {
+    wasmLanes(heap, s32, 2 * sc.numBlocks, lanes === LANES_RESTORE ? null : columns, from, to); // (defrag-wasm.ts V5)
+    return;
+  }
+  const i32 = heap.i32;
   const nb = sc.numBlocks;
   const slabs = sc.slabsWord;
   const blockWords = heap.blockWords;

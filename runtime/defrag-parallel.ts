@@ -38,6 +38,21 @@ export async function parallelDefragment(
   inlineLanes: number,
 ): Promise<DefragResult> {
   const steps = defragSteps(host, types, n, sc, executor.threads);
+  try {
+    return await drive(host, steps, sc, executor, main, inlineLanes);
+  } finally {
+    steps.return(undefined as never); // after a failed phase: the steps' cleanup (defrag-wasm.ts restore) runs; a no-op when done
+  }
+}
+
+async function drive(
+  host: DefragHost,
+  steps: ReturnType<typeof defragSteps>,
+  sc: DefragScratch,
+  executor: PassExecutor,
+  main: ThreadContext,
+  inlineLanes: number,
+): Promise<DefragResult> {
   for (let r = steps.next(); ; r = steps.next()) {
     if (r.done === true) return r.value;
     const req = r.value;
@@ -55,7 +70,7 @@ export async function parallelDefragment(
         chunk,
         call: { method: '', args: req.kind === 'rewrite' ? [[...req.moved]] : [] },
         lists: null,
-        operation: `parallelDefrag (${req.kind === 'copy' ? `copy ${req.type.name}` : 'rewrite'})`,
+        operation: `parallelDefrag (${req.kind === 'copy' ? `copy ${req.type.name}` : req.restore === true ? 'restore' : 'rewrite'})`,
       },
       main,
     );

@@ -50,6 +50,15 @@ export interface DefragStats {
   /** Per phase: scan (candidates and records), copy (reservations and field copies), rewrite (references), update (sources retired). */
   ms: { scan: number; copy: number; rewrite: number; update: number; total: number };
   classes: Record<string, DefragClassStats>;
+  /**
+   * Which lanes ran the copy and rewrite phases on the CPU: absent when both ran as
+   * TypeScript lanes (runtime/defrag-lanes.ts) or nothing moved; on a runtime of backend
+   * 'wasm', { copy: 'ts', rewrite: 'wasm' }: the rewrite ran as WebAssembly lanes
+   * (runtime/defrag-wasm.ts; a call whose moved classes do not all have a forwarding
+   * column, V1, rewrites on the TypeScript lanes). Everything else but the times is the
+   * same either way.
+   */
+  lanes?: { copy: 'ts'; rewrite: 'wasm' };
   /** Where the copy and rewrite phases ran: absent on the CPU; 'webgpu' on the heap's GPU copy (runtime/webgpu/gpu-defrag.ts). */
   device?: 'webgpu';
   /** Backend 'webgpu': bytes that crossed the bus (metadata and block headers; the objects' data stays on the GPU). */

@@ -28,7 +28,9 @@
  *      the call's scratch buffer (defrag-lanes.ts; CompactGpu stores it in the source
  *      block, but a block here may be too small to hold 32 handles); an object that moves
  *      again in a later pass updates its entry (the lane finds its first handle in the
- *      origin slab of the block it is in);
+ *      origin slab of the block it is in). On backend 'wasm' the lanes also write it where
+ *      CompactGpu does, into the vacated source slots, for the WASM rewrite, and put those
+ *      words back afterwards (runtime/defrag-wasm.ts, V1–V6);
  *  (4) rewrite: every reference field (and inline array of references) of every concrete
  *      class whose static target type has a moved class among its concrete types, in
  *      every live object, is looked up in the table and rewritten (one lane per block of
@@ -75,10 +77,24 @@ import {
   DefragScratch,
   planRewrite,
   RECORD_WORDS,
+  LANES_RESTORE,
+  LANES_TS,
+  LANES_WASM,
+  planRestore,
   referringColumns,
   rewriteLanes,
   type ReferringColumns,
 } from './defrag-lanes.js';
+import {
+  checkWasmLanes,
+  clearMasks,
+  lanesFor,
+  markSources,
+  restoreSources,
+  wasmRewriteFits,
+  type DefragLanes,
+  type VacatedBlock,
+} from './defrag-wasm.js';
 import { BLOCK_ALLOC_WORD, type TypeLayout, type TypeTable } from './layout.js';
 
 /** What defragment needs of a runtime. */
@@ -87,6 +103,8 @@ export interface DefragHost {
   readonly table: TypeTable;
   /** The calling thread's allocator (its state does the block transitions). */
   readonly allocator: Allocator;
+  /** 'wasm': the rewrite phase on WebAssembly lanes where it can (runtime/defrag-wasm.ts, V1–V5); default 'ts'. */
+  readonly lanes?: DefragLanes;
 }
 
 /** Check n (F4): an integer ≥ 1; returns it. */
@@ -103,12 +121,14 @@ const now = (): number => performance.now();
 
 /**
  * A phase of lanes for the driver to run (defrag-lanes.ts): the copy lanes [0, lanes) of a
- * pass of `type`, or the rewrite lanes [0, lanes) with `columns`. The steps resume when
- * every lane has run (on one thread, or on several: L2, L3).
+ * pass of `type`, or the rewrite lanes [0, lanes) with `columns` (`restore`: the restore
+ * lanes of the WASM rewrite, runtime/defrag-wasm.ts, which rewriteLanes runs as the scratch's
+ * lanes word says). The steps resume when every lane has run (on one thread, or on several:
+ * L2, L3).
  */
 export type LaneRequest =
   | { kind: 'copy'; type: TypeLayout; lanes: number }
-  | { kind: 'rewrite'; moved: readonly number[]; columns: ReferringColumns; lanes: number };
+  | { kind: 'rewrite'; moved: readonly number[]; columns: ReferringColumns; lanes: number; restore?: true };
 
 /** Run a phase's lanes [from, to) on this thread. */
 export function runLanes(heap: Heap, sc: DefragScratch, req: LaneRequest, from: number, to: number): void {
@@ -123,9 +143,13 @@ export function runLanes(heap: Heap, sc: DefragScratch, req: LaneRequest, from: 
 export function defragment(host: DefragHost, types: readonly TypeLayout[], n: number): DefragResult {
   const sc = new DefragScratch(host.heap.numBlocks);
   const steps = defragSteps(host, types, n, sc, 1);
-  for (let r = steps.next(); ; r = steps.next()) {
-    if (r.done === true) return r.value;
-    runLanes(host.heap, sc, r.value, 0, r.value.lanes);
+  try {
+    for (let r = steps.next(); ; r = steps.next()) {
+      if (r.done === true) return r.value;
+      runLanes(host.heap, sc, r.value, 0, r.value.lanes);
+    }
+  } finally {
+    steps.return(undefined as never); // after a throw: the steps' cleanup (defrag-wasm.ts restore) runs; a no-op when done
   }
 }
 
@@ -147,6 +171,9 @@ export function* defragSteps(
 ): Generator<LaneRequest, DefragResult, void> {
   const t0 = now();
   const { heap, table, allocator } = host;
+  // Backend 'wasm' (defrag-wasm.ts "start"): the copy lanes publish forwarding handles for the WASM rewrite.
+  const publish = lanesFor(host.lanes) === 'wasm'; // before any change: a bad SMMO_DEFRAG_LANES throws here
+  if (publish) checkWasmLanes(heap);
   allocator.flushKept(); // (F1) the caller's kept blocks go back to `free` first
   const stats: DefragStats = {
     n,
@@ -159,8 +186,13 @@ export function* defragSteps(
     classes: {},
   };
   sc.reset();
+  if (publish) {
+    clearMasks(heap);
+    sc.publish = true;
+  }
   const list = new Uint32Array(heap.numBlocks);
   const moved: number[] = [];
+  const vacated: VacatedBlock[] = []; // backend 'wasm': the call's sources, in order (defrag-wasm.ts "mark")
   for (const t of types) {
     if (t.abstract || t.slots === 0) continue;
     const before = occupancy(heap, t, list);
@@ -189,6 +221,7 @@ export function* defragSteps(
       stats.ms.copy += now() - tc;
       const tu = now();
       for (let j = 0; j < records.sources.length; j++) allocator.defragVacate(records.sources[j]!, t.id, records.masks[j]!);
+      if (publish) for (const block of records.sources) vacated.push({ block, type: t });
       stats.ms.update += now() - tu;
       cs.passes++;
       cs.blocksFreed += records.sources.length;
@@ -206,8 +239,24 @@ export function* defragSteps(
   if (moved.length > 0) {
     const tr = now();
     const columns = referringColumns(table, moved);
-    const lanes = planRewrite(heap, sc, columns);
-    if (lanes > 0) yield { kind: 'rewrite', moved, columns, lanes };
+    // (defrag-wasm.ts "mark", V1, V5) backend 'wasm': the module's lanes when every moved class published
+    const marked = publish ? markSources(heap, vacated) : [];
+    let restored = false;
+    try {
+      const wasm = publish && wasmRewriteFits(heap, table, moved, columns);
+      sc.rewriteLanes = wasm ? LANES_WASM : LANES_TS;
+      const lanes = planRewrite(heap, sc, columns);
+      if (lanes > 0) yield { kind: 'rewrite', moved, columns, lanes };
+      if (marked.length > 0) {
+        sc.rewriteLanes = LANES_RESTORE; // (defrag-wasm.ts "restore") after every rewrite lane
+        yield { kind: 'rewrite', moved, columns: [], lanes: planRestore(sc, marked), restore: true };
+      }
+      restored = true;
+      if (wasm) stats.lanes = { copy: 'ts', rewrite: 'wasm' };
+    } finally {
+      if (!restored) restoreSources(heap, marked); // (V6) a phase failed
+      sc.rewriteLanes = LANES_TS;
+    }
     stats.ms.rewrite += now() - tr;
   }
   const fwd = sc.forwardTable();

@@ -13,6 +13,10 @@
  *   │ data, stack│ HEADER_WORDS×u32│ active[t] (hierarchical) │ table │ states │ numBlocks×u32│ block 1 … block M-1      │
  *   └────────────┴────────────────┴──────────────────────────┴───────┴────────┴──────────────┴──────────────────────────┘
  *
+ * Block list R (numBlocks u32): scratch, written anew by whoever uses it: a do-all pass's
+ * list of blocks (ThreadContext.snapshot), a deviceDo's; a defrag call on backend 'wasm'
+ * (between do-alls) keeps one forwarding mask per block there (runtime/defrag-wasm.ts).
+ *
  * Header words (u32, from HEADER_OFFSET): H_MAGIC … H_BLOCK_LIST_OFFSET describe the heap;
  * H_ALLOC_FLAGS … H_STATE_CLAIM are the allocator descriptor the Rust core reads (flags:
  * atomic, rotation, coalescing, BitmapAlloc; kept blocks per type; where the free bitmap,

@@ -523,7 +523,8 @@ export class Runtime {
     if (this.inFlight !== null) throw new UsageError(`defrag: ${this.inFlight} is still running; await it first`);
     checkDefragFactor(n);
     const t = cls === undefined ? undefined : (Array.isArray(cls) ? cls : [cls]).map((c: SmmoClass) => ctx.typeOf(c, 'defrag'));
-    const result = defragment({ heap: this.heap, table: this.table, allocator: ctx.allocator }, defragTypes(this.table, t), n);
+    const lanes = this.backend === 'wasm' ? 'wasm' : 'ts'; // backend 'wasm': the rewrite on WebAssembly lanes (runtime/defrag-wasm.ts)
+    const result = defragment({ heap: this.heap, table: this.table, allocator: ctx.allocator, lanes }, defragTypes(this.table, t), n);
     this.gpu?.hostWrote(); // objects moved in the host heap
     return result;
   }
@@ -545,7 +546,8 @@ export class Runtime {
     const t = cls === undefined ? undefined : (Array.isArray(cls) ? cls : [cls]).map((c: SmmoClass) => ctx.typeOf(c, 'parallelDefrag'));
     this.enter('parallelDefrag');
     try {
-      const host = { heap: this.heap, table: this.table, allocator: ctx.allocator };
+      const lanes = this.backend === 'wasm' ? 'wasm' : 'ts'; // backend 'wasm': the rewrite on WebAssembly lanes (runtime/defrag-wasm.ts)
+      const host = { heap: this.heap, table: this.table, allocator: ctx.allocator, lanes } as const;
       const types = defragTypes(this.table, t);
       return await parallelDefragment(host, types, n, this.defragScratch, this.pool, ctx, this.scheduler.inlineBlocks);
     } finally {

@@ -4,7 +4,7 @@
  * may name blocks that defrag retired), --check still compares every object by handle,
  * --json reports what it did, the flags' bad values
  * and combinations are usage errors (exit 2); --json's defrag.threads is the run's --threads (parallelDefrag), an app that refuses --defrag says why, and
- * one whose results may change says so.
+ * one whose results may change says so; with --backend wasm, --json's defrag.lanes names the WebAssembly rewrite.
  */
 import test from 'ava';
 import { describeChild, lastJson, smmo } from './helpers/child.js';
@@ -22,6 +22,7 @@ interface DefragJson {
   ms: Record<string, number>;
   fragmentation: { firstBefore: number; lastAfter: number; meanBefore: number; meanAfter: number };
   results: string;
+  lanes: { copy: string; rewrite: string };
 }
 
 const GOL = ['run', 'game-of-life', '--width', '160', '--height', '160', '--iterations', '24', '--json'];
@@ -74,6 +75,31 @@ test('wa-tor on two threads: the digest with --defrag (and --defrag-above) equal
   const b = lastJson(d2.stdout)['defrag'] as DefragJson;
   t.is(b.above, 0.05);
   t.true(b.calls > 0 && b.calls < 29, `${b.calls} calls: only when above 5 %`);
+});
+
+test("--backend wasm (one and two threads): the rewrite on WebAssembly lanes, --json's defrag.lanes says so; the digest of the run without --defrag", async (t) => {
+  const args = ['run', 'wa-tor', '--width', '96', '--height', '96', '--iterations', '30', '--json'];
+  const [plain, plain2, ts, wasm1, wasm2] = await Promise.all([
+    smmo(args),
+    smmo([...args, '--threads', '2']),
+    smmo([...args, '--defrag', '1']),
+    smmo([...args, '--defrag', '1', '--backend', 'wasm']),
+    smmo([...args, '--defrag', '1', '--backend', 'wasm', '--threads', '2']),
+  ]);
+  for (const r of [plain, plain2, ts, wasm1, wasm2]) t.is(r.code, 0, describeChild(r));
+  const d = (r: typeof ts): DefragJson => lastJson(r.stdout)['defrag'] as DefragJson;
+  t.deepEqual(d(ts).lanes, { copy: 'ts', rewrite: 'ts' });
+  for (const [r, p] of [
+    [wasm1, plain],
+    [wasm2, plain2],
+  ] as const) {
+    t.is(lastJson(r.stdout)['digest'], lastJson(p.stdout)['digest']);
+    t.deepEqual(d(r).lanes, { copy: 'ts', rewrite: 'wasm' });
+    t.true(d(r).objectsMoved > 0);
+  }
+  // One thread: the same calls and moves as backend 'ts' (the same heap, only the lanes differ).
+  t.is(d(wasm1).objectsMoved, d(ts).objectsMoved);
+  t.is(d(wasm1).passes, d(ts).passes);
 });
 
 test('--defrag flags: bad values and combinations are usage errors; refusals and warnings', async (t) => {

@@ -114,3 +114,45 @@ export function firstDifference(a: Uint8Array[], b: Uint8Array[]): string | null
   }
   return null;
 }
+
+/**
+ * Classes for the WebAssembly rewrite's two other cases (runtime/defrag-wasm.ts V1): Node's
+ * forwarding column is its f64 field (8-byte elements: the handle in the low 4 bytes), Link
+ * has none (references and a u8 only), so a call that moves Link rewrites on the TypeScript
+ * lanes. Links and Nodes refer to each other.
+ */
+export interface NodeLike extends SmmoObject {
+  w: number;
+  next: NodeLike | null;
+  link: LinkLike | null;
+}
+export interface LinkLike extends SmmoObject {
+  a: NodeLike | null;
+  b: LinkLike | null;
+  tag: number;
+}
+export class Node extends object({ next: ref<NodeLike>('Node'), w: f64, link: ref<LinkLike>('Link'), tag: u8 }) {}
+export class Link extends object({ a: ref<NodeLike>('Node'), b: ref<LinkLike>('Link'), tag: u8 }) {}
+export const COLUMN_CLASSES = [Node, Link];
+
+/** A fragmented heap of Nodes and Links referring to each other (some dangling), as build(). */
+export function buildColumns(rt: Runtime, s: { seed: number; nodes: number; links: number; kill: number }): void {
+  const r = rng(s.seed);
+  const nodes = Array.from({ length: s.nodes }, () => rt.create(Node, { w: r() * 1e6, tag: Math.floor(r() * 256) }));
+  const links = Array.from({ length: s.links }, () => rt.create(Link, { tag: Math.floor(r() * 256) }));
+  const keep = (): boolean => r() >= s.kill;
+  const liveNodes = nodes.filter(keep);
+  const liveLinks = links.filter(keep);
+  const pick = <T>(xs: readonly T[]): T | null => (xs.length > 0 && r() < 0.9 ? xs[Math.floor(r() * xs.length)]! : null);
+  for (const n of liveNodes) {
+    n.next = r() < 0.1 ? pick(nodes) : pick(liveNodes); // may dangle
+    n.link = pick(liveLinks);
+  }
+  for (const l of liveLinks) {
+    l.a = pick(liveNodes);
+    l.b = r() < 0.1 ? pick(links) : pick(liveLinks);
+  }
+  const dead = new Set<SmmoObject>([...nodes, ...links]);
+  for (const o of [...liveNodes, ...liveLinks]) dead.delete(o);
+  for (const o of dead) rt.destroy(o);
+}

@@ -68,6 +68,7 @@ pub(crate) fn trap() -> ! {
 pub mod alloc;
 mod blocks;
 pub mod collision;
+pub mod defrag;
 pub mod gol;
 mod lanes;
 #[allow(dead_code)]
