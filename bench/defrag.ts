@@ -21,7 +21,7 @@
  * --lanes ts,wasm: each workload and T runs once per lanes choice, right after each other,
  * every run on a runtime of backend 'wasm' (the app's WebAssembly kernels in both): 'wasm'
  * with the rewrite as WebAssembly lanes (runtime/defrag-wasm.ts), 'ts' with the TypeScript
- * lanes (SMMO_DEFRAG_LANES=ts for its calls), so that only the lanes differ (an app on T > 1
+ * lanes (RuntimeOptions.wasm.defragLanes 'ts'), so that only the lanes differ (an app on T > 1
  * threads allocates differently from run to run: the table marks rows whose copies differ).
  * Without --lanes every run is on backend 'ts', as before. The order
  * of the lanes alternates between rounds (the first run of a process warms the JIT for the
@@ -106,12 +106,11 @@ function median(xs: number[]): number {
 
 type Lanes = 'ts' | 'wasm';
 
-/** --lanes given: every run on backend 'wasm', the 'ts' rows with SMMO_DEFRAG_LANES=ts (runtime/defrag-wasm.ts lanesFor); else backend 'ts'. */
+/** --lanes given: every run on backend 'wasm', the lanes chosen by RuntimeOptions.wasm.defragLanes; else backend 'ts'. */
 let lanesGiven = false;
-function backendFor(lanes: Lanes): 'ts' | 'wasm' {
-  if (!lanesGiven) return 'ts';
-  process.env['SMMO_DEFRAG_LANES'] = lanes;
-  return 'wasm';
+function backendFor(lanes: Lanes): { backend: 'ts' | 'wasm'; wasm?: { defragLanes: Lanes } } {
+  if (!lanesGiven) return { backend: 'ts' };
+  return { backend: 'wasm', wasm: { defragLanes: lanes } };
 }
 
 function emptyRow(workload: string, n: number, params: string, threads: number, lanes: Lanes): Row {
@@ -160,7 +159,7 @@ function fragmentationOf(rt: Runtime, names: readonly string[]): number {
 
 async function synthetic(scale: number, repeat: number, threads: number, lanes: Lanes): Promise<Row> {
   const heap = Math.round(64 * scale) << 20;
-  const rt = await createRuntime({ classes: [Item], heap, threads, backend: backendFor(lanes), modules: [import.meta.url] });
+  const rt = await createRuntime({ classes: [Item], heap, threads, ...backendFor(lanes), modules: [import.meta.url] });
   try {
     // From the heap and block sizes alone, not the usable blocks (a runtime of more threads
     // has more allocator states, so a few blocks fewer): the same objects, handles and
@@ -240,7 +239,7 @@ async function appRun(name: string, scale: number, threads: number, lanes: Lanes
       classes: app.classes,
       heap: app.heapFor(params),
       threads,
-      backend: backendFor(lanes),
+      ...backendFor(lanes),
       modules: [appModule(name)!],
     });
     try {

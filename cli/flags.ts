@@ -175,6 +175,15 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
   },
   { name: 'defrag-every', kind: 'positive', value: 'K', description: 'with --defrag: defragment after every K-th iteration' },
   {
+    name: 'defrag-lanes',
+    kind: 'choice',
+    value: 'L',
+    description:
+      'with --defrag and --backend wasm: the lanes that rewrite references, ts | wasm (WebAssembly lanes; faster on some apps, slower where most objects move: docs/benchmarks.md)',
+    defaultText: 'ts',
+    choices: ['ts', 'wasm'],
+  },
+  {
     name: 'defrag-above',
     kind: 'float',
     value: 'F',
@@ -287,6 +296,8 @@ export interface DefragOptions {
   n: number;
   every?: number;
   above?: number;
+  /** --defrag-lanes: which lanes rewrite references (RuntimeOptions.wasm.defragLanes). */
+  lanes?: 'ts' | 'wasm';
 }
 
 /**
@@ -379,9 +390,14 @@ function defragFlags(values: Record<string, string | boolean | undefined>, where
   const n = raw('defrag');
   const every = raw('defrag-every');
   const above = raw('defrag-above');
+  const lanes = raw('defrag-lanes');
   if (n === undefined) {
     const orphan = every !== undefined ? `--defrag-every ${every}` : above !== undefined ? `--defrag-above ${above}` : null;
     if (orphan) throw new CliUsageError(`${where}: ${orphan} says when to defragment; add --defrag N (e.g. --defrag 2 ${orphan})`);
+    if (lanes !== undefined)
+      throw new CliUsageError(
+        `${where}: --defrag-lanes ${lanes} says how to defragment; add --defrag N (e.g. --defrag 2 --defrag-lanes ${lanes})`,
+      );
     return {};
   }
   const out: DefragOptions = { n: validate(spec('defrag'), n, where) as number };
@@ -389,6 +405,13 @@ function defragFlags(values: Record<string, string | boolean | undefined>, where
     throw new CliUsageError(`${where}: give --defrag-every K or --defrag-above F, not both`);
   }
   if (every !== undefined) out.every = validate(spec('defrag-every'), every, where) as number;
+  if (lanes !== undefined) {
+    out.lanes = validate(spec('defrag-lanes'), lanes, where) as 'ts' | 'wasm';
+    if (out.lanes === 'wasm' && values['backend'] !== 'wasm')
+      throw new CliUsageError(
+        `${where}: --defrag-lanes wasm runs the rewrite on the WebAssembly lanes of --backend wasm; add --backend wasm`,
+      );
+  }
   if (above !== undefined) {
     const f = validate(spec('defrag-above'), above, where) as number;
     if (!(f > 0 && f < 1))

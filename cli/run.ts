@@ -228,6 +228,7 @@ async function startRuntime(app: App, opts: RunOptions, heapBytes: number, where
       allocator: opts.allocator,
       blockSize: opts.blockSize,
       ...(opts.gpuValidation ? {} : { webgpu: { validation: false } }),
+      ...(opts.defrag?.lanes === 'wasm' ? { wasm: { defragLanes: 'wasm' } } : {}),
       // Worker threads import the app's module to find its classes.
       modules: [appModule(app.name) ?? new URL(`../apps/${app.name}/index.js`, import.meta.url)],
     };

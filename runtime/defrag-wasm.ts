@@ -75,17 +75,23 @@ type ReferringColumns = readonly (readonly number[] | undefined)[];
 export type DefragLanes = 'ts' | 'wasm';
 
 /**
- * The lanes a runtime of backend 'wasm' uses: 'wasm', unless the environment variable
- * SMMO_DEFRAG_LANES is 'ts' (read at each call, on the calling thread only: the workers
- * follow the scratch's CONTROL words, V5). bench/defrag.ts --lanes uses it to compare the
- * lanes on the same app kernels; any other value than 'ts', 'wasm' or none is a UsageError.
+ * The lanes of a call: 'wasm' only when the runtime chose them (backend 'wasm' and
+ * RuntimeOptions.wasm.defragLanes 'wasm', checked by defragLanesOption); chosen on the
+ * calling thread, the workers follow the scratch's CONTROL words (V5).
  */
-export function lanesFor(backendLanes: DefragLanes | undefined): DefragLanes {
-  if (backendLanes !== 'wasm') return 'ts';
-  const env = process.env['SMMO_DEFRAG_LANES'];
-  if (env === undefined || env === '' || env === 'wasm') return 'wasm';
-  if (env === 'ts') return 'ts';
-  throw new UsageError(`SMMO_DEFRAG_LANES must be 'ts' or 'wasm' (the lanes of defrag on backend 'wasm'), got '${env}'`);
+export function lanesFor(lanes: DefragLanes | undefined): DefragLanes {
+  return lanes === 'wasm' ? 'wasm' : 'ts';
+}
+
+/** RuntimeOptions.wasm.defragLanes of a runtime of `backend`, checked: 'wasm' needs backend 'wasm'. */
+export function defragLanesOption(value: unknown, backend: string): DefragLanes {
+  if (value === undefined || value === 'ts') return 'ts';
+  if (value !== 'wasm') throw new UsageError(`wasm.defragLanes must be 'ts' or 'wasm', got ${JSON.stringify(value)}`);
+  if (backend !== 'wasm')
+    throw new UsageError(
+      `wasm.defragLanes 'wasm' needs backend 'wasm' (the WebAssembly rewrite lanes run there); this runtime's backend is '${backend}'`,
+    );
+  return 'wasm';
 }
 
 /** (V4) The mark bit of a published source's type word, and the bit of an 8-byte column. */

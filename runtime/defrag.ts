@@ -172,7 +172,7 @@ export function* defragSteps(
   const t0 = now();
   const { heap, table, allocator } = host;
   // Backend 'wasm' (defrag-wasm.ts "start"): the copy lanes publish forwarding handles for the WASM rewrite.
-  const publish = lanesFor(host.lanes) === 'wasm'; // before any change: a bad SMMO_DEFRAG_LANES throws here
+  const publish = lanesFor(host.lanes) === 'wasm';
   if (publish) checkWasmLanes(heap);
   allocator.flushKept(); // (F1) the caller's kept blocks go back to `free` first
   const stats: DefragStats = {

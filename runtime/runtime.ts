@@ -22,6 +22,7 @@ import { checkDefragFactor, defragment, defragTypes } from './defrag.js';
 import { DEFAULT_DEFRAG_FACTOR, type DefragResult } from './defrag-result.js';
 import { DefragScratch } from './defrag-lanes.js';
 import { parallelDefragment } from './defrag-parallel.js';
+import { defragLanesOption, type DefragLanes } from './defrag-wasm.js';
 import { UsageError } from './errors.js';
 import { IN_SMMO_WORKER, MAX_ARG_BYTES, oversizeArgs, unclonableArg, type ExecutorFactory, type PassExecutor } from './executor.js';
 import { Heap } from './heap.js';
@@ -116,6 +117,8 @@ export class Runtime {
   readonly checked: boolean;
   readonly threads: number;
   readonly backend: Backend;
+  /** Which lanes rewrite references in defrag (RuntimeOptions.wasm.defragLanes; 'ts' unless backend 'wasm' opts in). */
+  private readonly defragLanes: DefragLanes;
   /** @internal The calling thread's context (also what methods see as `this.runtime` here). */
   readonly main: ThreadContext;
   /** @internal The executor of passes on several threads (threads > 1: the worker pool), null on one thread. */
@@ -186,6 +189,7 @@ export class Runtime {
     if (!Number.isInteger(keep) || keep < 0 || keep > 1024)
       throw new UsageError(`keepBlocks must be an integer from 0 to 1024, got ${keep}`);
     const backend = checkBackend(options.backend);
+    this.defragLanes = defragLanesOption(options.wasm?.defragLanes, backend);
     const compile = options.compile ?? true;
     this.heap = Heap.create(this.table, parseSize(options.heap ?? 64 << 20), {
       threads,
@@ -523,7 +527,7 @@ export class Runtime {
     if (this.inFlight !== null) throw new UsageError(`defrag: ${this.inFlight} is still running; await it first`);
     checkDefragFactor(n);
     const t = cls === undefined ? undefined : (Array.isArray(cls) ? cls : [cls]).map((c: SmmoClass) => ctx.typeOf(c, 'defrag'));
-    const lanes = this.backend === 'wasm' ? 'wasm' : 'ts'; // backend 'wasm': the rewrite on WebAssembly lanes (runtime/defrag-wasm.ts)
+    const lanes = this.defragLanes; // 'wasm': the rewrite on WebAssembly lanes (runtime/defrag-wasm.ts)
     const result = defragment({ heap: this.heap, table: this.table, allocator: ctx.allocator, lanes }, defragTypes(this.table, t), n);
     this.gpu?.hostWrote(); // objects moved in the host heap
     return result;
@@ -546,7 +550,7 @@ export class Runtime {
     const t = cls === undefined ? undefined : (Array.isArray(cls) ? cls : [cls]).map((c: SmmoClass) => ctx.typeOf(c, 'parallelDefrag'));
     this.enter('parallelDefrag');
     try {
-      const lanes = this.backend === 'wasm' ? 'wasm' : 'ts'; // backend 'wasm': the rewrite on WebAssembly lanes (runtime/defrag-wasm.ts)
+      const lanes = this.defragLanes; // 'wasm': the rewrite on WebAssembly lanes (runtime/defrag-wasm.ts)
       const host = { heap: this.heap, table: this.table, allocator: ctx.allocator, lanes } as const;
       const types = defragTypes(this.table, t);
       return await parallelDefragment(host, types, n, this.defragScratch, this.pool, ctx, this.scheduler.inlineBlocks);

@@ -4,7 +4,7 @@
  * may name blocks that defrag retired), --check still compares every object by handle,
  * --json reports what it did, the flags' bad values
  * and combinations are usage errors (exit 2); --json's defrag.threads is the run's --threads (parallelDefrag), an app that refuses --defrag says why, and
- * one whose results may change says so; with --backend wasm, --json's defrag.lanes names the WebAssembly rewrite.
+ * one whose results may change says so; with --backend wasm --defrag-lanes wasm, --json's defrag.lanes names the WebAssembly rewrite.
  */
 import test from 'ava';
 import { describeChild, lastJson, smmo } from './helpers/child.js';
@@ -77,14 +77,14 @@ test('wa-tor on two threads: the digest with --defrag (and --defrag-above) equal
   t.true(b.calls > 0 && b.calls < 29, `${b.calls} calls: only when above 5 %`);
 });
 
-test("--backend wasm (one and two threads): the rewrite on WebAssembly lanes, --json's defrag.lanes says so; the digest of the run without --defrag", async (t) => {
+test("--backend wasm --defrag-lanes wasm (one and two threads): the rewrite on WebAssembly lanes, --json's defrag.lanes says so; the digest of the run without --defrag", async (t) => {
   const args = ['run', 'wa-tor', '--width', '96', '--height', '96', '--iterations', '30', '--json'];
   const [plain, plain2, ts, wasm1, wasm2] = await Promise.all([
     smmo(args),
     smmo([...args, '--threads', '2']),
     smmo([...args, '--defrag', '1']),
-    smmo([...args, '--defrag', '1', '--backend', 'wasm']),
-    smmo([...args, '--defrag', '1', '--backend', 'wasm', '--threads', '2']),
+    smmo([...args, '--defrag', '1', '--backend', 'wasm', '--defrag-lanes', 'wasm']),
+    smmo([...args, '--defrag', '1', '--backend', 'wasm', '--defrag-lanes', 'wasm', '--threads', '2']),
   ]);
   for (const r of [plain, plain2, ts, wasm1, wasm2]) t.is(r.code, 0, describeChild(r));
   const d = (r: typeof ts): DefragJson => lastJson(r.stdout)['defrag'] as DefragJson;
@@ -112,6 +112,12 @@ test('--defrag flags: bad values and combinations are usage errors; refusals and
     [['--defrag', '2', '--defrag-every', '3', '--defrag-above', '0.2'], /not both/],
     [['--defrag', '2', '--defrag-above', '1.5'], /--defrag-above must be a fraction between 0 and 1/],
     [['--defrag', '2', '--defrag-above', 'x'], /--defrag-above must be a finite number/],
+    [['--defrag-lanes', 'wasm'], /--defrag-lanes wasm says how to defragment; add --defrag N/],
+    [
+      ['--defrag', '2', '--defrag-lanes', 'wasm'],
+      /--defrag-lanes wasm runs the rewrite on the WebAssembly lanes of --backend wasm; add --backend wasm/,
+    ],
+    [['--defrag', '2', '--defrag-lanes', 'gpu', '--backend', 'wasm'], /--defrag-lanes/],
     [
       ['--defrag', '2', '--check-every', '1', '--backend', 'wasm'],
       /--check-every runs its reference without defragmenting.*use --check with --defrag/,

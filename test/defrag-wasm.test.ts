@@ -11,7 +11,7 @@
  * subclasses, inline arrays of references, dangling references; several calls on the same
  * pair of runtimes. Also: checked mode, a forwarding column of 8-byte elements, a class
  * without a forwarding column (the rewrite stays on the TypeScript lanes, lanes absent),
- * SMMO_DEFRAG_LANES, and a call stopped after its copies (V6: the published words go back).
+ * the wasm.defragLanes option, and a call stopped after its copies (V6: the published words go back).
  */
 import test from 'ava';
 import fc from 'fast-check';
@@ -35,8 +35,10 @@ import {
 } from './defrag.fixtures.js';
 import { fcParams } from './helpers/fc.js';
 
+/** A runtime of `backend`; backend 'wasm' opts in to the WebAssembly rewrite lanes (RuntimeOptions.wasm.defragLanes). */
 async function runtime(backend: 'ts' | 'wasm', threads: number, extra: Record<string, unknown> = {}): Promise<Runtime> {
-  return createRuntime({ classes: CLASSES, heap: '8MB', threads, backend, modules: [DEFRAG_FIXTURES], ...extra });
+  const lanes = backend === 'wasm' ? { wasm: { defragLanes: 'wasm' as const } } : {};
+  return createRuntime({ classes: CLASSES, heap: '8MB', threads, backend, modules: [DEFRAG_FIXTURES], ...lanes, ...extra });
 }
 
 function withoutTimes(s: DefragStats): Omit<DefragStats, 'ms' | 'threads' | 'lanes'> {
@@ -217,7 +219,15 @@ test("checked mode on 2 threads, backend 'wasm': the same bytes (slot generation
 
 test('an f64 forwarding column, and a class without one (the rewrite on the TypeScript lanes), on 2 threads', async (t) => {
   const make = (backend: 'ts' | 'wasm'): Promise<Runtime> =>
-    createRuntime({ classes: COLUMN_CLASSES, heap: '8MB', threads: 2, backend, inlineBlocks: 0, modules: [DEFRAG_FIXTURES] });
+    createRuntime({
+      classes: COLUMN_CLASSES,
+      heap: '8MB',
+      threads: 2,
+      backend,
+      inlineBlocks: 0,
+      modules: [DEFRAG_FIXTURES],
+      ...(backend === 'wasm' ? { wasm: { defragLanes: 'wasm' as const } } : {}),
+    });
   const ref = await make('ts');
   const wasm = await make('wasm');
   try {
@@ -241,28 +251,33 @@ test('an f64 forwarding column, and a class without one (the rewrite on the Type
   }
 });
 
-test.serial(
-  "SMMO_DEFRAG_LANES=ts keeps backend 'wasm' on the TypeScript lanes (bench/defrag --lanes); another value is a UsageError",
-  async (t) => {
-    const ref = await runtime('ts', 1);
-    const wasm = await runtime('wasm', 1);
-    try {
-      build(ref, SHAPE);
-      build(wasm, SHAPE);
-      process.env['SMMO_DEFRAG_LANES'] = 'bogus';
-      t.throws(() => wasm.defrag(undefined, 2), { instanceOf: UsageError, message: /SMMO_DEFRAG_LANES must be 'ts' or 'wasm'/ });
-      process.env['SMMO_DEFRAG_LANES'] = 'ts';
-      const r = ref.defrag(undefined, 2);
-      const w = wasm.defrag(undefined, 2); // synchronous: no other test runs while the variable is set
-      t.true(r.stats.objectsMoved > 500);
-      t.deepEqual(compare(ref, wasm, r, w, false), []);
-    } finally {
-      delete process.env['SMMO_DEFRAG_LANES'];
-      await ref.close();
-      await wasm.close();
-    }
-  },
-);
+test("wasm.defragLanes: backend 'wasm' without it (the default) rewrites on the TypeScript lanes; a bad value, or 'wasm' on another backend, is a UsageError", async (t) => {
+  const ref = await runtime('ts', 1);
+  const plain = await createRuntime({ classes: CLASSES, heap: '8MB', threads: 1, backend: 'wasm', modules: [DEFRAG_FIXTURES] });
+  try {
+    build(ref, SHAPE);
+    build(plain, SHAPE);
+    const r = ref.defrag(undefined, 2);
+    const w = plain.defrag(undefined, 2);
+    t.true(r.stats.objectsMoved > 500);
+    t.is(w.stats.lanes, undefined, 'no WebAssembly lanes ran');
+    t.deepEqual(compare(ref, plain, r, w, false), []);
+  } finally {
+    await ref.close();
+    await plain.close();
+  }
+  await t.throwsAsync(
+    createRuntime({ classes: CLASSES, heap: '8MB', backend: 'wasm', wasm: { defragLanes: 'fast' as 'wasm' }, modules: [DEFRAG_FIXTURES] }),
+    { instanceOf: UsageError, message: /wasm\.defragLanes must be 'ts' or 'wasm', got "fast"/ },
+  );
+  await t.throwsAsync(
+    createRuntime({ classes: CLASSES, heap: '8MB', backend: 'ts', wasm: { defragLanes: 'wasm' }, modules: [DEFRAG_FIXTURES] }),
+    {
+      instanceOf: UsageError,
+      message: /needs backend 'wasm'/,
+    },
+  );
+});
 
 test('(V6) a call stopped after its copies (a failed phase) puts the published words back: the same bytes as the TypeScript lanes stopped there', async (t) => {
   const ref = await runtime('ts', 1);
