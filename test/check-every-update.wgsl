@@ -4,7 +4,9 @@
 // of the first block of the pass's block list gets 0.001 added to its new velX. Nothing
 // else differs from the real kernel.
 // Mapping: one invocation per (list position, slot) of the pass's block list; lanes
-// whose iteration bit is clear return (tail guard and holes).
+// whose iteration bit is clear return (tail guard and holes). The list's start and count
+// come from the pass snapshot's lists buffer (binding 5, gpuLists: gpu-snapshot.ts G4),
+// so that the kernel runs after a GPU snapshot without a read-back.
 // Tunables (override): WG.
 
 override WG: u32 = 128u;
@@ -18,9 +20,9 @@ override F_forceY: u32;
 override F_mass: u32;
 
 struct Params {
-  list_start: u32,
-  list_count: u32,
-  p2: u32,
+  list_start: u32, // unused: the list comes from `lists` (gpuLists, runtime/webgpu/gpu-snapshot.ts G4)
+  list_count: u32, // unused, as list_start
+  type_id: u32, // the visited class's type id
   p3: u32,
   dt: f32, // argument 0 of update(dt)
   it: u32, // argument 1: the iteration (test only)
@@ -28,6 +30,8 @@ struct Params {
 
 @group(0) @binding(0) var<storage, read_write> heap: array<u32>;
 @group(0) @binding(1) var<uniform> P: Params;
+/** The pass snapshot's lists: [4t] count, [4t + 1] start of type t (gpu-snapshot.ts G4). */
+@group(0) @binding(5) var<storage, read> lists: array<u32>;
 
 fn field(bw: u32, off: u32, slot: u32) -> u32 {
   return bw + (off >> 2u) + slot;
@@ -44,10 +48,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let gi = linear_workgroup(wid, nwg) * WG + lid;
   let li = gi >> 5u;
   let slot = gi & 31u;
-  if (li >= P.list_count) {
+  if (li >= lists[4u * P.type_id]) {
     return;
   }
-  let bw = block_word(heap[BW_BLOCK_LIST + P.list_start + li]);
+  let bw = block_word(heap[BW_BLOCK_LIST + lists[4u * P.type_id + 1u] + li]);
   if ((heap[bw + BLOCK_ITER_WORD] & (1u << slot)) == 0u) {
     return;
   }

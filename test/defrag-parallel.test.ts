@@ -14,6 +14,7 @@ import fc from 'fast-check';
 import { createRuntime, UsageError, type DefragResult, type DefragStats, type Runtime } from '../index.js';
 import { build, clear, CLASSES, firstDifference, heapBytes, DEFRAG_FIXTURES, Fish, Holder, Shark, type Shape } from './defrag.fixtures.js';
 import { fcParams } from './helpers/fc.js';
+import { shapeArbitrary } from './helpers/defrag-shapes.js';
 
 async function runtime(threads: number, extra: Record<string, unknown> = {}): Promise<Runtime> {
   return createRuntime({ classes: CLASSES, heap: '8MB', threads, modules: [DEFRAG_FIXTURES], ...extra });
@@ -108,16 +109,7 @@ test('property: random heaps on 1, 2 and 4 threads, every phase on the executor 
   try {
     for (const threads of [1, 2, 4])
       pairs.set(threads, [await runtime(threads, { inlineBlocks: 0 }), await runtime(threads, { inlineBlocks: 0 })]);
-    const shape = fc.noBias(
-      fc.record({
-        seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
-        fish: fc.integer({ min: 0, max: 1500 }),
-        sharks: fc.integer({ min: 0, max: 400 }),
-        holders: fc.integer({ min: 0, max: 300 }),
-        kill: fc.integer({ min: 0, max: 95 }).map((x) => x / 100),
-        density: fc.integer({ min: 0, max: 100 }).map((x) => x / 100),
-      }),
-    );
+    const shape = shapeArbitrary();
     await fc.assert(
       fc.asyncProperty(shape, fc.noBias(fc.integer({ min: 1, max: 6 })), fc.constantFrom(1, 2, 4), async (s, n, threads) => {
         const [ref, par] = pairs.get(threads)!;

@@ -34,6 +34,7 @@ import {
   type Shape,
 } from './defrag.fixtures.js';
 import { fcParams } from './helpers/fc.js';
+import { shapeArbitrary } from './helpers/defrag-shapes.js';
 
 /** A runtime of `backend`; backend 'wasm' opts in to the WebAssembly rewrite lanes (RuntimeOptions.wasm.defragLanes). */
 async function runtime(backend: 'ts' | 'wasm', threads: number, extra: Record<string, unknown> = {}): Promise<Runtime> {
@@ -171,16 +172,7 @@ test("property: random heaps, backend 'wasm' on 1, 2 and 4 threads against 'ts' 
   try {
     for (const threads of [1, 2, 4])
       pairs.set(threads, [await runtime('ts', threads, { inlineBlocks: 0 }), await runtime('wasm', threads, { inlineBlocks: 0 })]);
-    const shape = fc.noBias(
-      fc.record({
-        seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
-        fish: fc.integer({ min: 0, max: 1500 }),
-        sharks: fc.integer({ min: 0, max: 400 }),
-        holders: fc.integer({ min: 0, max: 300 }),
-        kill: fc.integer({ min: 0, max: 95 }).map((x) => x / 100),
-        density: fc.integer({ min: 0, max: 100 }).map((x) => x / 100),
-      }),
-    );
+    const shape = shapeArbitrary();
     await fc.assert(
       fc.asyncProperty(shape, fc.noBias(fc.integer({ min: 1, max: 6 })), fc.constantFrom(1, 2, 4), async (s, n, threads) => {
         const [ref, wasm] = pairs.get(threads)!;

@@ -29,6 +29,7 @@ import { popc } from '../runtime/bits.js';
 // Shared with test/defrag-parallel.test.ts; the classes here stay this file's own (Shark.boom), and so does
 // build: the fixtures' version also leaves dangling references, which snapshot() below would refuse.
 import { rng, type AgentLike, type FishLike, type Shape, type SharkLike } from './defrag.fixtures.js';
+import { shapeArbitrary } from './helpers/defrag-shapes.js';
 
 abstract class Agent extends object({ id: i32, friend: ref<AgentLike>('Agent') }, { abstract: true }) {}
 class Fish extends Agent.extend({ food: ref<SharkLike>('Shark'), w: f64, tag: u8 }) {}
@@ -286,17 +287,7 @@ function snapshotCount(rt: Runtime, cls: SmmoClass): number {
 test('property: random heaps with references across classes and subclasses (fast-check; the seed is printed)', async (t) => {
   const seed = process.env['FC_SEED'] !== undefined ? Number(process.env['FC_SEED']) : 0x5eed;
   t.log(`fast-check seed ${seed} (rerun with FC_SEED=${seed})`);
-  // Unbiased: fast-check's bias towards small values would make most heaps too small to move anything.
-  const shape = fc.noBias(
-    fc.record({
-      seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
-      fish: fc.integer({ min: 0, max: 1500 }),
-      sharks: fc.integer({ min: 0, max: 400 }),
-      holders: fc.integer({ min: 0, max: 300 }),
-      kill: fc.integer({ min: 0, max: 95 }).map((x) => x / 100),
-      density: fc.integer({ min: 0, max: 100 }).map((x) => x / 100),
-    }),
-  );
+  const shape = shapeArbitrary();
   let runs = 0;
   let lastFailure = '';
   let totalMoved = 0;
