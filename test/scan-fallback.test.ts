@@ -16,6 +16,7 @@
  */
 import test from 'ava';
 import { HeapExhaustedError } from '../runtime/errors.js';
+import type { HierarchicalBitmap } from '../runtime/bitmap.js';
 import { allocatorFixture, type Fixture } from './helpers/allocators.js';
 import { bitAt, flipBit, levelCount } from './helpers/corrupt.js';
 import { moduleBitmap } from './helpers/module-bitmap.js';
@@ -190,19 +191,24 @@ test('an active block hidden by an upper bit not yet set is found when no block 
   }
 });
 
-test('an active block behind an upper bit whose container was just emptied is found before a free block is opened (select_block, find_set)', (t) => {
-  const n = allocatorFixture(4).heap.numBlocks;
-  t.true(n > 64, `a heap of ${n} blocks: at least two containers at level 0`);
+/**
+ * Three full blocks of A, then `freed` slots of the second one released: the one active
+ * block of A (`partial`), while most of the heap's blocks are still free.
+ */
+function oneActiveBlock(freed: number): { f: Fixture; partial: number; active: HierarchicalBitmap } {
   const f = allocatorFixture(4);
-  // Three full blocks of A, then two slots of the second one freed: the one active block of
-  // A, while most of the heap's blocks are still free.
   const out = new Uint32Array(3 * 32);
   f.t1.allocateMany(f.tA, out.length, out);
   f.t1.flushKept();
   const partial = out[40]! >>> 5;
-  f.t1.release(partial, out[40]! & 31);
-  f.t1.release(partial, out[41]! & 31);
-  const active = f.heap.active[f.tA.id]!;
+  for (let k = 0; k < freed; k++) f.t1.release(partial, out[40 + k]! & 31);
+  return { f, partial, active: f.heap.active[f.tA.id]! };
+}
+
+test('an active block behind an upper bit whose container was just emptied is found before a free block is opened (select_block, find_set)', (t) => {
+  const n = allocatorFixture(4).heap.numBlocks;
+  t.true(n > 64, `a heap of ${n} blocks: at least two containers at level 0`);
+  const { f, partial, active } = oneActiveBlock(2);
   t.is(active.count(), 1);
   t.true(f.heap.free.count() > 0, 'free blocks exist');
   // In flight, as another thread could leave it: the clear that emptied another container
@@ -227,13 +233,7 @@ test('an active block behind an upper bit whose container was just emptied is fo
 });
 
 test('select_block: a block whose upper bit is not written yet (a set in flight) may be missed; then a free block is opened and the heap stays valid', (t) => {
-  const f = allocatorFixture(4);
-  const out = new Uint32Array(3 * 32);
-  f.t1.allocateMany(f.tA, out.length, out);
-  f.t1.flushKept();
-  const partial = out[40]! >>> 5;
-  f.t1.release(partial, out[40]! & 31);
-  const active = f.heap.active[f.tA.id]!;
+  const { f, partial, active } = oneActiveBlock(1);
   // Both in flight: the set that made `partial` active has not reached level 1, and the
   // clear of another container has not either. No descent reaches `partial` (bitmap.rs B5):
   // select_block opens a free block rather than scanning every container of the heap.
