@@ -10,11 +10,9 @@
  * runtimes (the scratch buffer is reused). Also: checked mode, and the refusals (F4, Q3).
  */
 import test, { type ExecutionContext } from 'ava';
-import fc from 'fast-check';
 import { createRuntime, UsageError, type DefragResult, type DefragStats, type Runtime } from '../index.js';
 import { build, clear, CLASSES, firstDifference, heapBytes, DEFRAG_FIXTURES, Fish, Holder, Shark, type Shape } from './defrag.fixtures.js';
-import { fcParams } from './helpers/fc.js';
-import { shapeArbitrary } from './helpers/defrag-shapes.js';
+import { comparedOnRandomHeaps } from './helpers/defrag-shapes.js';
 
 async function runtime(threads: number, extra: Record<string, unknown> = {}): Promise<Runtime> {
   return createRuntime({ classes: CLASSES, heap: '8MB', threads, modules: [DEFRAG_FIXTURES], ...extra });
@@ -99,36 +97,11 @@ for (const threads of [1, 2, 4]) {
 }
 
 test('property: random heaps on 1, 2 and 4 threads, every phase on the executor (fast-check; seeded by the suite)', async (t) => {
-  const pairs = new Map<number, [Runtime, Runtime]>();
-  let runs = 0;
-  let moved = 0;
-  let lastFailure = '';
-  t.teardown(() => {
-    if (lastFailure !== '') console.log(`last failure (shrunk): ${lastFailure}`);
-  });
-  try {
-    for (const threads of [1, 2, 4])
-      pairs.set(threads, [await runtime(threads, { inlineBlocks: 0 }), await runtime(threads, { inlineBlocks: 0 })]);
-    const shape = shapeArbitrary();
-    await fc.assert(
-      fc.asyncProperty(shape, fc.noBias(fc.integer({ min: 1, max: 6 })), fc.constantFrom(1, 2, 4), async (s, n, threads) => {
-        const [ref, par] = pairs.get(threads)!;
-        const r = await twice(ref, par, s, n, threads);
-        runs++;
-        moved += r.moved;
-        if (r.problems.length > 0) {
-          lastFailure = `threads=${threads} n=${n} ${JSON.stringify(s)}: ${r.problems.slice(0, 3).join('; ')}`;
-          throw new Error(lastFailure);
-        }
-      }),
-      fcParams(30),
-    );
-  } finally {
-    for (const [a, b] of pairs.values()) {
-      await a.close();
-      await b.close();
-    }
-  }
+  const { runs, moved } = await comparedOnRandomHeaps(
+    t,
+    async (threads) => [await runtime(threads, { inlineBlocks: 0 }), await runtime(threads, { inlineBlocks: 0 })],
+    twice,
+  );
   t.log(`${runs} random heaps, ${moved} objects moved`);
   t.true(moved > 1000);
 });

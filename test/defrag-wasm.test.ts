@@ -14,7 +14,6 @@
  * the wasm.defragLanes option, and a call stopped after its copies (V6: the published words go back).
  */
 import test from 'ava';
-import fc from 'fast-check';
 import { createRuntime, UsageError, type DefragResult, type DefragStats, type Runtime } from '../index.js';
 import { defragSteps, defragTypes, runLanes } from '../runtime/defrag.js';
 import { DefragScratch } from '../runtime/defrag-lanes.js';
@@ -33,8 +32,7 @@ import {
   Node,
   type Shape,
 } from './defrag.fixtures.js';
-import { fcParams } from './helpers/fc.js';
-import { shapeArbitrary } from './helpers/defrag-shapes.js';
+import { comparedOnRandomHeaps } from './helpers/defrag-shapes.js';
 
 /** A runtime of `backend`; backend 'wasm' opts in to the WebAssembly rewrite lanes (RuntimeOptions.wasm.defragLanes). */
 async function runtime(backend: 'ts' | 'wasm', threads: number, extra: Record<string, unknown> = {}): Promise<Runtime> {
@@ -162,36 +160,11 @@ for (const threads of [1, 2, 4]) {
 }
 
 test("property: random heaps, backend 'wasm' on 1, 2 and 4 threads against 'ts' (fast-check; seeded by the suite)", async (t) => {
-  const pairs = new Map<number, [Runtime, Runtime]>();
-  let runs = 0;
-  let moved = 0;
-  let lastFailure = '';
-  t.teardown(() => {
-    if (lastFailure !== '') console.log(`last failure (shrunk): ${lastFailure}`);
-  });
-  try {
-    for (const threads of [1, 2, 4])
-      pairs.set(threads, [await runtime('ts', threads, { inlineBlocks: 0 }), await runtime('wasm', threads, { inlineBlocks: 0 })]);
-    const shape = shapeArbitrary();
-    await fc.assert(
-      fc.asyncProperty(shape, fc.noBias(fc.integer({ min: 1, max: 6 })), fc.constantFrom(1, 2, 4), async (s, n, threads) => {
-        const [ref, wasm] = pairs.get(threads)!;
-        const r = await twice(ref, wasm, s, n);
-        runs++;
-        moved += r.moved;
-        if (r.problems.length > 0) {
-          lastFailure = `threads=${threads} n=${n} ${JSON.stringify(s)}: ${r.problems.slice(0, 3).join('; ')}`;
-          throw new Error(lastFailure);
-        }
-      }),
-      fcParams(30),
-    );
-  } finally {
-    for (const [a, b] of pairs.values()) {
-      await a.close();
-      await b.close();
-    }
-  }
+  const { runs, moved } = await comparedOnRandomHeaps(
+    t,
+    async (threads) => [await runtime('ts', threads, { inlineBlocks: 0 }), await runtime('wasm', threads, { inlineBlocks: 0 })],
+    (ref, wasm, s, n) => twice(ref, wasm, s, n),
+  );
   t.log(`${runs} random heaps, ${moved} objects moved`);
   t.true(moved > 1000);
 });
