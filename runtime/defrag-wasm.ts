@@ -1,6 +1,7 @@
 /**
  * Defragmentation's rewrite phase as WebAssembly lanes (wasm/src/defrag.rs
- * smmo_defrag_rewrite and smmo_defrag_restore), for runtimes of backend 'wasm': "CompactGpu: Massively Parallel
+ * smmo_defrag_rewrite and smmo_defrag_restore), for runtimes of backend 'wasm' that opt in
+ * (RuntimeOptions.wasm.defragLanes 'wasm'): "CompactGpu: Massively Parallel
  * Memory Defragmentation on GPUs" (ISMM 2019), §4 "Pointer Rewriting", reading the
  * forwarding handles where §3 "Defragmentation Algorithm" keeps them: in the vacated source
  * blocks' slots, with a per-block "source" mark. runtime/defrag.ts drives it (its header:
@@ -14,7 +15,7 @@
  * nobody else uses, as in CompactGpu. The do-all block list (layout.ts BLOCK_LIST, one u32
  * per block) is free between do-alls: it holds the *forwarding masks*.
  *
- * Protocol, per call of a runtime of backend 'wasm' (defrag.ts defragSteps):
+ * Protocol, per call of a runtime that opted in (defrag.ts defragSteps):
  *  start    the masks are zeroed and the scratch's PUBLISH word set (defrag-lanes.ts);
  *  copy     (TypeScript lanes) besides the scratch's forwarding entry, a lane writes each
  *           moved object's new handle into the forwarding column (V1) of the block where the
@@ -75,15 +76,10 @@ type ReferringColumns = readonly (readonly number[] | undefined)[];
 export type DefragLanes = 'ts' | 'wasm';
 
 /**
- * The lanes of a call: 'wasm' only when the runtime chose them (backend 'wasm' and
- * RuntimeOptions.wasm.defragLanes 'wasm', checked by defragLanesOption); chosen on the
- * calling thread, the workers follow the scratch's CONTROL words (V5).
+ * RuntimeOptions.wasm.defragLanes of a runtime of `backend`, checked: 'wasm' needs backend
+ * 'wasm'. Chosen once per runtime; each call publishes it to every thread with the
+ * scratch's CONTROL words (V5).
  */
-export function lanesFor(lanes: DefragLanes | undefined): DefragLanes {
-  return lanes === 'wasm' ? 'wasm' : 'ts';
-}
-
-/** RuntimeOptions.wasm.defragLanes of a runtime of `backend`, checked: 'wasm' needs backend 'wasm'. */
 export function defragLanesOption(value: unknown, backend: string): DefragLanes {
   if (value === undefined || value === 'ts') return 'ts';
   if (value !== 'wasm') throw new UsageError(`wasm.defragLanes must be 'ts' or 'wasm', got ${JSON.stringify(value)}`);

@@ -28,9 +28,10 @@
  *      the call's scratch buffer (defrag-lanes.ts; CompactGpu stores it in the source
  *      block, but a block here may be too small to hold 32 handles); an object that moves
  *      again in a later pass updates its entry (the lane finds its first handle in the
- *      origin slab of the block it is in). On backend 'wasm' the lanes also write it where
- *      CompactGpu does, into the vacated source slots, for the WASM rewrite, and put those
- *      words back afterwards (runtime/defrag-wasm.ts, V1–V6);
+ *      origin slab of the block it is in). With the WASM rewrite (backend 'wasm' and
+ *      wasm.defragLanes 'wasm') the lanes also write it where CompactGpu does, into the
+ *      vacated source slots, and put those words back afterwards (runtime/defrag-wasm.ts,
+ *      V1–V6);
  *  (4) rewrite: every reference field (and inline array of references) of every concrete
  *      class whose static target type has a moved class among its concrete types, in
  *      every live object, is looked up in the table and rewritten (one lane per block of
@@ -88,7 +89,6 @@ import {
 import {
   checkWasmLanes,
   clearMasks,
-  lanesFor,
   markSources,
   restoreSources,
   wasmRewriteFits,
@@ -171,8 +171,8 @@ export function* defragSteps(
 ): Generator<LaneRequest, DefragResult, void> {
   const t0 = now();
   const { heap, table, allocator } = host;
-  // Backend 'wasm' (defrag-wasm.ts "start"): the copy lanes publish forwarding handles for the WASM rewrite.
-  const publish = lanesFor(host.lanes) === 'wasm';
+  // The WASM rewrite chosen (defrag-wasm.ts "start"): the copy lanes publish forwarding handles for it.
+  const publish = host.lanes === 'wasm';
   if (publish) checkWasmLanes(heap);
   allocator.flushKept(); // (F1) the caller's kept blocks go back to `free` first
   const stats: DefragStats = {
@@ -192,7 +192,7 @@ export function* defragSteps(
   }
   const list = new Uint32Array(heap.numBlocks);
   const moved: number[] = [];
-  const vacated: VacatedBlock[] = []; // backend 'wasm': the call's sources, in order (defrag-wasm.ts "mark")
+  const vacated: VacatedBlock[] = []; // the WASM rewrite: the call's sources, in order (defrag-wasm.ts "mark")
   for (const t of types) {
     if (t.abstract || t.slots === 0) continue;
     const before = occupancy(heap, t, list);
@@ -239,7 +239,7 @@ export function* defragSteps(
   if (moved.length > 0) {
     const tr = now();
     const columns = referringColumns(table, moved);
-    // (defrag-wasm.ts "mark", V1, V5) backend 'wasm': the module's lanes when every moved class published
+    // (defrag-wasm.ts "mark", V1, V5) the WASM rewrite: the module's lanes when every moved class published
     const marked = publish ? markSources(heap, vacated) : [];
     let restored = false;
     try {
