@@ -305,7 +305,7 @@ export class GpuRunner {
       await this.pipeline(r.kernel.file, r.kernel.libraries ?? [], 'reduce', consts);
     // Automatic SPLIT in powers of two: every value it can take as the count changes, so that none compiles mid-run.
     const auto = r.kernel.dispatch === 'split-reduce' && this.tunable(r, 'SPLIT', 0) === 0 && consts['SPLIT_POW2'] === 1;
-    if (auto && !(this.gpu.info.software && this.tunables[r.label]?.['SPLIT_GROUPS'] === undefined)) {
+    if (auto && !this.softwareSplitOne(r.label)) {
       const all: Promise<GPUComputePipeline>[] = [];
       for (let split = 1; split <= (consts['SPLIT_MAX'] ?? AUTO_SPLIT_MAX); split *= 2) {
         for (const entry of split > 1 ? ['main', 'reduce'] : ['main'])
@@ -430,9 +430,7 @@ export class GpuRunner {
    *       no host write, no defragmentation); else the heap's block count does.
    */
   private async splitCountsFor(r: Resolved): Promise<{ blocks: number; bound: number }> {
-    const lag = this.tunable(r, 'SPLIT_LAG', DEFAULT_SPLIT_LAG);
-    if (!Number.isInteger(lag) || lag < 0 || lag > MAX_SPLIT_LAG)
-      throw new UsageError(`${r.label}: SPLIT_LAG=${lag} must be an integer in 0…${MAX_SPLIT_LAG}`);
+    const lag = this.splitLag(r);
     const g = this.generation;
     if (!this.blockCounts.has(g)) this.readCountsLater();
     for (const gen of [...this.blockCounts.keys()]) if (gen < g - MAX_SPLIT_LAG) this.blockCounts.delete(gen);
@@ -467,6 +465,19 @@ export class GpuRunner {
   /** A tunable of kernel r: the options', else the declaration's, else `fallback`. */
   private tunable(r: Resolved, name: string, fallback: number): number {
     return this.tunables[r.label]?.[name] ?? r.kernel.tunables[name] ?? fallback;
+  }
+
+  /** Tunable SPLIT_LAG of kernel r (S1), checked. */
+  private splitLag(r: Resolved): number {
+    const lag = this.tunable(r, 'SPLIT_LAG', DEFAULT_SPLIT_LAG);
+    if (!Number.isInteger(lag) || lag < 0 || lag > MAX_SPLIT_LAG)
+      throw new UsageError(`${r.label}: SPLIT_LAG=${lag} must be an integer in 0…${MAX_SPLIT_LAG}`);
+    return lag;
+  }
+
+  /** Whether automatic SPLIT stays 1 for kernel `label`: a software adapter, unless the options set SPLIT_GROUPS (tests). */
+  private softwareSplitOne(label: string): boolean {
+    return this.gpu.info.software && this.tunables[label]?.['SPLIT_GROUPS'] === undefined;
   }
 
   /** Copy the current lists' counts (the snapshot's lists buffer) to the host, mapped after the next submit (G5). */
@@ -571,10 +582,8 @@ export class GpuRunner {
       if (!Number.isInteger(maxSplit) || maxSplit < 1 || maxSplit > 64)
         throw new UsageError(`${label}: SPLIT_MAX=${maxSplit} must be an integer in 1…64`);
       if (pow2 !== 0 && pow2 !== 1) throw new UsageError(`${label}: SPLIT_POW2=${pow2} must be 0 or 1`);
-      const lag = consts['SPLIT_LAG'] ?? DEFAULT_SPLIT_LAG;
-      if (!Number.isInteger(lag) || lag < 0 || lag > MAX_SPLIT_LAG)
-        throw new UsageError(`${label}: SPLIT_LAG=${lag} must be an integer in 0…${MAX_SPLIT_LAG}`);
-      if (consts['SPLIT'] === 0 && this.gpu.info.software && this.tunables[label]?.['SPLIT_GROUPS'] === undefined) {
+      this.splitLag(r); // checked here too, so that a bad value fails before any dispatch
+      if (consts['SPLIT'] === 0 && this.softwareSplitOne(label)) {
         // A CPU adapter runs a handful of workgroups at a time: parts only repeat the tile loads (measured on SwiftShader).
         consts['SPLIT'] = 1;
       } else if (consts['SPLIT'] === 0) {
