@@ -19,7 +19,7 @@
 import { cpus } from 'node:os';
 import type { App } from '../apps/app.js';
 import { appModule } from '../apps/registry.js';
-import { createRuntime, UsageError, type CompiledMethodStats, type Runtime, type RuntimeOptions } from '../index.js';
+import { createRuntime, UsageError, type CompiledMethodStats, type Runtime, type RuntimeOptions, type RuntimeStats } from '../index.js';
 import type { CheckTolerance, FieldDiff } from '../runtime/compare.js';
 import { formatCheckTolerance, formatFieldDiff } from '../runtime/compare.js';
 import { MAX_HEAP_BYTES, planTypes } from '../runtime/layout.js';
@@ -56,8 +56,18 @@ export interface CheckReport {
 export interface RunReport {
   app: string;
   backend: string;
-  /** --backend webgpu: the adapter the passes ran on, and whether Dawn validated the API calls (--no-gpu-validation). */
-  gpu?: { adapter: string; software: boolean; validation: boolean };
+  /**
+   * --backend webgpu: the adapter the passes ran on, whether Dawn validated the API calls
+   * (--no-gpu-validation), the passes that ran as generated WGSL (by 'Class.method') and
+   * why the passes that ran in TypeScript had no WGSL kernel.
+   */
+  gpu?: {
+    adapter: string;
+    software: boolean;
+    validation: boolean;
+    generated: Record<string, number>;
+    fallbacks: Record<string, { passes: number; reason: string }>;
+  };
   threads: number;
   iterations: number;
   /** Seconds spent in the K iterations. */
@@ -349,7 +359,7 @@ async function report(
     ...(frames ? { frames: frames.written } : {}),
     ...(warnings.length > 0 ? { warnings } : {}),
     ...(run.defrag ? { defrag: run.defrag.result(rt) } : {}),
-    ...(stats.backend.webgpu ? { gpu: gpuOf(stats.backend.webgpu.adapter) } : {}),
+    ...(stats.backend.webgpu ? { gpu: gpuOf(stats.backend.webgpu) } : {}),
     kernels: { ...stats.backend.methods },
     compiled: stats.compiled,
     version,
@@ -359,8 +369,15 @@ async function report(
 }
 
 /** The report's `gpu`: what RuntimeStats says of the adapter. */
-function gpuOf(a: { description: string; device: string; software: boolean; validation: boolean }): NonNullable<RunReport['gpu']> {
-  return { adapter: a.description || a.device, software: a.software, validation: a.validation };
+function gpuOf(w: NonNullable<RuntimeStats['backend']['webgpu']>): NonNullable<RunReport['gpu']> {
+  const a = w.adapter;
+  return {
+    adapter: a.description || a.device,
+    software: a.software,
+    validation: a.validation,
+    generated: w.generated,
+    fallbacks: w.fallbacks,
+  };
 }
 
 /** The app's parameters for reports and state files (unset: null). */

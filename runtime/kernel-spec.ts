@@ -131,6 +131,11 @@ export interface WgslKernel {
    * that creates objects must not declare it (its class's later dispatches would be too small).
    */
   readonly freesOnly?: boolean;
+  /**
+   * @internal The kernel reports failures of its own (not only the allocator's) through the
+   * status buffer (binding 4): generated kernels (runtime/compiler/emit-wgsl.ts W4).
+   */
+  readonly status?: boolean;
   /** Floating-point operations per object pair or object, for benchmark reports (documented in the .wgsl). */
   readonly flops?: { perPair?: number; perObject?: number };
 }

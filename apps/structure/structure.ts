@@ -102,11 +102,14 @@ export async function compute(rt: Runtime): Promise<void> {
 /** The original's bfs_and_delete(): distances from the anchors; what they do not reach goes. */
 export async function bfsAndDelete(rt: Runtime): Promise<void> {
   await rt.parallelDo(NodeBase, 'initializeBfs');
+  // Backend 'webgpu': the host reads and writes the Bfs object between passes (no-op elsewhere).
+  await rt.sync();
   const bfs = bfsOf(rt);
   bfs.levels = 0;
   for (let level = 0; level < MAX_DISTANCE - 1; level++) {
     bfs.grew = false;
     await rt.parallelDo(NodeBase, 'bfsVisit', level, bfs);
+    await rt.sync();
     if (!bfs.grew) break;
     bfs.levels = level + 1;
   }

@@ -46,6 +46,7 @@ import { ClosureResolver } from './scope.js';
 
 export { CompileFallback } from './lower.js';
 export type { MethodIR } from './ir.js';
+import type { MethodIR } from './ir.js';
 
 /** What the compiled code calls back into: the thread's context (what methods see as `this.runtime`). */
 export interface CompilerContext {
@@ -247,5 +248,26 @@ export class MethodCompiler {
         e instanceof SyntaxError ? `the generated code does not parse (${e.message})` : `${(e as Error)?.name}: ${(e as Error)?.message}`;
       return { compiled: false, reason: `compiler error: ${what}${source !== '' ? '' : ''}` };
     }
+  }
+}
+
+/**
+ * The intermediate form of `method` for concrete type `t` (for the WGSL backend: the
+ * runner's generated kernels, runtime/compiler/emit-wgsl.ts), with the arguments that are
+ * smmo objects typed by `argClasses` (lowerMethod), or why the method does not compile.
+ * Compiling never runs user code (C3).
+ */
+export function lowerForBackend(
+  table: TypeTable,
+  t: TypeLayout,
+  method: string,
+  argClasses: readonly (TypeLayout | null)[] = [],
+): MethodIR | { reason: string } {
+  try {
+    resolver ??= new ClosureResolver();
+    return lowerMethod(table, t, method, resolver, argClasses);
+  } catch (e) {
+    if (e instanceof CompileFallback) return { reason: e.reason };
+    return { reason: `compiler error: ${(e as Error)?.name}: ${(e as Error)?.message}` };
   }
 }

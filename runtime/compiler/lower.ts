@@ -167,13 +167,25 @@ const PURE_MATH = new Set([
 export type LoweredMethod = MethodIR & { readonly notes: readonly string[] };
 
 /** Lower `method` of concrete type `t` into the intermediate form, or throw CompileFallback. */
-export function lowerMethod(table: TypeTable, t: TypeLayout, method: string, resolver: ClosureResolver): LoweredMethod {
+/**
+ * `argClasses`: for a backend that specialises a method to one call's arguments (the
+ * generated WGSL kernels: runtime/compiler/emit-wgsl.ts), the class of each argument that
+ * is an smmo object (null: any other value). Without it every argument is a JavaScript
+ * value ('dyn'), as the JS backend needs (one compiled method serves every call).
+ */
+export function lowerMethod(
+  table: TypeTable,
+  t: TypeLayout,
+  method: string,
+  resolver: ClosureResolver,
+  argClasses: readonly (TypeLayout | null)[] = [],
+): LoweredMethod {
   const fn = (t.cls.prototype as unknown as Record<string, unknown>)[method];
   if (typeof fn !== 'function') throw new CompileFallback(`${t.name} has no method '${method}'`);
   const hints = new Map<string, Ty>();
   for (let round = 0; ; round++) {
     try {
-      return new Lowering(table, t, resolver, hints).method(fn as (...a: never[]) => unknown, method);
+      return new Lowering(table, t, resolver, hints, argClasses).method(fn as (...a: never[]) => unknown, method);
     } catch (e) {
       if (e instanceof Restart && round < MAX_RESTARTS) continue;
       if (e instanceof Restart) throw new CompileFallback('the types of its variables did not settle');
@@ -205,6 +217,7 @@ class Lowering {
     private readonly t: TypeLayout,
     private readonly resolver: ClosureResolver,
     private readonly hints: Map<string, Ty>,
+    private readonly argClasses: readonly (TypeLayout | null)[] = [],
   ) {}
 
   // ---------------------------------------------------------------- entry
@@ -227,7 +240,8 @@ class Lowering {
     parsed.params.forEach((p, i) => {
       if (p.type !== 'Identifier')
         throw new CompileFallback(`parameter ${i + 1} of ${name} is a pattern (destructuring, a default value or a rest parameter)`);
-      const arg = val({ op: 'arg', index: i }, DYN);
+      const cls = this.argClasses[i];
+      const arg = val({ op: 'arg', index: i }, cls ? objTy(cls) : DYN);
       if (!assigns(parsed.body, p['name'] as string)) {
         env.vars.set(p['name'] as string, { k: 'alias', v: arg });
         return;

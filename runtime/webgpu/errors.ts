@@ -54,7 +54,42 @@ export const STATUS = {
   BAD_FREE: 4,
   DOUBLE_FREE: 8,
   BAD_BLOCK: 16,
+  // Set by generated kernels (runtime/compiler/emit-wgsl.ts W4): what JavaScript would throw.
+  NULL_DEREF: 32,
+  RANGE: 64,
+  THROW: 128,
+  BAD_HANDLE: 256,
 } as const;
+
+/** The status bits of generated kernels' own checks (not the allocator's). */
+export const LANE_STATUS = STATUS.NULL_DEREF | STATUS.RANGE | STATUS.THROW | STATUS.BAD_HANDLE;
+
+/**
+ * A generated WGSL kernel (runtime/compiler/emit-wgsl.ts) stopped invocations where the
+ * JavaScript method would have thrown: a null dereference, an inline-array index out of
+ * bounds, an invalid handle given to ctx.get(), a `throw` statement. `passes` are the
+ * passes of such kernels since the status was last read (one of them failed).
+ */
+export class GpuLaneError extends SmmoError {
+  constructor(
+    readonly codes: number,
+    readonly failedInvocations: number,
+    readonly passes: readonly string[],
+  ) {
+    super(
+      `a generated WGSL kernel stopped ${failedInvocations} invocation(s): ${describeStatus(codes)}, in ` +
+        `${passes.length === 1 ? `pass ${passes[0]}` : `one of the passes ${passes.join(', ')}`} (since the heap was last read). ` +
+        "The same method on backend 'ts' throws JavaScript's error with its message and object: run there, or with " +
+        '`smmo run … --check-every 1` to find the pass.',
+    );
+  }
+}
+
+/** The error for status words [codes, failed invocations]: GpuHeapError for the allocator's bits, else GpuLaneError. */
+export function statusError(codes: number, failed: number, passes: readonly string[]): GpuHeapError | GpuLaneError {
+  if ((codes & ~LANE_STATUS) === 0) return new GpuLaneError(codes, failed, passes);
+  return new GpuHeapError(codes, failed);
+}
 
 export function describeStatus(codes: number): string {
   const parts: string[] = [];
@@ -64,7 +99,11 @@ export function describeStatus(codes: number): string {
   if (codes & STATUS.DOUBLE_FREE) parts.push('free of a slot that was not allocated');
   if (codes & STATUS.BAD_BLOCK)
     parts.push("a block's type, iteration, generation or allocation word disagrees with its state (heap corrupted)");
-  const other = codes & ~0x1f;
+  if (codes & STATUS.NULL_DEREF) parts.push('a field of null was read or written');
+  if (codes & STATUS.RANGE) parts.push('an inline-array index was out of bounds');
+  if (codes & STATUS.THROW) parts.push('a throw statement was reached');
+  if (codes & STATUS.BAD_HANDLE) parts.push('ctx.get() was given a number that is not a handle of a live object');
+  const other = codes & ~0x1ff;
   if (other) parts.push(`unknown status bits 0x${other.toString(16)}`);
   return parts.join('; ') || 'no error';
 }

@@ -3,7 +3,7 @@
  */
 export { acquireGpu, GpuContext, knownFp32Peak, loadDawn, SWIFTSHADER_ICD, webgpuPackageAvailable } from './device.js';
 export type { GpuAdapterSummary, GpuOptions, KnownPeak } from './device.js';
-export { GpuError, GpuHeapError, GpuUnavailableError, HOW_TO_GET_AN_ADAPTER, STATUS, describeStatus } from './errors.js';
+export { GpuError, GpuHeapError, GpuLaneError, GpuUnavailableError, HOW_TO_GET_AN_ADAPTER, STATUS, describeStatus } from './errors.js';
 export { GpuHeap } from './gpu-heap.js';
 export { GpuRunner } from './runner.js';
 export type { GpuRunnerOptions, GpuRunnerStats } from './runner.js';

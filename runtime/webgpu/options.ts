@@ -62,6 +62,12 @@ export interface WebGpuOptions extends GpuOptions {
    * downloaded, ThreadContext.snapshot() runs, the heap is uploaded again).
    */
   snapshot?: 'gpu' | 'gpu-readback' | 'host';
+  /**
+   * Methods without a declared WGSL kernel run as WGSL generated from their compiled form
+   * (runtime/compiler/emit-wgsl.ts) where the method is inside its subset (default true);
+   * false: they run in TypeScript. `stats.generated` names the passes that did.
+   */
+  generate?: boolean;
 }
 
 export interface GpuRunnerStats {
@@ -73,6 +79,8 @@ export interface GpuRunnerStats {
   fallbackPasses: number;
   /** Fallback passes by 'Class.method', with the reason. */
   fallbacks: Record<string, { passes: number; reason: string }>;
+  /** Of `gpuPasses`, those run by generated WGSL (WebGpuOptions.generate), by 'Class.method'. */
+  generated: Record<string, number>;
   /** Tunables of the last GPU pass of each 'Class.method' (automatic values resolved). */
   tunables: Record<string, Record<string, number>>;
   dispatches: number;

@@ -53,11 +53,12 @@ export interface GpuHost {
   readonly main: Pick<ThreadContext, 'occupancy' | 'snapshot'>;
   doAllOnCallingThread(cls: SmmoClass, method: string, args: readonly unknown[]): void;
 }
-import type { SmmoClass } from '../schema.js';
+import { SmmoObject, type SmmoClass } from '../schema.js';
+import { BLOCK_TYPE_WORD, SLOT_BITS } from '../layout.js';
 import type { TypeLayout } from '../layout.js';
 import { BufferUsage, GpuContext } from './device.js';
 import type { GpuRunnerStats, WebGpuOptions } from './options.js';
-import { GpuError, GpuHeapError } from './errors.js';
+import { GpuError, statusError } from './errors.js';
 import { GpuRanks, rankHandles } from './ranks.js';
 import { GpuSnapshot } from './gpu-snapshot.js';
 import { GpuHeap } from './gpu-heap.js';
@@ -66,6 +67,8 @@ import { gpuDeclaredMethods, gpuKernelFor, type WgslSpec } from '../kernel-spec.
 import { kernelClassMismatch, kernelKey, kernelMismatch, kernelValues } from './wgsl-kernels.js';
 import { arrayOffsets, kernelArrayMismatch } from './wgsl-kernels.js'; // array fields (WgslKernel.arrays)
 import { loadWgsl, overridesOf, wgslPrelude } from './wgsl.js';
+import { lowerForBackend } from '../compiler/index.js';
+import { emitWgsl, wgslArgKind, WgslUnsupported, type WgslArg } from '../compiler/emit-wgsl.js';
 
 const MAX_IN_FLIGHT = 3;
 /** SPLIT = 0 (auto): aim at this many workgroups per dispatch, with at most AUTO_SPLIT_MAX parts (measured on an H100: docs/webgpu.md). */
@@ -154,6 +157,11 @@ export class GpuRunner {
     listReadbacks: 0,
   };
   private readonly fallbacks: Record<string, { passes: number; reason: string }> = {};
+  /** options.generate; generated kernels (per concrete type, method and argument kinds) and their sources by file name. */
+  private readonly generate: boolean;
+  private readonly genKernels = new Map<string, Resolved | { reason: string }>();
+  private readonly genSources = new Map<string, string>();
+  private readonly generatedPasses: Record<string, number> = {};
   private readonly tunablesUsed: Record<string, Record<string, number>> = {};
   /** Rank tables by type id (kernels that declare `ranks`: ranks.ts). */
   private readonly ranked = new Map<number, GpuRanks>();
@@ -192,6 +200,9 @@ export class GpuRunner {
     if (options.snapshot !== undefined && !['gpu', 'gpu-readback', 'host'].includes(options.snapshot))
       throw new UsageError(`webgpu.snapshot must be 'gpu', 'gpu-readback' or 'host', got ${String(options.snapshot)}`);
     this.snapshotWhere = options.snapshot ?? 'gpu';
+    if (options.generate !== undefined && typeof options.generate !== 'boolean')
+      throw new UsageError(`webgpu.generate must be true or false, got ${String(options.generate)}`);
+    this.generate = options.generate ?? true;
     this.gheap = new GpuHeap(gpu, rt.heap);
     this.prelude = wgslPrelude(rt.heap);
     this.scratch = gpu.device.createBuffer({ size: 256, usage: BufferUsage.STORAGE, label: 'smmo scratch' });
@@ -217,6 +228,7 @@ export class GpuRunner {
       adapter: { ...this.gpu.info },
       ...this.counters,
       fallbacks: structuredClone(this.fallbacks),
+      generated: { ...this.generatedPasses },
       tunables: structuredClone(this.tunablesUsed),
       uploads: t.uploads,
       uploadBytes: t.uploadBytes,
@@ -284,10 +296,21 @@ export class GpuRunner {
       await this.runKernel(r, args);
       return true;
     }
+    let reason = r.reason;
+    if (this.generate && !this.declaresWgsl(cls, method)) {
+      const g = this.generatedFor(cls, method, args);
+      if (Array.isArray(g)) {
+        await this.runGenerated(g, args);
+        const key = `${(cls as { name: string }).name}.${method}`;
+        this.generatedPasses[key] = (this.generatedPasses[key] ?? 0) + 1;
+        return true;
+      }
+      reason = `${reason}; generated WGSL: ${(g as { reason: string }).reason}`;
+    }
     await this.toHost();
     this.hostWrote();
     const key = `${(cls as { name: string }).name}.${method}`;
-    const f = (this.fallbacks[key] ??= { passes: 0, reason: r.reason });
+    const f = (this.fallbacks[key] ??= { passes: 0, reason });
     f.passes++;
     this.counters.fallbackPasses++;
     return false;
@@ -328,7 +351,7 @@ export class GpuRunner {
   }
 
   private async runKernel(r: Resolved, args: readonly unknown[]): Promise<void> {
-    const { kernel: k, type: t, label } = r;
+    const { kernel: k, label } = r;
     if (args.length !== k.args.length + (k.unusedArgs ?? 0)) {
       throw new UsageError(
         `parallelDo(${label}): the WGSL kernel takes ${k.args.length} argument(s) (${k.args.join(', ')})` +
@@ -337,20 +360,30 @@ export class GpuRunner {
     }
     await this.ensureSnapshot(k.gpuLists === true);
     if (k.ranks !== undefined) await this.ensureRanks(this.typeNamed(k.ranks)!);
+    if (this.lists === null && k.dispatch === 'split-reduce') return this.runSplitOnGpuLists(r, args);
+    await this.dispatchPass(r, args);
+    return this.afterKernel(k);
+  }
+
+  /** Encode the dispatch of a per-object kernel over the current pass snapshot (runKernel; runGenerated, once per concrete type). */
+  private async dispatchPass(r: Resolved, args: readonly unknown[]): Promise<void> {
+    const { kernel: k, type: t, label } = r;
     const lists = this.lists;
-    if (lists === null && k.dispatch === 'split-reduce') return this.runSplitOnGpuLists(r, args);
     if (lists === null) {
       // The lists are on the GPU only (gpu-snapshot.ts G4): an indirect dispatch sized there.
       const consts = this.constantsFor(r, 0);
       this.tunablesUsed[label] = Object.fromEntries(Object.keys(k.tunables).map((n) => [n, consts[n]!]));
       const main = await this.pipeline(k.file, k.libraries ?? [], 'main', consts);
       const entry = this.paramEntry(r, 0, 0, args);
-      if (this.gpu.info.validation) {
+      if (this.gpu.info.validation && !this.gpu.info.software) {
         // With Dawn's validation on, an indirect dispatch costs about 0.4 ms of CPU (Dawn
         // validates its arguments with a dispatch of its own; measured on the H100 host:
         // game-of-life tm.pgm × 300 1.14–1.25 s indirect, 0.59–0.67 s this way). So
         // dispatch directly, enough workgroups for every block of the heap: the kernel
         // reads its list's length from the GPU (o_object) and the rest return at once.
+        // Not on a software adapter (SwiftShader): there the empty workgroups cost more
+        // than the validation (traffic, 100 intersections, a 20 113-block heap: ~110 ms
+        // per pass against ~10 ms indirect, 2-core dev VM).
         // Fewer when an arrived count read bounds the list (S2: collision's frees-only steps; the
         // dispatch size does not change what the kernel does, so it may depend on what has arrived).
         const blocks = this.arrivedBound(t.id) ?? this.rt.heap.numBlocks;
@@ -359,8 +392,8 @@ export class GpuRunner {
         const where = await this.snap().encodeArgs(t.id, consts['WG']!, this.gpu.info.maxComputeWorkgroupsPerDimension);
         this.dispatchIndirect(main, this.bindGroup(entry, main, 'main', false, k), where.buffer, where.offset);
       }
-      if (k.allocates) this.statusUnchecked = true;
-      return this.afterKernel(k);
+      if (k.allocates || k.status) this.noteStatus(label);
+      return;
     }
     const start = lists[2 * t.id]!;
     const count = lists[2 * t.id + 1]!;
@@ -377,10 +410,116 @@ export class GpuRunner {
       if (split > 1) this.ensureScratch(split * invocations * 8);
       const entry = this.paramEntry(r, start, count, args);
       this.dispatch(main, this.bindGroup(entry, main, 'main', k.dispatch === 'split-reduce', k), groups, split);
-      if (k.allocates) this.statusUnchecked = true;
+      if (k.allocates || k.status) this.noteStatus(label);
       if (reduce) this.dispatch(reduce, this.bindGroup(entry, reduce, 'reduce', true, listsOnly(k)), groups, 1);
     }
-    return this.afterKernel(k);
+  }
+
+  /** Whether some concrete class of `cls` declares a kernel for `method` (a hand-written one is never replaced by a generated one). */
+  private declaresWgsl(cls: SmmoClass, method: string): boolean {
+    const t = this.rt.table.byClass(cls)!;
+    return t.concrete.some((id) => {
+      const ct = this.rt.table.types[id]!;
+      return (kernelFor(ct, method) ?? gpuKernelFor(ct, method))?.wgsl !== undefined;
+    });
+  }
+
+  /**
+   * The generated kernels of a pass of `method` over `cls`: one per concrete class
+   * (runtime/compiler/emit-wgsl.ts), for the argument kinds of this call; or why not.
+   * Cached per (type, method, argument kinds).
+   */
+  private generatedFor(cls: SmmoClass, method: string, args: readonly unknown[]): Resolved[] | { reason: string } {
+    const kinds: WgslArg[] = [];
+    const classes: (TypeLayout | null)[] = [];
+    for (const a of args) {
+      if (a instanceof SmmoObject) {
+        // An smmo object: its handle, typed by its block's class (the form types the argument).
+        const h = (a as unknown as { __h: number }).__h;
+        const heap = this.rt.heap;
+        const tid = heap.i32[heap.blocksWord + (h >>> SLOT_BITS) * heap.blockWords + BLOCK_TYPE_WORD]!;
+        const at = this.rt.table.types[tid];
+        if (at === undefined || at.abstract)
+          return { reason: `argument ${kinds.length} is an object of no concrete class of this runtime` };
+        kinds.push('h');
+        classes.push(at);
+        continue;
+      }
+      const k = wgslArgKind(a);
+      if (k !== 'i32' && k !== 'u32' && k !== 'f32') return { reason: k };
+      kinds.push(k);
+      classes.push(null);
+    }
+    const t = this.rt.table.byClass(cls)!;
+    const out: Resolved[] = [];
+    const sig = kinds.map((k, i) => (k === 'h' ? `${classes[i]!.name}` : k)).join(',');
+    for (const id of t.concrete) {
+      const ct = this.rt.table.types[id]!;
+      const key = `${id}.${method}(${sig})`;
+      let g = this.genKernels.get(key);
+      if (g === undefined) {
+        g = this.generateKernel(ct, method, kinds, classes, sig);
+        this.genKernels.set(key, g);
+      }
+      if (!('kernel' in g)) return { reason: `${ct.name}.${method}: ${g.reason}` };
+      out.push(g);
+    }
+    return out;
+  }
+
+  private generateKernel(
+    t: TypeLayout,
+    method: string,
+    kinds: readonly WgslArg[],
+    classes: readonly (TypeLayout | null)[],
+    sig: string,
+  ): Resolved | { reason: string } {
+    const ir = lowerForBackend(this.rt.table, t, method, classes);
+    if ('reason' in ir) return { reason: `it does not compile (${ir.reason})` };
+    let source: string;
+    let allocates = false;
+    let frees = false;
+    let reports = false;
+    try {
+      const m = emitWgsl(ir, kinds);
+      ({ source, allocates, frees, reports } = m);
+    } catch (e) {
+      if (e instanceof WgslUnsupported) return { reason: e.message };
+      throw e;
+    }
+    const file = `generated:${t.name}.${method}(${sig})`;
+    this.genSources.set(file, source);
+    const kernel: WgslKernel = {
+      file,
+      libraries: ['objects.wgsl', 'alloc.wgsl'],
+      fields: {},
+      args: kinds.map((k) => (k === 'h' ? 'u32' : k)),
+      tunables: { WG: 64 },
+      dispatch: 'per-object',
+      gpuLists: true,
+      ...(reports ? { status: true } : {}),
+      ...(allocates || frees ? { allocates: true } : {}),
+      ...(frees && !allocates ? { freesOnly: true } : {}),
+    };
+    return { kernel, type: t, spec: { params: {} } as unknown as WgslSpec, label: kernelKey(t.name, method) };
+  }
+
+  /**
+   * A pass of generated kernels: one dispatch per concrete class, all over the snapshot of
+   * the pass's start (what a do-all visits: paper §2.1), then the lists are stale if any
+   * of them created or deleted objects.
+   */
+  private async runGenerated(rs: readonly Resolved[], args: readonly unknown[]): Promise<void> {
+    const values = args.map((a) => (a instanceof SmmoObject ? (a as unknown as { __h: number }).__h : a));
+    await this.ensureSnapshot(true);
+    for (const r of rs) await this.dispatchPass(r, values);
+    const allocates = rs.some((r) => r.kernel.allocates);
+    const freesOnly = rs.every((r) => !r.kernel.allocates || r.kernel.freesOnly);
+    return this.afterKernel({
+      ...rs[0]!.kernel,
+      ...(allocates ? { allocates: true } : { allocates: false }),
+      ...(allocates && freesOnly ? { freesOnly: true } : { freesOnly: false }),
+    });
   }
 
   /**
@@ -656,8 +795,9 @@ export class GpuRunner {
     this.counters.listReadbacks++;
     if (r.status[0] !== 0) {
       this.gpu.device.queue.writeBuffer(this.statusBuffer!, 0, new Uint32Array(4));
-      throw new GpuHeapError(r.status[0], r.status[1]);
+      throw statusError(r.status[0], r.status[1], this.takeStatusPasses());
     }
+    this.statusPasses = [];
     for (const [id, table] of this.ranked) {
       if (this.ranksCurrent(id) && r.objects[id] !== table.handles.length) {
         throw new GpuError(
@@ -701,6 +841,20 @@ export class GpuRunner {
     return this.ranked.get(id)?.buffer != null && this.ranksMadeAt.get(id) === this.hostSnapshots;
   }
 
+  /** Passes of kernels that report through the status buffer since it was last read (GpuLaneError names them). */
+  private statusPasses: string[] = [];
+
+  private noteStatus(label: string): void {
+    this.statusUnchecked = true;
+    if (this.statusPasses[this.statusPasses.length - 1] !== label && this.statusPasses.length < 64) this.statusPasses.push(label);
+  }
+
+  private takeStatusPasses(): string[] {
+    const p = this.statusPasses;
+    this.statusPasses = [];
+    return p;
+  }
+
   /** The status buffer of allocating kernels (binding 4), created on first use. */
   private status(): GPUBuffer {
     this.statusBuffer ??= this.gpu.device.createBuffer({
@@ -723,8 +877,9 @@ export class GpuRunner {
     const st = new Uint32Array(await this.readBuffer(this.statusBuffer, 8));
     if (st[0] !== 0) {
       this.gpu.device.queue.writeBuffer(this.statusBuffer, 0, new Uint32Array(4));
-      throw new GpuHeapError(st[0]!, st[1]!);
+      throw statusError(st[0]!, st[1]!, this.takeStatusPasses());
     }
+    this.statusPasses = [];
   }
 
   private ensureScratch(bytes: number): void {
@@ -790,7 +945,7 @@ export class GpuRunner {
       ];
       if (withScratch) entries.push({ binding: 2, resource: { buffer: this.scratch } });
       if (ranks?.buffer) entries.push({ binding: 3, resource: { buffer: ranks.buffer } });
-      if (k?.allocates) entries.push({ binding: 4, resource: { buffer: this.status() } });
+      if (k?.allocates || k?.status) entries.push({ binding: 4, resource: { buffer: this.status() } });
       if (k?.gpuLists) entries.push({ binding: 5, resource: { buffer: this.snap().meta } });
       bg = this.gpu.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
       e.bindGroups.set(key, bg);
@@ -826,7 +981,7 @@ export class GpuRunner {
   ): Promise<GPUComputePipeline> {
     const parts: [string, string][] = [
       ['prelude', this.prelude],
-      [file, loadWgsl(file)],
+      [file, this.genSources.get(file) ?? loadWgsl(file)],
       ...libraries.map((l): [string, string] => [l, loadWgsl(l)]),
     ];
     const source = parts.map((p) => p[1]).join('\n');

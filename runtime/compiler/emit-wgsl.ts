@@ -1,0 +1,1430 @@
+/**
+ * The WGSL backend of the method compiler: the intermediate form (ir.ts) of one
+ * (concrete class, method) → a compute kernel that runs the method on the GPU, one
+ * invocation per (block of the pass's list, slot), as the hand-written kernels of
+ * runtime/webgpu/wgsl/ do (the pass's objects from the GPU snapshot's lists, binding 5;
+ * the heap as `array<atomic<u32>>`, binding 0; creation and deletion through alloc.wgsl).
+ * A do-all's method runs on every object at once, as DynaSOAr's parallel do-all does
+ * (DynaSOAr, ECOOP 2019, §3 "Parallel Object Enumeration"); the form says what each
+ * object does, this file says it in WGSL.
+ *
+ * What the kernel computes, against the JavaScript method (invariants):
+ *  (W1) Integers are 32-bit. JavaScript computes in f64; a value the form proves integral
+ *       (integer literals and fields, + - * % of integers, bit operations, Math.imul,
+ *       Math.floor of an integer quotient) is an i32 or u32 here, with the same bits as
+ *       long as the JavaScript value stays within 32 bits (a sum past 2³² wraps here and
+ *       not in JavaScript: a method that relies on that is outside the subset). Signed and
+ *       unsigned values compare exactly (mixed comparisons go through mix_cmp). `a / b`
+ *       is a float unless it is floored (Math.floor, `| 0`).
+ *  (W2) Other numbers are f32 (WGSL has no f64): a float method gives results within the
+ *       app's tolerance, not bit-identical ones (Math.fround(x) is x; WGSL's division and
+ *       sqrt are not correctly rounded). An f64 field is outside the subset.
+ *  (W3) Constant subexpressions are folded with JavaScript's arithmetic before typing
+ *       (MAX / 2 is the integer 5 when MAX is 10, as in JavaScript).
+ *  (W4) What JavaScript would throw (a null dereference, an inline-array index out of
+ *       bounds, an invalid handle in ctx.get, a `throw` statement) stops the invocation
+ *       and sets a status bit (KERNEL_* of runtime/webgpu/errors.ts) that the runner
+ *       raises as GpuLaneError before the host next reads the heap. An allocator failure
+ *       does the same with alloc.wgsl's status.
+ *  (W5) Every heap word is accessed atomically (other invocations read and write
+ *       neighbouring slots in the same pass); a 1- or 2-byte store is a bounded
+ *       compare-exchange loop on its word, so a reader never sees a half-written word.
+ *  (W6) Control flow keeps the form's: labelled blocks and loops become WGSL loops; a
+ *       break or continue to a label that is not the innermost WGSL loop goes through the
+ *       function's `ctl` variable, checked after each inner loop.
+ *
+ * Outside the subset (the method then runs in TypeScript, and the runner says why):
+ * JavaScript values (the form's Dyn/Box/Unbox nodes, except inside a `throw`), deviceDo
+ * loops, f64 fields, strings and undefined as values, a mix of booleans and numbers in
+ * one local. Arguments are typed by the values of the call (an integer → i32 or u32,
+ * another number → f32): the runner generates one kernel per argument signature.
+ */
+import { BLOCK_TYPE_WORD, type FieldLayout } from '../layout.js';
+import type { BinaryOp, Expr, FieldRef, MethodIR, Stmt } from './ir.js';
+
+/** WGSL value types of the form's numbers (ilit: an integer literal, typed by its use). */
+type WTy = 'i32' | 'u32' | 'f32' | 'bool' | 'h' | 'ilit' | 'null' | 'ctx' | 'void';
+
+/** Status bits a generated kernel sets (runtime/webgpu/errors.ts STATUS). */
+export const KERNEL_STATUS = { NULL_DEREF: 32, RANGE: 64, THROW: 128, BAD_HANDLE: 256 } as const;
+
+/** An argument's WGSL type: a number's, or 'h' for an smmo object (its handle; the form then types it by its class). */
+export type WgslArg = 'i32' | 'u32' | 'f32' | 'h';
+
+export interface WgslMethod {
+  /** The kernel's source (after the runner's prelude; libraries objects.wgsl and alloc.wgsl appended). */
+  readonly source: string;
+  readonly allocates: boolean;
+  readonly frees: boolean;
+  /** Whether the kernel writes the status buffer (binding 4): it has a check that can fail (W4). */
+  readonly reports: boolean;
+}
+
+export class WgslUnsupported extends Error {}
+
+const fail = (why: string): never => {
+  throw new WgslUnsupported(why);
+};
+
+/** The WGSL type of a number argument of a do-all call, or why it cannot be one (objects: the runner). */
+export function wgslArgKind(v: unknown): WgslArg | string {
+  if (typeof v !== 'number' || !Number.isFinite(v))
+    return `an argument is ${typeof v === 'number' ? String(v) : `a ${typeof v}`}, not a finite number`;
+  if (Number.isInteger(v) && v >= -0x80000000 && v <= 0x7fffffff) return 'i32';
+  if (Number.isInteger(v) && v >= 0 && v <= 0xffffffff) return 'u32';
+  return 'f32';
+}
+
+const INT = (t: WTy): boolean => t === 'i32' || t === 'u32' || t === 'ilit';
+const NUMERIC = (t: WTy): boolean => INT(t) || t === 'f32';
+
+function join(a: WTy | undefined, b: WTy): WTy {
+  if (a === undefined || a === b) return b;
+  if (a === 'null' && b === 'h') return 'h';
+  if (a === 'h' && b === 'null') return 'h';
+  if (NUMERIC(a) && NUMERIC(b)) {
+    if (a === 'f32' || b === 'f32') return 'f32';
+    if (a === 'ilit') return b;
+    if (b === 'ilit') return a;
+    return 'i32'; // i32 with u32: the same bits (W1)
+  }
+  return fail(`a local holds both ${a} and ${b} values`);
+}
+
+/** JavaScript's value of a constant subexpression (W3), or undefined. */
+function constValue(e: Expr): number | boolean | null | undefined {
+  switch (e.op) {
+    case 'const':
+      return typeof e.value === 'number' || typeof e.value === 'boolean' || e.value === null ? e.value : undefined;
+    case 'unary': {
+      const a = constValue(e.a);
+      if (typeof a !== 'number' && typeof a !== 'boolean') return undefined;
+      switch (e.o) {
+        case '-':
+          return -a;
+        case '+':
+          return +a;
+        case '!':
+          return !a;
+        case '~':
+          return ~a;
+        default:
+          return undefined;
+      }
+    }
+    case 'binary': {
+      const a = constValue(e.a);
+      const b = constValue(e.b);
+      if (typeof a !== 'number' || typeof b !== 'number') return undefined;
+      const f = FOLD[e.o];
+      return f === undefined ? undefined : f(a, b);
+    }
+    case 'math': {
+      const args = e.args.map(constValue);
+      if (!args.every((x) => typeof x === 'number')) return undefined;
+      const fn = (Math as unknown as Record<string, (...a: number[]) => number>)[e.name];
+      return e.name === 'random' || typeof fn !== 'function' ? undefined : fn(...(args as number[]));
+    }
+    default:
+      return undefined;
+  }
+}
+
+const FOLD: Partial<Record<BinaryOp, (a: number, b: number) => number | boolean>> = {
+  '+': (a, b) => a + b,
+  '-': (a, b) => a - b,
+  '*': (a, b) => a * b,
+  '/': (a, b) => a / b,
+  '%': (a, b) => a % b,
+  '**': (a, b) => a ** b,
+  '|': (a, b) => a | b,
+  '&': (a, b) => a & b,
+  '^': (a, b) => a ^ b,
+  '<<': (a, b) => a << b,
+  '>>': (a, b) => a >> b,
+  '>>>': (a, b) => a >>> b,
+  '<': (a, b) => a < b,
+  '<=': (a, b) => a <= b,
+  '>': (a, b) => a > b,
+  '>=': (a, b) => a >= b,
+  '==': (a, b) => a === b,
+  '===': (a, b) => a === b,
+  '!=': (a, b) => a !== b,
+  '!==': (a, b) => a !== b,
+};
+
+function constTy(v: number | boolean | null): WTy {
+  if (typeof v === 'boolean') return 'bool';
+  if (v === null) return 'null';
+  if (Number.isInteger(v) && v >= -0x80000000 && v <= 0x7fffffff) return 'ilit';
+  if (Number.isInteger(v) && v >= 0 && v <= 0xffffffff) return 'u32';
+  return 'f32';
+}
+
+function f32Literal(v: number): string {
+  if (Number.isNaN(v)) return 'bitcast<f32>(0x7fc00000u)';
+  if (!Number.isFinite(v)) return v > 0 ? 'bitcast<f32>(0x7f800000u)' : 'bitcast<f32>(0xff800000u)';
+  const f = Math.fround(v);
+  if (!Number.isFinite(f)) return f > 0 ? 'bitcast<f32>(0x7f800000u)' : 'bitcast<f32>(0xff800000u)';
+  // Exact f32 bits (a decimal literal may round differently in the shader compiler).
+  const b = new Float32Array([f]);
+  return `bitcast<f32>(${new Uint32Array(b.buffer)[0]}u)`;
+}
+
+/** Whether evaluating e writes something (a field, a local, the allocator): earlier operands must be evaluated first. */
+function writes(e: Expr): boolean {
+  switch (e.op) {
+    case 'store':
+    case 'setLocal':
+    case 'updateLocal':
+    case 'alloc':
+    case 'free':
+      return true;
+    case 'const':
+    case 'local':
+    case 'self':
+    case 'arg':
+    case 'ctx':
+      return false;
+    default:
+      return children(e).some(writes);
+  }
+}
+
+function children(e: Expr): readonly Expr[] {
+  switch (e.op) {
+    case 'unary':
+      return [e.a];
+    case 'binary':
+    case 'logical':
+      return [e.a, e.b];
+    case 'cond':
+      return [e.c, e.a, e.b];
+    case 'setLocal':
+      return [e.value];
+    case 'load':
+      return e.elem === null ? [e.obj] : [e.obj, e.elem];
+    case 'store':
+      return e.elem === null ? [e.obj, e.value] : [e.obj, e.elem, e.value];
+    case 'typeOf':
+    case 'isA':
+    case 'free':
+    case 'nonNull':
+      return [e.obj];
+    case 'checkHandle':
+      return [e.value];
+    case 'math':
+      return e.args;
+    case 'seq':
+      return e.items;
+    default:
+      return [];
+  }
+}
+
+const JS_ONLY = new Set([
+  'static',
+  'dynMember',
+  'dynIndex',
+  'dynCall',
+  'dynMethodCall',
+  'dynNew',
+  'dynArray',
+  'dynObject',
+  'dynTemplate',
+  'dynAssign',
+  'dynUpdate',
+  'box',
+  'boxArr',
+  'unbox',
+]);
+
+/** The first node outside the subset (outside `throw` statements' values), as a reason; null if none. */
+function unsupportedIn(body: readonly Stmt[]): string | null {
+  const inExpr = (e: Expr): string | null => {
+    if (JS_ONLY.has(e.op)) return `it calls JavaScript or uses a JavaScript value (${e.op}${'label' in e ? ` ${String(e.label)}` : ''})`;
+    if (e.op === 'const' && (typeof e.value === 'string' || e.value === undefined))
+      return `it uses ${typeof e.value === 'string' ? 'a string' : 'undefined'} as a value`;
+    if (e.op === 'binary' && e.o === 'instanceof') return 'instanceof on a value that is not an smmo object';
+    if (e.op === 'unary' && (e.o === 'typeof' || e.o === 'void')) return `the ${e.o} operator`;
+    for (const c of children(e)) {
+      const r = inExpr(c);
+      if (r !== null) return r;
+    }
+    return null;
+  };
+  const inStmts = (ss: readonly Stmt[]): string | null => {
+    for (const s of ss) {
+      let r: string | null = null;
+      switch (s.s) {
+        case 'let':
+          r = s.init === null ? null : inExpr(s.init);
+          break;
+        case 'expr':
+          r = inExpr(s.e);
+          break;
+        case 'if':
+          r = inExpr(s.c) ?? inStmts(s.then) ?? inStmts(s.else);
+          break;
+        case 'block':
+        case 'loop':
+          r = inStmts(s.body);
+          break;
+        case 'switch':
+          r = inExpr(s.on);
+          for (const c of s.cases) r ??= (c.test === null ? null : inExpr(c.test)) ?? inStmts(c.body);
+          break;
+        case 'forEach':
+          r = 'deviceDo (a loop over another class) is not generated for the GPU yet';
+          break;
+        default:
+          break;
+      }
+      if (r !== null) return r;
+    }
+    return null;
+  };
+  return inStmts(body);
+}
+
+interface Val {
+  readonly code: string;
+  readonly ty: WTy;
+  /** JavaScript's value when constant. */
+  readonly konst?: number | boolean | null;
+}
+
+interface Target {
+  readonly label: string;
+  /** The WGSL loop emitted for it (a block is a loop that runs once). */
+  readonly kind: 'block' | 'loop';
+  readonly id: number;
+}
+
+/**
+ * Generate the kernel of `ir` for arguments of these kinds (field offsets come from the
+ * form's FieldRefs, per concrete class, from the heap's TypeLayouts).
+ * Throws WgslUnsupported with the reason when the method is outside the subset.
+ */
+export function emitWgsl(ir: MethodIR, argKinds: readonly WgslArg[]): WgslMethod {
+  const why = unsupportedIn(ir.body);
+  if (why !== null) fail(why);
+  if (ir.iterates.length > 0) fail('deviceDo (a loop over another class) is not generated for the GPU yet');
+  return new WgslEmitter(ir, argKinds).emit();
+}
+
+class WgslEmitter {
+  private readonly localTy = new Map<number, WTy>();
+  private lines: string[] = [];
+  private indent = '  ';
+  private temps = 0;
+  private readonly targets: Target[] = [];
+  private nextTarget = 1;
+  private usesCtl = false;
+  private readonly helpers = new Set<string>();
+
+  constructor(
+    private readonly ir: MethodIR,
+    private readonly argKinds: readonly WgslArg[],
+  ) {}
+
+  emit(): WgslMethod {
+    this.inferLocals();
+    const body = dropUnreachable(this.block(this.ir.body));
+    const decls: string[] = [];
+    for (const l of this.ir.locals) {
+      const t = this.localTy.get(l.id);
+      if (t === undefined || t === 'ctx' || t === 'void') continue;
+      decls.push(`  var l${l.id}: ${this.wgslType(t)}; // ${l.name}`);
+    }
+    if (this.usesCtl) decls.push('  var ctl = 0u;');
+    const params = ['  list_start: u32,', '  list_count: u32,', '  type_id: u32,', '  p3: u32,'];
+    this.argKinds.forEach((k, i) => params.push(`  a${i}: ${k === 'h' ? 'u32' : k},`));
+    const src = [
+      `// ${this.ir.cls.name}.${this.ir.method}: generated from the method's compiled form (runtime/compiler/emit-wgsl.ts).`,
+      'override WG: u32 = 64u;',
+      `struct Params {\n${params.join('\n')}\n};`,
+      '@group(0) @binding(0) var<storage, read_write> heap: array<atomic<u32>>;',
+      '@group(0) @binding(1) var<uniform> P: Params;',
+      '@group(0) @binding(4) var<storage, read_write> status: array<atomic<u32>>;',
+      '@group(0) @binding(5) var<storage, read> lists: array<u32>;',
+      GEN_LIB,
+      ...[...this.helpers].map((h) => HELPERS[h]!),
+      '@compute @workgroup_size(WG)',
+      'fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {',
+      '  let gi = linear_workgroup(wid, nwg) * WG + lid;',
+      '  let self_h = o_object(gi);',
+      '  if (self_h == 0u) {',
+      '    return;',
+      '  }',
+      '  a_seed = ((gi + 1u) * 0x9e3779b9u) ^ (P.type_id * 0x85ebca6bu);',
+      ...decls,
+      ...body,
+      '}',
+      '',
+    ].join('\n');
+    const reports = body.some((l) => /\bk_(fail|report)\(/.test(l)) || this.helpers.has('store_sub');
+    return { source: src, allocates: this.ir.allocates, frees: this.ir.frees, reports };
+  }
+
+  // ------------------------------------------------------------------ types
+
+  private wgslType(t: WTy): string {
+    switch (t) {
+      case 'h':
+      case 'null':
+        return 'u32';
+      case 'ilit':
+        return 'i32';
+      default:
+        return t;
+    }
+  }
+
+  /** Local types: the join of every value assigned, to a fixed point (W1). */
+  private inferLocals(): void {
+    for (const l of this.ir.locals) {
+      // An inline array's run-time value is its object's handle (ir.ts).
+      if (l.ty.k === 'obj' || l.ty.k === 'arr') this.localTy.set(l.id, 'h');
+      else if (l.ty.k === 'bool') this.localTy.set(l.id, 'bool');
+      else if (l.ty.k === 'ctx') this.localTy.set(l.id, 'ctx');
+    }
+    const fixed = new Set(this.localTy.keys());
+    const assigns: [number, Expr][] = [];
+    const walkE = (e: Expr): void => {
+      if (e.op === 'setLocal') assigns.push([e.id, e.value]);
+      for (const c of children(e)) walkE(c);
+    };
+    const walk = (ss: readonly Stmt[]): void => {
+      for (const s of ss) {
+        switch (s.s) {
+          case 'let':
+            if (s.init !== null) {
+              assigns.push([s.id, s.init]);
+              walkE(s.init);
+            }
+            break;
+          case 'expr':
+          case 'throw':
+            if (s.s === 'expr') walkE(s.e);
+            break;
+          case 'if':
+            walkE(s.c);
+            walk(s.then);
+            walk(s.else);
+            break;
+          case 'block':
+          case 'loop':
+            walk(s.body);
+            break;
+          case 'switch':
+            walkE(s.on);
+            for (const c of s.cases) {
+              if (c.test !== null) walkE(c.test);
+              walk(c.body);
+            }
+            break;
+          default:
+            break;
+        }
+      }
+    };
+    walk(this.ir.body);
+    for (let round = 0; round < 32; round++) {
+      let changed = false;
+      for (const [id, v] of assigns) {
+        if (fixed.has(id)) continue;
+        let t: WTy;
+        try {
+          t = this.typeOf(v);
+        } catch (e) {
+          if (e instanceof PendingLocal) continue;
+          throw e;
+        }
+        const was = this.localTy.get(id);
+        const now = join(was, t === 'null' ? 'h' : t);
+        if (now !== was) {
+          this.localTy.set(id, now);
+          changed = true;
+        }
+      }
+      if (!changed) break;
+    }
+    for (const l of this.ir.locals) {
+      const t = this.localTy.get(l.id);
+      if (t === 'ilit') this.localTy.set(l.id, 'i32');
+      if (t === undefined && assigns.some(([id]) => id === l.id)) fail(`the type of local '${l.name}' could not be inferred`);
+    }
+  }
+
+  /** The type of e without emitting it. */
+  typeOf(e: Expr): WTy {
+    const k = constValue(e);
+    if (k !== undefined) return constTy(k);
+    switch (e.op) {
+      case 'const':
+        return fail(`the constant ${String(e.value)}`);
+      case 'local': {
+        const t = this.localTy.get(e.id);
+        if (t === undefined) throw new PendingLocal();
+        return t;
+      }
+      case 'self':
+        return 'h';
+      case 'arg': {
+        const a = this.argKinds[e.index];
+        return a ?? fail(`argument ${e.index} was not passed`);
+      }
+      case 'ctx':
+        return 'ctx';
+      case 'unary':
+        return this.unaryTy(e.o, this.typeOf(e.a));
+      case 'binary':
+        return this.binaryTy(e.o, this.typeOf(e.a), this.typeOf(e.b));
+      case 'logical': {
+        const a = this.typeOf(e.a);
+        const b = this.typeOf(e.b);
+        if (e.o === '??') return join(a === 'null' ? undefined : a, b === 'null' ? 'h' : b);
+        if (a === 'bool' && b === 'bool') return 'bool';
+        return fail(`${e.o} on ${a} and ${b} values (only booleans)`);
+      }
+      case 'cond':
+        return join(this.typeOf(e.a), this.typeOf(e.b));
+      case 'setLocal':
+      case 'updateLocal': {
+        const t = this.localTy.get(e.id);
+        if (t === undefined) throw new PendingLocal();
+        return t;
+      }
+      case 'load':
+        return fieldTy(e.field);
+      case 'store':
+        return this.typeOf(e.value);
+      case 'typeOf':
+        return 'u32';
+      case 'isA':
+        return 'bool';
+      case 'alloc':
+      case 'nonNull':
+      case 'checkHandle':
+        return 'h';
+      case 'free':
+        return 'void';
+      case 'math':
+        return this.mathTy(
+          e.name,
+          e.args.map((a) => this.typeOf(a)),
+          e,
+        );
+      case 'seq':
+        return this.typeOf(e.items[e.items.length - 1]!);
+      default:
+        return fail(`${e.op}`);
+    }
+  }
+
+  private unaryTy(o: string, a: WTy): WTy {
+    switch (o) {
+      case '!':
+        return 'bool';
+      case '~':
+        return 'i32';
+      case '-':
+        if (a === 'f32') return 'f32';
+        if (INT(a)) return a === 'ilit' ? 'ilit' : 'i32';
+        return fail(`unary - of a ${a}`);
+      case '+':
+        if (NUMERIC(a)) return a;
+        if (a === 'bool') return 'i32';
+        return fail(`unary + of a ${a}`);
+      default:
+        return fail(`the ${o} operator`);
+    }
+  }
+
+  private binaryTy(o: BinaryOp, a: WTy, b: WTy): WTy {
+    switch (o) {
+      case '+':
+      case '-':
+      case '*':
+      case '%': {
+        if (!NUMERIC(a) || !NUMERIC(b)) return fail(`${a} ${o} ${b}`);
+        if (a === 'f32' || b === 'f32') return 'f32';
+        if (a === 'ilit' && b === 'ilit') return 'ilit';
+        if ((a === 'u32' || a === 'ilit') && (b === 'u32' || b === 'ilit')) return 'u32';
+        return 'i32';
+      }
+      case '/':
+      case '**':
+        if (!NUMERIC(a) || !NUMERIC(b)) return fail(`${a} ${o} ${b}`);
+        return 'f32';
+      case '|':
+      case '&':
+      case '^':
+      case '<<':
+      case '>>':
+        if (!NUMERIC(a) && a !== 'bool') return fail(`${a} ${o} ${b}`);
+        return 'i32';
+      case '>>>':
+        return 'u32';
+      default:
+        return 'bool';
+    }
+  }
+
+  private mathTy(name: string, args: readonly WTy[], e: Expr): WTy {
+    const allInt = args.every(INT);
+    switch (name) {
+      case 'floor':
+      case 'ceil':
+      case 'round':
+      case 'trunc':
+        if (allInt) return args[0] === 'ilit' ? 'i32' : args[0]!;
+        if (name === 'floor' && e.op === 'math' && isIntDivision(e.args[0]!, this)) return 'i32';
+        return 'f32';
+      case 'abs':
+        return allInt ? (args[0] === 'u32' ? 'u32' : 'i32') : 'f32';
+      case 'min':
+      case 'max': {
+        if (args.length === 0) return fail(`Math.${name}() with no arguments`);
+        let t: WTy = args[0]!;
+        for (const a of args.slice(1)) t = join(t, a);
+        return t === 'ilit' ? 'i32' : t;
+      }
+      case 'imul':
+        return 'i32';
+      case 'clz32':
+        return 'u32';
+      case 'sign':
+        return allInt ? 'i32' : 'f32';
+      case 'fround':
+      case 'sqrt':
+      case 'sin':
+      case 'cos':
+      case 'tan':
+      case 'asin':
+      case 'acos':
+      case 'atan':
+      case 'atan2':
+      case 'exp':
+      case 'log':
+      case 'log2':
+      case 'pow':
+      case 'hypot':
+        return 'f32';
+      default:
+        return fail(`Math.${name}`);
+    }
+  }
+
+  // ------------------------------------------------------------------ statements
+
+  private block(ss: readonly Stmt[]): string[] {
+    const saved = this.lines;
+    this.lines = [];
+    for (const s of ss) this.stmt(s);
+    const out = this.lines;
+    this.lines = saved;
+    return out;
+  }
+
+  private line(s: string): void {
+    this.lines.push(this.indent + s);
+  }
+
+  private nested(fn: () => void): string[] {
+    const saved = this.lines;
+    const savedIndent = this.indent;
+    this.lines = [];
+    this.indent = savedIndent + '  ';
+    try {
+      fn();
+      return this.lines;
+    } finally {
+      this.lines = saved;
+      this.indent = savedIndent;
+    }
+  }
+
+  private stmt(s: Stmt): void {
+    switch (s.s) {
+      case 'let': {
+        const t = this.localTy.get(s.id);
+        if (t === 'ctx') return;
+        if (s.init === null) {
+          if (t !== undefined) this.line(`l${s.id} = ${this.zero(t)};`);
+          return;
+        }
+        const v = this.expr(s.init);
+        if (t === undefined || t === 'void') return;
+        this.line(`l${s.id} = ${this.conv(v, t)};`);
+        return;
+      }
+      case 'expr':
+        this.effect(s.e);
+        return;
+      case 'if': {
+        const c = this.truthy(this.expr(s.c));
+        const then = this.nested(() => s.then.forEach((x) => this.stmt(x)));
+        const els = this.nested(() => s.else.forEach((x) => this.stmt(x)));
+        this.line(`if (${c}) {`);
+        this.lines.push(...then);
+        if (els.length > 0) {
+          this.line('} else {');
+          this.lines.push(...els);
+        }
+        this.line('}');
+        return;
+      }
+      case 'block':
+      case 'loop':
+        this.loopLike(s.label, s.s, (inner) => s.body.forEach((x) => inner(x)));
+        return;
+      case 'switch':
+        this.switchStmt(s);
+        return;
+      case 'break':
+      case 'continue':
+        this.jump(s.label, s.s);
+        return;
+      case 'throw':
+        this.line(`k_fail(${KERNEL_STATUS.THROW}u);`);
+        this.line('return;');
+        return;
+      case 'returnLane':
+        this.line('return;');
+        return;
+      case 'forEach':
+        fail('deviceDo (a loop over another class) is not generated for the GPU yet');
+    }
+  }
+
+  /** A labelled block or loop as a WGSL loop (a block runs once); the ctl check after it (W6). */
+  private loopLike(label: string, kind: 'block' | 'loop', body: (inner: (s: Stmt) => void) => void, prefix: string[] = []): void {
+    const target: Target = { label, kind, id: this.nextTarget++ };
+    this.targets.push(target);
+    let inner: string[];
+    try {
+      inner = this.nested(() => {
+        for (const p of prefix) this.line(p);
+        body((s) => this.stmt(s));
+        if (kind === 'block') this.line('break;');
+      });
+    } finally {
+      this.targets.pop();
+    }
+    this.line('loop {');
+    this.lines.push(...inner);
+    this.line('}');
+    if (this.usesCtl) this.ctlCheck();
+  }
+
+  /** After an inner loop: a pending jump (ctl) to this construct is taken here, to an outer one passed on. */
+  private ctlCheck(): void {
+    const here = this.targets[this.targets.length - 1];
+    if (here === undefined) return; // the function's body: every jump has landed (its target encloses it)
+    const lines = [`if (ctl != 0u) {`];
+    lines.push(`  if (ctl == ${2 * here.id}u) {`, '    ctl = 0u;', '    break;', '  }');
+    if (here.kind === 'loop') lines.push(`  if (ctl == ${2 * here.id + 1}u) {`, '    ctl = 0u;', '    continue;', '  }');
+    lines.push('  break;', '}');
+    for (const l of lines) this.line(l);
+  }
+
+  private jump(label: string, kind: 'break' | 'continue'): void {
+    let i = this.targets.length - 1;
+    while (i >= 0 && this.targets[i]!.label !== label) i--;
+    if (i < 0) fail(`${kind} to an unknown label ${label}`);
+    const t = this.targets[i]!;
+    if (kind === 'continue' && t.kind !== 'loop') fail(`continue to block ${label}`);
+    if (i === this.targets.length - 1) {
+      this.line(`${kind};`);
+      return;
+    }
+    this.usesCtl = true;
+    this.line(`ctl = ${2 * t.id + (kind === 'continue' ? 1 : 0)}u;`);
+    this.line('break;');
+  }
+
+  /** JavaScript's switch (strict equality, fall-through) as a block: the matching case's index, then every body from it on. */
+  private switchStmt(s: Extract<Stmt, { s: 'switch' }>): void {
+    const on = this.hoist(this.expr(s.on));
+    const k = `sw${this.temps++}`;
+    const def = s.cases.findIndex((c) => c.test === null);
+    this.line(`var ${k} = ${def < 0 ? s.cases.length : def}u;`);
+    let first = true;
+    s.cases.forEach((c, i) => {
+      if (c.test === null) return;
+      const test = this.compare('===', on, this.expr(c.test));
+      this.line(`${first ? '' : '} else '}if (${test}) {`);
+      this.line(`  ${k} = ${i}u;`);
+      first = false;
+    });
+    if (!first) this.line('}');
+    this.loopLike(s.label, 'block', (inner) => {
+      s.cases.forEach((c, i) => {
+        const body = this.nested(() => c.body.forEach((x) => inner(x)));
+        if (body.length === 0) return;
+        this.line(`if (${k} <= ${i}u) {`);
+        this.lines.push(...body);
+        this.line('}');
+      });
+    });
+  }
+
+  // ------------------------------------------------------------------ expressions
+
+  /** Evaluate e for its effects only. */
+  private effect(e: Expr): void {
+    switch (e.op) {
+      case 'seq':
+        e.items.forEach((x) => this.effect(x));
+        return;
+      case 'store':
+        this.store(e, false);
+        return;
+      case 'setLocal': {
+        const v = this.expr(e.value);
+        const t = this.localTy.get(e.id);
+        if (t !== undefined && t !== 'ctx' && t !== 'void') this.line(`l${e.id} = ${this.conv(v, t)};`);
+        return;
+      }
+      case 'updateLocal': {
+        const t = this.localTy.get(e.id)!;
+        this.line(`l${e.id} = l${e.id} ${e.delta > 0 ? '+' : '-'} ${this.lit(1, t)};`);
+        return;
+      }
+      default: {
+        const v = this.expr(e);
+        // A pure value is dropped; a call with effects (free, alloc) has emitted its statement.
+        void v;
+      }
+    }
+  }
+
+  /** A temporary holding v's value now (so later effects do not change it). */
+  private hoist(v: Val): Val {
+    // Constants, the lane's handle, temporaries (never reassigned) and arguments cannot change.
+    if (v.konst !== undefined || v.ty === 'void' || v.ty === 'ctx') return v;
+    if (v.code === 'self_h' || /^t\d+$/.test(v.code) || /^P\.a\d+$/.test(v.code)) return v;
+    const t = `t${this.temps++}`;
+    this.line(`let ${t} = ${v.ty === 'ilit' ? `i32(${v.code})` : v.code};`);
+    return { code: t, ty: v.ty === 'ilit' ? 'i32' : v.ty };
+  }
+
+  /** Operands left to right; an operand's value is kept in a temporary when a later operand writes (W6's order). */
+  private operands(es: readonly Expr[]): Val[] {
+    const out: Val[] = [];
+    es.forEach((e, i) => {
+      if (writes(e)) for (let k = 0; k < i; k++) out[k] = this.hoist(out[k]!);
+      out.push(this.expr(e));
+    });
+    return out;
+  }
+
+  private expr(e: Expr): Val {
+    const k = constValue(e);
+    if (k !== undefined) {
+      // Constant subexpressions are folded (W3), their effects (none: constants only) dropped.
+      const ty = constTy(k);
+      return { code: this.constCode(k, ty), ty, konst: k };
+    }
+    switch (e.op) {
+      case 'local': {
+        const t = this.localTy.get(e.id);
+        if (t === undefined) return fail(`local ${e.id} is read but never assigned`);
+        return { code: `l${e.id}`, ty: t };
+      }
+      case 'self':
+        return { code: 'self_h', ty: 'h' };
+      case 'arg':
+        return { code: `P.a${e.index}`, ty: this.typeOf(e) };
+      case 'ctx':
+        return { code: '', ty: 'ctx' };
+      case 'unary':
+        return this.unary(e.o, this.expr(e.a));
+      case 'binary': {
+        if (e.o === '|' && isIntQuotient(e, this)) {
+          const q = (constValue(e.a) === 0 ? e.b : e.a) as Extract<Expr, { op: 'binary' }>;
+          const [a, b] = this.operands([q.a, q.b]);
+          return { code: `(${this.conv(a!, 'i32')} / ${this.conv(b!, 'i32')})`, ty: 'i32' };
+        }
+        const [a, b] = this.operands([e.a, e.b]);
+        return this.binary(e.o, a!, b!);
+      }
+      case 'logical':
+        return this.logical(e);
+      case 'cond': {
+        const ty = this.typeOf(e);
+        const c = this.truthy(this.expr(e.c));
+        const t = `t${this.temps++}`;
+        this.line(`var ${t}: ${this.wgslType(ty)};`);
+        const a = this.nested(() => this.line(`${t} = ${this.conv(this.expr(e.a), ty)};`));
+        const b = this.nested(() => this.line(`${t} = ${this.conv(this.expr(e.b), ty)};`));
+        this.line(`if (${c}) {`);
+        this.lines.push(...a);
+        this.line('} else {');
+        this.lines.push(...b);
+        this.line('}');
+        return { code: t, ty: ty === 'ilit' ? 'i32' : ty };
+      }
+      case 'setLocal': {
+        const v = this.expr(e.value);
+        const t = this.localTy.get(e.id)!;
+        if (t === 'ctx') return { code: '', ty: 'ctx' };
+        this.line(`l${e.id} = ${this.conv(v, t)};`);
+        return { code: `l${e.id}`, ty: t };
+      }
+      case 'updateLocal': {
+        const t = this.localTy.get(e.id)!;
+        const step = `l${e.id} = l${e.id} ${e.delta > 0 ? '+' : '-'} ${this.lit(1, t)};`;
+        if (e.prefix) {
+          this.line(step);
+          return { code: `l${e.id}`, ty: t };
+        }
+        const tmp = `t${this.temps++}`;
+        this.line(`let ${tmp} = l${e.id};`);
+        this.line(step);
+        return { code: tmp, ty: t };
+      }
+      case 'load':
+        return this.load(e);
+      case 'store':
+        return this.store(e, true);
+      case 'typeOf': {
+        const o = this.expr(e.obj);
+        return { code: `atomicLoad(&heap[block_word(${o.code} >> SLOT_BITS) + ${BLOCK_TYPE_WORD}u])`, ty: 'u32' };
+      }
+      case 'isA': {
+        const o = this.hoist(this.expr(e.obj));
+        const ty = `atomicLoad(&heap[block_word(${o.code} >> SLOT_BITS) + ${BLOCK_TYPE_WORD}u])`;
+        if (e.typeIds.length === 0) return { code: 'false', ty: 'bool' };
+        const tt = `t${this.temps++}`;
+        this.line(`var ${tt} = false;`);
+        this.line(`if (${o.code} != 0u) {`);
+        this.line(`  let tyw = ${ty};`);
+        this.line(`  ${tt} = ${e.typeIds.map((id) => `tyw == ${id}u`).join(' || ')};`);
+        this.line('}');
+        return { code: tt, ty: 'bool' };
+      }
+      case 'alloc': {
+        const t = `t${this.temps++}`;
+        this.line(`let ${t} = a_allocate(${e.cls.id}u);`);
+        this.line('if (a_status != 0u) {');
+        this.line('  k_report();');
+        this.line('  return;');
+        this.line('}');
+        return { code: t, ty: 'h' };
+      }
+      case 'free': {
+        const o = this.expr(e.obj);
+        this.line(`a_free(${o.code});`);
+        this.line('if (a_status != 0u) {');
+        this.line('  k_report();');
+        this.line('  return;');
+        this.line('}');
+        return { code: '', ty: 'void' };
+      }
+      case 'math':
+        return this.math(e);
+      case 'nonNull': {
+        const o = this.hoist(this.expr(e.obj));
+        this.line(`if (${o.code} == 0u) {`);
+        this.line(`  k_fail(${KERNEL_STATUS.NULL_DEREF}u);`);
+        this.line('  return;');
+        this.line('}');
+        return { code: o.code, ty: 'h' };
+      }
+      case 'checkHandle': {
+        const v = this.hoist(this.expr(e.value));
+        if (!INT(v.ty)) fail('ctx.get() of a value that is not an integer');
+        const h = this.hoist({ code: this.conv(v, 'u32'), ty: 'u32' });
+        this.helpers.add('valid_handle');
+        this.line(`if (!valid_handle(${h.code})) {`);
+        this.line(`  k_fail(${KERNEL_STATUS.BAD_HANDLE}u);`);
+        this.line('  return;');
+        this.line('}');
+        return { code: h.code, ty: 'h' };
+      }
+      case 'seq': {
+        e.items.slice(0, -1).forEach((x) => this.effect(x));
+        return this.expr(e.items[e.items.length - 1]!);
+      }
+      case 'const':
+        return fail(`the constant ${String(e.value)}`);
+      default:
+        return fail(e.op);
+    }
+  }
+
+  private constCode(k: number | boolean | null, ty: WTy): string {
+    if (typeof k === 'boolean') return String(k);
+    if (k === null) return '0u';
+    if (ty === 'ilit') return String(k);
+    if (ty === 'u32') return `${k}u`;
+    return f32Literal(k);
+  }
+
+  private lit(n: number, ty: WTy): string {
+    if (ty === 'f32') return f32Literal(n);
+    if (ty === 'u32' || ty === 'h') return `${n >>> 0}u`;
+    return `${n | 0}i`;
+  }
+
+  private zero(t: WTy): string {
+    return t === 'bool' ? 'false' : t === 'f32' ? '0.0f' : t === 'u32' || t === 'h' || t === 'null' ? '0u' : '0i';
+  }
+
+  /** v as a value of type `to` (JavaScript's conversions where the form stores or combines; W1, W2). */
+  private conv(v: Val, to: WTy): string {
+    const from = v.ty;
+    if (from === to) return v.code;
+    if (v.konst !== undefined && v.konst !== null) {
+      const n = typeof v.konst === 'boolean' ? Number(v.konst) : v.konst;
+      if (to === 'bool') return String(Boolean(n));
+      if (to === 'f32') return f32Literal(n);
+      if (to === 'u32' || to === 'h') return `${n >>> 0}u`;
+      if (to === 'i32' || to === 'ilit') return `${n | 0}i`;
+    }
+    if (v.konst === null && (to === 'h' || to === 'u32')) return '0u';
+    switch (to) {
+      case 'h':
+        if (from === 'null' || from === 'u32') return v.code;
+        if (from === 'i32' || from === 'ilit') return `bitcast<u32>(${v.code})`;
+        break;
+      case 'u32':
+        if (from === 'h') return v.code;
+        if (from === 'i32') return `bitcast<u32>(${v.code})`;
+        if (from === 'ilit') return `u32(${v.code})`;
+        if (from === 'f32') return `bitcast<u32>(i32(${v.code}))`;
+        if (from === 'bool') return `select(0u, 1u, ${v.code})`;
+        break;
+      case 'i32':
+      case 'ilit':
+        if (from === 'u32' || from === 'h') return `bitcast<i32>(${v.code})`;
+        if (from === 'ilit') return `i32(${v.code})`;
+        if (from === 'f32') return `i32(${v.code})`;
+        if (from === 'bool') return `select(0i, 1i, ${v.code})`;
+        break;
+      case 'f32':
+        if (INT(from)) return `f32(${v.code})`;
+        if (from === 'bool') return `select(0.0f, 1.0f, ${v.code})`;
+        break;
+      case 'bool':
+        return this.truthy(v);
+      default:
+        break;
+    }
+    return fail(`a ${from} value where a ${to} is needed`);
+  }
+
+  /** JavaScript truthiness of v. */
+  private truthy(v: Val): string {
+    switch (v.ty) {
+      case 'bool':
+        return v.code;
+      case 'f32':
+        return `(${v.code} != 0.0f)`;
+      case 'u32':
+      case 'h':
+      case 'null':
+        return `(${v.code} != 0u)`;
+      case 'i32':
+      case 'ilit':
+        return `(${v.code} != 0i)`;
+      default:
+        return fail(`the truth value of a ${v.ty}`);
+    }
+  }
+
+  private unary(o: string, a: Val): Val {
+    switch (o) {
+      case '!':
+        return { code: `!${this.truthy(a)}`, ty: 'bool' };
+      case '~':
+        return { code: `(~${this.conv(a, 'i32')})`, ty: 'i32' };
+      case '-': {
+        const ty = this.unaryTy('-', a.ty);
+        return { code: `(-${this.conv(a, ty === 'ilit' ? 'i32' : ty)})`, ty: ty === 'ilit' ? 'i32' : ty };
+      }
+      case '+':
+        return a.ty === 'bool' ? { code: this.conv(a, 'i32'), ty: 'i32' } : a;
+      default:
+        return fail(`the ${o} operator`);
+    }
+  }
+
+  private binary(o: BinaryOp, a: Val, b: Val): Val {
+    switch (o) {
+      case '+':
+      case '-':
+      case '*':
+      case '%': {
+        let ty = this.binaryTy(o, a.ty, b.ty);
+        if (ty === 'ilit') ty = 'i32';
+        return { code: `(${this.conv(a, ty)} ${o} ${this.conv(b, ty)})`, ty };
+      }
+      case '/':
+        return { code: `(${this.conv(a, 'f32')} / ${this.conv(b, 'f32')})`, ty: 'f32' };
+      case '**':
+        return { code: `pow(${this.conv(a, 'f32')}, ${this.conv(b, 'f32')})`, ty: 'f32' };
+      case '|':
+      case '&':
+      case '^':
+        return { code: `(${this.conv(a, 'i32')} ${o} ${this.conv(b, 'i32')})`, ty: 'i32' };
+      case '<<':
+      case '>>':
+        return { code: `(${this.conv(a, 'i32')} ${o} (${this.conv(b, 'u32')} & 31u))`, ty: 'i32' };
+      case '>>>':
+        return { code: `(${this.conv(a, 'u32')} >> (${this.conv(b, 'u32')} & 31u))`, ty: 'u32' };
+      case '<':
+      case '<=':
+      case '>':
+      case '>=':
+      case '==':
+      case '===':
+      case '!=':
+      case '!==':
+        return { code: this.compare(o, a, b), ty: 'bool' };
+      default:
+        return fail(`the ${o} operator`);
+    }
+  }
+
+  /** a o b for a comparison; mixed signed/unsigned integers exactly (W1). */
+  private compare(o: BinaryOp, a: Val, b: Val): string {
+    const op = o === '===' ? '==' : o === '!==' ? '!=' : o;
+    const refLike = (t: WTy): boolean => t === 'h' || t === 'null';
+    if (refLike(a.ty) || refLike(b.ty)) {
+      if (!(refLike(a.ty) || INT(a.ty)) || !(refLike(b.ty) || INT(b.ty)) || (op !== '==' && op !== '!='))
+        return fail(`${a.ty} ${o} ${b.ty}`);
+      return `(${this.conv(a, 'u32')} ${op} ${this.conv(b, 'u32')})`;
+    }
+    if (a.ty === 'bool' || b.ty === 'bool') {
+      if (a.ty !== b.ty) {
+        if (op === '==' || op === '!=') {
+          // true === 1 is false in JavaScript (strict), true == 1 is true.
+          if (o === '===' || o === '!==') return o === '===' ? 'false' : 'true';
+        }
+        return `(${this.conv(a, 'i32')} ${op} ${this.conv(b, 'i32')})`;
+      }
+      if (op === '==' || op === '!=') return `(${a.code} ${op} ${b.code})`;
+      return `(${this.conv(a, 'i32')} ${op} ${this.conv(b, 'i32')})`;
+    }
+    if (!NUMERIC(a.ty) || !NUMERIC(b.ty)) return fail(`${a.ty} ${o} ${b.ty}`);
+    if (a.ty === 'f32' || b.ty === 'f32') return `(${this.conv(a, 'f32')} ${op} ${this.conv(b, 'f32')})`;
+    const lit = (v: Val): boolean => v.konst !== undefined;
+    if (a.ty === b.ty || lit(a) || lit(b)) {
+      let ty: WTy = a.ty === 'ilit' ? b.ty : a.ty;
+      if (ty === 'ilit') ty = 'i32';
+      // A literal against the other side's type: a negative literal against a u32 compares as a mixed pair.
+      const neg = (v: Val): boolean => typeof v.konst === 'number' && v.konst < 0;
+      if (!(ty === 'u32' && (neg(a) || neg(b)))) return `(${this.conv(a, ty)} ${op} ${this.conv(b, ty)})`;
+    }
+    // i32 against u32: mix_cmp(i, u) is -1, 0 or 1 as the numbers compare.
+    this.helpers.add('mix_cmp');
+    if (a.ty === 'u32' || (a.ty === 'ilit' && b.ty !== 'u32')) {
+      return `(mix_cmp(${this.conv(b, 'i32')}, ${this.conv(a, 'u32')}) ${flip(op)} 0i)`;
+    }
+    return `(mix_cmp(${this.conv(a, 'i32')}, ${this.conv(b, 'u32')}) ${op} 0i)`;
+  }
+
+  private logical(e: Extract<Expr, { op: 'logical' }>): Val {
+    const ty = this.typeOf(e);
+    const a = this.expr(e.a);
+    const sub: string[] = [];
+    let b!: Val;
+    const bLines = this.nested(() => {
+      b = this.expr(e.b);
+    });
+    sub.push(...bLines);
+    if (e.o !== '??' && sub.length === 0) return { code: `(${this.truthy(a)} ${e.o} ${this.truthy(b)})`, ty: 'bool' };
+    const t = `t${this.temps++}`;
+    this.line(`var ${t}: ${this.wgslType(ty)} = ${this.conv(a, ty)};`);
+    const test = e.o === '&&' ? t : e.o === '||' ? `!${t}` : `${t} == 0u`;
+    this.line(`if (${test}) {`);
+    this.lines.push(...sub);
+    this.line(`  ${t} = ${this.conv(b, ty)};`);
+    this.line('}');
+    return { code: t, ty };
+  }
+
+  private math(e: Extract<Expr, { op: 'math' }>): Val {
+    if (e.name === 'floor' && e.args.length === 1 && isIntDivision(e.args[0]!, this)) {
+      const d = e.args[0] as Extract<Expr, { op: 'binary' }>;
+      const [a, b] = this.operands([d.a, d.b]);
+      this.helpers.add('floor_div');
+      return { code: `floor_div(${this.conv(a!, 'i32')}, ${this.conv(b!, 'i32')})`, ty: 'i32' };
+    }
+    const args = this.operands(e.args);
+    const ty = this.mathTy(
+      e.name,
+      args.map((a) => a.ty),
+      e,
+    );
+    const f = (i: number): string => this.conv(args[i]!, 'f32');
+    switch (e.name) {
+      case 'floor':
+      case 'ceil':
+      case 'trunc':
+        return ty === 'f32' ? { code: `${e.name}(${f(0)})`, ty } : { code: this.conv(args[0]!, ty), ty };
+      case 'round':
+        return ty === 'f32' ? { code: `floor(${f(0)} + 0.5f)`, ty } : { code: this.conv(args[0]!, ty), ty };
+      case 'abs':
+        return { code: `abs(${this.conv(args[0]!, ty)})`, ty };
+      case 'min':
+      case 'max': {
+        let code = this.conv(args[0]!, ty);
+        for (const a of args.slice(1)) code = `${e.name}(${code}, ${this.conv(a, ty)})`;
+        return { code, ty };
+      }
+      case 'imul':
+        return { code: `(${this.conv(args[0]!, 'i32')} * ${this.conv(args[1]!, 'i32')})`, ty };
+      case 'clz32':
+        return { code: `countLeadingZeros(${this.conv(args[0]!, 'u32')})`, ty };
+      case 'sign':
+        return { code: `sign(${this.conv(args[0]!, ty)})`, ty };
+      case 'fround':
+        return { code: f(0), ty };
+      case 'hypot':
+        return { code: `sqrt(${args.map((_, i) => `${f(i)} * ${f(i)}`).join(' + ') || '0.0f'})`, ty };
+      case 'atan2':
+      case 'pow':
+        return { code: `${e.name}(${f(0)}, ${f(1)})`, ty };
+      default:
+        return { code: `${e.name}(${f(0)})`, ty };
+    }
+  }
+
+  // ------------------------------------------------------------------ fields
+
+  /** Word index and bit shift of field f (element elem) of object h, as WGSL expressions. */
+  private address(f: FieldRef, h: Val, elem: Val | null): { word: string; shift: string; bytes: number } {
+    const fls = [...f.layouts.entries()];
+    if (fls.length === 0) fail(`${f.cls.name}.${f.name} has no concrete layout`);
+    const bytes = fls[0]![1].elemBytes;
+    if (bytes === 8) fail(`${f.cls.name}.${f.name} is an f64 field (WGSL has no f64)`);
+    const isSelf = h.code === 'self_h';
+    const single: FieldLayout | null = isSelf
+      ? (f.layouts.get(this.ir.cls.id) ?? null)
+      : fls.every(([, l]) => l.offsets[0] === fls[0]![1].offsets[0] && stride(l) === stride(fls[0]![1]))
+        ? fls[0]![1]
+        : null;
+    let off: string;
+    if (single !== null) {
+      off = `${single.offsets[0]}u`;
+      if (elem !== null) off = `(${off} + ${this.conv(elem, 'u32')} * ${stride(single)}u)`;
+    } else {
+      // Several concrete classes with different offsets: by the block's type id.
+      const ty = `atomicLoad(&heap[block_word(${h.code} >> SLOT_BITS) + ${BLOCK_TYPE_WORD}u])`;
+      const tt = this.hoist({ code: ty, ty: 'u32' }).code;
+      let o = '0u';
+      let s = '0u';
+      for (const [id, l] of fls) {
+        o = `select(${o}, ${l.offsets[0]}u, ${tt} == ${id}u)`;
+        s = `select(${s}, ${stride(l)}u, ${tt} == ${id}u)`;
+      }
+      off = elem === null ? o : `(${o} + ${this.conv(elem, 'u32')} * ${s})`;
+    }
+    const base = `block_word(${h.code} >> SLOT_BITS) + (${off} >> 2u)`;
+    const slot = `(${h.code} & 31u)`;
+    if (bytes === 4) return { word: `${base} + ${slot}`, shift: '0u', bytes };
+    if (bytes === 2) return { word: `${base} + (${slot} >> 1u)`, shift: `(16u * (${slot} & 1u))`, bytes };
+    return { word: `${base} + (${slot} >> 2u)`, shift: `(8u * (${slot} & 3u))`, bytes };
+  }
+
+  /** The element index, checked against the array's length unless the form proved it in bounds (W4). */
+  private element(f: FieldRef, elem: Expr | null, inBounds: boolean | undefined): Val | null {
+    if (elem === null) {
+      if (f.length !== 0) fail(`${f.cls.name}.${f.name} is an inline array used as a value`);
+      return null;
+    }
+    const v = this.hoist(this.expr(elem));
+    if (inBounds === true || (typeof v.konst === 'number' && v.konst >= 0 && v.konst < f.length && Number.isInteger(v.konst))) return v;
+    if (!INT(v.ty)) fail(`an inline-array index of ${f.cls.name}.${f.name} that is not an integer`);
+    this.line(`if (${this.conv(v, 'u32')} >= ${f.length}u) {`);
+    this.line(`  k_fail(${KERNEL_STATUS.RANGE}u);`);
+    this.line('  return;');
+    this.line('}');
+    return v;
+  }
+
+  private load(e: Extract<Expr, { op: 'load' }>): Val {
+    let h = this.expr(e.obj);
+    if (e.elem !== null && writes(e.elem)) h = this.hoist(h);
+    const el = this.element(e.field, e.elem, e.inBounds);
+    const { word, shift, bytes } = this.address(e.field, h, el);
+    const raw = `atomicLoad(&heap[${word}])`;
+    const kind = e.field.kind;
+    let code: string;
+    if (bytes === 4) {
+      code = kind === 'f32' ? `bitcast<f32>(${raw})` : kind === 'i32' ? `bitcast<i32>(${raw})` : raw;
+    } else {
+      const w = bytes === 2 ? 16 : 8;
+      if (kind === 'i8' || kind === 'i16') code = `((bitcast<i32>(${raw} << (${32 - w}u - ${shift}))) >> ${32 - w}u)`;
+      else code = `((${raw} >> ${shift}) & ${w === 16 ? '0xffffu' : '0xffu'})`;
+      if (kind === 'bool') code = `(${code} != 0u)`;
+    }
+    return { code, ty: fieldTy(e.field) };
+  }
+
+  private store(e: Extract<Expr, { op: 'store' }>, asValue: boolean): Val {
+    const [h0, el0, v0] = this.operands(e.elem === null ? [e.obj, e.value] : [e.obj, e.elem, e.value]) as Val[];
+    let h = h0!;
+    let elemV: Val | null = null;
+    let value: Val;
+    if (e.elem === null) value = el0!;
+    else {
+      elemV = el0!;
+      value = v0!;
+    }
+    if (asValue) value = this.hoist(value);
+    if (elemV !== null) h = this.hoist(h);
+    const checked = elemV === null ? null : this.checkedIndex(e.field, elemV, e.inBounds);
+    const { word, shift, bytes } = this.address(e.field, h, checked);
+    const kind = e.field.kind;
+    let bits: string;
+    if (kind === 'f32') bits = `bitcast<u32>(${this.conv(value, 'f32')})`;
+    else if (kind === 'bool') bits = `select(0u, 1u, ${this.truthy(value)})`;
+    else if (kind === 'ref') bits = this.conv(value, 'h');
+    else bits = this.conv(value, 'u32');
+    if (bytes === 4) this.line(`atomicStore(&heap[${word}], ${bits});`);
+    else {
+      this.helpers.add('store_sub');
+      const mask = bytes === 2 ? '0xffffu' : '0xffu';
+      this.line(`store_sub(${word}, ${shift}, ${mask}, ${bits});`);
+    }
+    return asValue ? value : { code: '', ty: 'void' };
+  }
+
+  private checkedIndex(f: FieldRef, v: Val, inBounds: boolean | undefined): Val {
+    if (inBounds === true || (typeof v.konst === 'number' && Number.isInteger(v.konst) && v.konst >= 0 && v.konst < f.length)) return v;
+    if (!INT(v.ty)) fail(`an inline-array index of ${f.cls.name}.${f.name} that is not an integer`);
+    this.line(`if (${this.conv(v, 'u32')} >= ${f.length}u) {`);
+    this.line(`  k_fail(${KERNEL_STATUS.RANGE}u);`);
+    this.line('  return;');
+    this.line('}');
+    return v;
+  }
+}
+
+class PendingLocal extends Error {}
+
+/**
+ * The lines without statements that follow a `break`, `continue` or `return` in the same
+ * block (the shader compiler warns about them, on stdout): a line is dropped while its
+ * indentation is at least the terminator's; a line indented less (the block's `}` or
+ * `} else {`) ends the dropping.
+ */
+function dropUnreachable(lines: readonly string[]): string[] {
+  const out: string[] = [];
+  let dead = -1;
+  for (const l of lines) {
+    const ind = l.length - l.trimStart().length;
+    if (dead >= 0) {
+      if (ind >= dead) continue;
+      dead = -1;
+    }
+    out.push(l);
+    const t = l.trim();
+    if (t === 'break;' || t === 'continue;' || t === 'return;') dead = ind;
+  }
+  return out;
+}
+
+function stride(l: FieldLayout): number {
+  return l.offsets.length > 1 ? l.offsets[1]! - l.offsets[0]! : 0;
+}
+
+function fieldTy(f: FieldRef): WTy {
+  switch (f.kind) {
+    case 'f32':
+      return 'f32';
+    case 'f64':
+      return fail(`${f.cls.name}.${f.name} is an f64 field (WGSL has no f64)`);
+    case 'i8':
+    case 'i16':
+    case 'i32':
+      return 'i32';
+    case 'bool':
+      return 'bool';
+    case 'ref':
+      return 'h';
+    default:
+      return 'u32';
+  }
+}
+
+function flip(op: string): string {
+  return op === '<' ? '>' : op === '>' ? '<' : op === '<=' ? '>=' : op === '>=' ? '<=' : op;
+}
+
+interface Typer {
+  typeOf(e: Expr): WTy;
+}
+
+/** a / b of two integers (Math.floor of it is an integer division: W1). */
+function isIntDivision(e: Expr, t: Typer): boolean {
+  if (e.op !== 'binary' || e.o !== '/') return false;
+  try {
+    return INT(t.typeOf(e.a)) && INT(t.typeOf(e.b));
+  } catch (x) {
+    if (x instanceof PendingLocal) return false;
+    throw x;
+  }
+}
+
+/** (a / b) | 0 of two integers: JavaScript's truncating integer division. */
+function isIntQuotient(e: Expr, t: Typer): boolean {
+  if (e.op !== 'binary' || e.o !== '|') return false;
+  if (constValue(e.b) === 0) return isIntDivision(e.a, t);
+  if (constValue(e.a) === 0) return isIntDivision(e.b, t);
+  return false;
+}
+
+/** Bindings-independent functions every generated kernel has (after objects.wgsl and alloc.wgsl, which the runner appends). */
+const GEN_LIB = `/** Report this invocation's failure (W4) to the runner's status buffer. */
+fn k_fail(code: u32) {
+  atomicOr(&status[0], code);
+  atomicAdd(&status[1], 1u);
+}
+/** Report an allocator failure (alloc.wgsl a_status). */
+fn k_report() {
+  if (a_status != 0u) {
+    k_fail(a_status);
+  }
+}`;
+
+const HELPERS: Record<string, string> = {
+  mix_cmp: `/** -1, 0 or 1 as the integer a compares with the unsigned b. */
+fn mix_cmp(a: i32, b: u32) -> i32 {
+  if (a < 0i) {
+    return -1i;
+  }
+  let ua = u32(a);
+  return select(select(0i, 1i, ua > b), -1i, ua < b);
+}`,
+  floor_div: `/** Math.floor(a / b) of integers. */
+fn floor_div(a: i32, b: i32) -> i32 {
+  let q = a / b;
+  return select(q, q - 1i, (a % b != 0i) && ((a < 0i) != (b < 0i)));
+}`,
+  store_sub: `/** A 1- or 2-byte field := v: its word changes in one atomic step (W5), at most SPIN_LIMIT tries. */
+fn store_sub(w: u32, shift: u32, mask: u32, v: u32) {
+  var old = atomicLoad(&heap[w]);
+  for (var i = 0u; i < SPIN_LIMIT; i++) {
+    let r = atomicCompareExchangeWeak(&heap[w], old, (old & ~(mask << shift)) | ((v & mask) << shift));
+    if (r.exchanged) {
+      return;
+    }
+    old = r.old_value;
+  }
+  k_fail(STATUS_SPIN_CAP);
+}`,
+  valid_handle: `/** ctx.get()'s test: a handle inside the heap, in a block that holds objects. */
+fn valid_handle(h: u32) -> bool {
+  if (h == 0u || (h >> SLOT_BITS) >= NUM_BLOCKS) {
+    return false;
+  }
+  return atomicLoad(&heap[block_word(h >> SLOT_BITS) + ${BLOCK_TYPE_WORD}u]) < NUM_TYPES;
+}`,
+};
