@@ -1,0 +1,400 @@
+/**
+ * Generated WGSL kernels (runtime/compiler/emit-wgsl.ts, GpuRunner's `generate`): a method
+ * without a hand-written WGSL kernel runs on the GPU as WGSL made from its compiled form.
+ * Each pass runs on a TypeScript runtime and a WebGPU runtime from the same start, and
+ * every field of every object must then be equal (integers exactly; floats exactly too
+ * where the method rounds every step with Math.fround, as here). The methods exercise the
+ * subset's corners: unsigned hashes with Math.imul and >>>, signed/unsigned comparisons,
+ * Math.floor of negative quotients, 1- and 2-byte fields written by neighbouring lanes,
+ * inline arrays with computed indices, references to a base class whose field offsets
+ * differ per subclass, labelled break/continue, a switch with shared cases, side effects inside
+ * && and ?:, creation and deletion, an object argument; and the failures JavaScript would
+ * throw (GpuLaneError), and the visible fallback of a method outside the subset.
+ */
+import test from 'ava';
+import { array, bool, createRuntime, f32, f64, i16, i32, i8, object, ref, u16, u32, u8, type Runtime } from '../index.js';
+import { lowerForBackend } from '../runtime/compiler/index.js';
+import { emitWgsl, WgslUnsupported } from '../runtime/compiler/emit-wgsl.js';
+import { GpuLaneError, STATUS } from '../runtime/webgpu/errors.js';
+import { gpuSuite } from './helpers/gpu-suite.js';
+
+const { gtest, title, gpu } = await gpuSuite('webgpu-generated.test');
+
+const N = 300;
+const LIMIT = 0x80000000;
+
+function mix(x: number): number {
+  x = Math.imul(x ^ (x >>> 16), 0x7feb352d);
+  x = Math.imul(x ^ (x >>> 15), 0x846ca68b);
+  return (x ^ (x >>> 16)) >>> 0;
+}
+
+export abstract class Base extends object({ v: i32, u: i32 }, { abstract: true }) {}
+/** Small: 32 slots per block. */
+export class Light extends Base.extend({ tag: u8, pad: array(u32, 6) }) {}
+/** Large: fewer slots per block, so Base.u sits at another offset than in Light. */
+export class Heavy extends Base.extend({ pad: array(f32, 64) }) {}
+
+export class Holder extends object({ total: i32, seen: bool, pad: array(u32, 8) }) {}
+
+export class Item extends object({
+  id: u32,
+  key: u32,
+  s: i32,
+  small: u8,
+  tiny: i8,
+  half: u16,
+  shalf: i16,
+  flag: bool,
+  q: i32,
+  f: f32,
+  arr: array(i32, 4),
+  next: ref<Item>('Item'),
+  link: ref<Base>('Base'),
+  hits: i32,
+}) {
+  /** Integers: an unsigned hash, signed remainders, floor division, sub-word fields, mixed comparisons. */
+  ints(step: number): void {
+    const h = mix(this.key + step);
+    this.key = h;
+    this.s = ((h | 0) % 1000) - 500;
+    this.q = Math.floor(this.s / 7) + ((this.s / 3) | 0);
+    this.small = h & 0x1ff;
+    this.tiny = this.s;
+    this.half = h >>> 7;
+    this.shalf = -(h & 0x7fff);
+    this.flag = h > LIMIT === this.s < 0;
+    let c = 0;
+    if (this.s < h) c += 1;
+    if (h >= -1) c += 2;
+    if ((h | 0) < this.s) c += 4;
+    this.hits = c + (Math.max(this.small, this.tiny) - Math.min(this.half, this.shalf));
+  }
+
+  /** Control flow: nested labelled loops, continue/break to the outer loop, a switch with fall-through. */
+  loops(limit: number): void {
+    let acc = 0;
+    outer: for (let i = 0; i < limit; i++) {
+      for (let j = 0; j < 6; j++) {
+        if ((this.key >>> (i + j)) & 1) continue outer;
+        if (j === 4 && i > 2) break outer;
+        acc += i * 8 + j;
+      }
+    }
+    switch (this.id % 5) {
+      case 0:
+      case 1:
+        acc += 10;
+        break;
+      case 2: {
+        acc -= 3;
+        if (acc < 0) break;
+        acc *= 2;
+        break;
+      }
+      default:
+        acc = -acc;
+    }
+    this.s = acc;
+  }
+
+  /** Inline arrays with computed indices, another object's array, references through a base class with per-subclass offsets. */
+  arrays(k: number): void {
+    const a = this.arr;
+    for (let i = 0; i < 4; i++) a.set((i + k) % 4, a.get(i) + i * k);
+    const n = this.next;
+    if (n !== null) this.q = (n.key % 1000) + n.id * k; // fields this pass does not write (no race)
+    const l = this.link;
+    if (l !== null && this.id < 40) {
+      // Items 0 … 39 link to distinct bases (id mod 40): one writer per base.
+      l.u = l.v + this.id; // Light and Heavy hold `u` at different offsets
+      this.hits = l.u;
+    }
+  }
+
+  /** && and ?: whose right-hand sides write, and a shared object argument written by one lane. */
+  effects(box: Holder): void {
+    let n = 0;
+    const ok = this.id % 2 === 0 && (n = this.id + 1) > 5;
+    this.flag = ok;
+    this.q = this.id % 3 === 0 ? (n += 2) : n--;
+    this.hits = n;
+    if (this.id === 7) {
+      box.total = box.total + 1;
+      box.seen = true;
+    }
+  }
+
+  /** Floats, rounded to f32 at every step. */
+  floats(dt: number): void {
+    const x = Math.fround(this.f * dt);
+    this.f = Math.fround(Math.fround(x + Math.fround(this.id / 8)) - Math.fround(Math.sqrt(Math.fround(this.id))));
+  }
+
+  /** Creation and deletion: every third item makes a new one; every fifth goes. */
+  churn(): void {
+    if (this.id % 3 === 0) {
+      const c = this.runtime.create(Item);
+      c.id = this.id + 100000;
+      c.key = mix(this.key);
+    }
+    if (this.id % 5 === 0) this.destroy();
+  }
+
+  /** What JavaScript would throw: 1 a null dereference, 2 an index out of bounds, 3 a throw statement. */
+  fail(which: number): void {
+    if (this.id !== 11) return;
+    if (which === 1) this.s = this.next!.s;
+    else if (which === 2) this.s = this.arr.get(which + 4);
+    else if (which === 3) throw new Error(`item ${this.id} failed`);
+  }
+}
+
+/** A method outside the subset: an f64 field. */
+export class Wide extends object({ x: f64, pad: array(u32, 8) }) {
+  grow(): void {
+    this.x = this.x * 1.5 + 1;
+  }
+}
+
+const CLASSES = [Base, Light, Heavy, Holder, Item, Wide];
+
+async function runtime(backend: 'ts' | 'webgpu'): Promise<Runtime> {
+  const rt = await createRuntime({
+    classes: CLASSES,
+    heap: 8 << 20,
+    threads: 1,
+    backend,
+    ...(backend === 'webgpu' ? { webgpu: { gpu: gpu() } } : {}),
+  });
+  const items: Item[] = [];
+  const bases: Base[] = [];
+  for (let i = 0; i < 40; i++) {
+    const b = i % 2 === 0 ? rt.create(Light) : rt.create(Heavy);
+    b.v = i * 3 - 50;
+    bases.push(b);
+  }
+  for (let i = 0; i < N; i++) {
+    const it = rt.create(Item);
+    it.id = i;
+    it.key = mix(i + 1);
+    it.f = Math.fround(i / 3);
+    for (let k = 0; k < 4; k++) it.arr.set(k, i * 4 + k - 300);
+    items.push(it);
+  }
+  items.forEach((it, i) => {
+    it.next = i % 7 === 0 ? null : items[(i * 13) % N]!;
+    it.link = i % 5 === 0 ? null : bases[i % bases.length]!;
+  });
+  rt.create(Holder);
+  const w = rt.create(Wide);
+  w.x = 0.25;
+  return rt;
+}
+
+/** Every object's fields as text, sorted by class and `key` (handles are left out where objects are created). */
+function state(rt: Runtime, withHandles: boolean): string[] {
+  const rows: string[] = [];
+  const of = (o: object, fields: string[]): string =>
+    fields
+      .map((f) => {
+        const v = (o as Record<string, unknown>)[f];
+        if (v === null || typeof v !== 'object') return `${f}=${String(v)}`;
+        if ('handle' in v && !withHandles) return `${f}=obj`;
+        if ('handle' in v) return `${f}=#${(v as { handle: number }).handle}`;
+        const arr = v as { length: number; get(i: number): unknown };
+        return `${f}=[${Array.from({ length: arr.length }, (_, i) => arr.get(i)).join(',')}]`;
+      })
+      .join(' ');
+  rt.deviceDo(Item, (it) =>
+    rows.push(`Item ${of(it, ['id', 'key', 's', 'small', 'tiny', 'half', 'shalf', 'flag', 'q', 'f', 'arr', 'next', 'link', 'hits'])}`),
+  );
+  rt.deviceDo(Base, (b) => rows.push(`${b.constructor.name.replace(/\W/g, '')} ${withHandles ? b.handle : ''} ${of(b, ['v', 'u'])}`));
+  rt.deviceDo(Holder, (h) => rows.push(`Holder ${of(h, ['total', 'seen'])}`));
+  rt.deviceDo(Wide, (w) => rows.push(`Wide ${of(w, ['x'])}`));
+  return rows.sort();
+}
+
+/** Run the same pass on both runtimes; the GPU one must have run it as generated WGSL. */
+async function both(ref: Runtime, rt: Runtime, method: string, ...args: unknown[]): Promise<void> {
+  const map = (r: Runtime): unknown[] => args.map((a) => (a === HOLDER ? holderOf(r) : a));
+  await ref.parallelDo(Item, method as never, ...map(ref));
+  await rt.sync();
+  await rt.parallelDo(Item, method as never, ...map(rt));
+  await rt.sync();
+}
+
+const HOLDER = Symbol('holder');
+function holderOf(rt: Runtime): Holder {
+  let h = 0;
+  rt.deviceDo(Holder, (x) => void (h = x.handle)); // deviceDo's view moves on: keep the handle
+  return rt.get(Holder, h);
+}
+
+function generated(rt: Runtime): Record<string, number> {
+  return rt.stats().backend.webgpu!.generated;
+}
+
+gtest(title('every pass of the fixture equals TypeScript field for field, run as generated WGSL'), async (t) => {
+  const ref = await runtime('ts');
+  const rt = await runtime('webgpu');
+  try {
+    t.deepEqual(state(rt, true), state(ref, true), 'the same start');
+    for (let step = 0; step < 3; step++) {
+      await both(ref, rt, 'ints', step * 977 + 3);
+      t.deepEqual(state(rt, true), state(ref, true), `ints, step ${step}`);
+      await both(ref, rt, 'loops', 5 + step);
+      t.deepEqual(state(rt, true), state(ref, true), `loops, step ${step}`);
+      await both(ref, rt, 'arrays', step + 1);
+      t.deepEqual(state(rt, true), state(ref, true), `arrays, step ${step}`);
+      await both(ref, rt, 'effects', HOLDER);
+      t.deepEqual(state(rt, true), state(ref, true), `effects, step ${step}`);
+      await both(ref, rt, 'floats', 0.75);
+      t.deepEqual(state(rt, true), state(ref, true), `floats, step ${step}`);
+    }
+    const g = generated(rt);
+    for (const m of ['ints', 'loops', 'arrays', 'effects', 'floats']) t.is(g[`Item.${m}`], 3, `Item.${m} ran as generated WGSL`);
+    t.deepEqual(rt.stats().backend.webgpu!.fallbacks, {});
+    t.is(rt.stats().backend.methods['Item.ints'], 'webgpu');
+    // A float argument that is not an integer and one that is: two kernels, both generated.
+    await both(ref, rt, 'floats', 2);
+    t.deepEqual(state(rt, true), state(ref, true), 'floats with an integer argument');
+    rt.validateHeap();
+  } finally {
+    await rt.close();
+    await ref.close();
+  }
+});
+
+gtest(title('creation and deletion in a generated kernel: the same objects as TypeScript, the heap valid'), async (t) => {
+  const ref = await runtime('ts');
+  const rt = await runtime('webgpu');
+  try {
+    for (let step = 0; step < 3; step++) {
+      await both(ref, rt, 'churn');
+      t.is(rt.count(Item), ref.count(Item), `step ${step}: as many items`);
+      // Handles of created objects follow the GPU's allocation order: compare without them.
+      t.deepEqual(state(rt, false), state(ref, false), `step ${step}`);
+      rt.validateHeap();
+      await both(ref, rt, 'ints', step);
+      t.deepEqual(state(rt, false), state(ref, false), `ints after churn, step ${step}`);
+    }
+    t.is(generated(rt)['Item.churn'], 3);
+  } finally {
+    await rt.close();
+    await ref.close();
+  }
+});
+
+gtest(title("what JavaScript throws stops the kernel's invocation: GpuLaneError with the reason and the pass"), async (t) => {
+  const rt = await runtime('webgpu');
+  try {
+    let h11 = 0;
+    rt.deviceDo(Item, (x) => void (x.id === 11 ? (h11 = x.handle) : 0)); // deviceDo's view moves on: keep the handle
+    rt.get(Item, h11).next = null;
+    const cases: [number, number][] = [
+      [1, STATUS.NULL_DEREF],
+      [2, STATUS.RANGE],
+      [3, STATUS.THROW],
+    ];
+    for (const [which, code] of cases) {
+      await rt.parallelDo(Item, 'fail', which);
+      const e = await t.throwsAsync(rt.sync(), { instanceOf: GpuLaneError });
+      t.is(e!.codes, code, e!.message);
+      t.is(e!.failedInvocations, 1);
+      t.deepEqual(e!.passes, ['Item.fail']);
+      t.regex(e!.message, /backend 'ts'/);
+      // The TypeScript method throws there too.
+      await rt.sync();
+    }
+    // A passing call reports nothing.
+    await rt.parallelDo(Item, 'fail', 0);
+    await t.notThrowsAsync(rt.sync());
+  } finally {
+    await rt.close();
+  }
+});
+
+gtest(title('a method outside the subset runs in TypeScript, visibly, with the reason'), async (t) => {
+  const ref = await runtime('ts');
+  const rt = await runtime('webgpu');
+  try {
+    await ref.parallelDo(Wide, 'grow');
+    await rt.parallelDo(Wide, 'grow');
+    await rt.sync();
+    t.deepEqual(state(rt, true), state(ref, true));
+    const f = rt.stats().backend.webgpu!.fallbacks['Wide.grow'];
+    t.truthy(f);
+    t.regex(f!.reason, /generated WGSL: Wide\.grow: Wide\.x is an f64 field/);
+    t.is(rt.stats().backend.methods['Wide.grow'], 'ts');
+    t.is(generated(rt)['Wide.grow'], undefined);
+  } finally {
+    await rt.close();
+    await ref.close();
+  }
+});
+
+gtest(title('webgpu.generate: false runs such methods in TypeScript'), async (t) => {
+  const rt = await createRuntime({
+    classes: CLASSES,
+    heap: 8 << 20,
+    threads: 1,
+    backend: 'webgpu',
+    webgpu: { gpu: gpu(), generate: false },
+  });
+  try {
+    rt.create(Item).key = 5;
+    await rt.parallelDo(Item, 'ints', 1);
+    t.regex(rt.stats().backend.webgpu!.fallbacks['Item.ints']!.reason, /declares no kernel/);
+    t.deepEqual(generated(rt), {});
+  } finally {
+    await rt.close();
+  }
+});
+
+// ------------------------------------------------------------------ the emitter alone (no GPU)
+
+test('emitWgsl: the reasons a method is outside the subset', async (t) => {
+  const rt = await createRuntime({ classes: CLASSES, heap: 8 << 20, threads: 1 });
+  try {
+    const type = (name: string) => rt.table.types.find((x) => x.name === name)!;
+    const irOf = (cls: string, m: string, classes: (string | null)[] = []) => {
+      const ir = lowerForBackend(
+        rt.table,
+        type(cls),
+        m,
+        classes.map((c) => (c === null ? null : type(c))),
+      );
+      if ('reason' in ir) throw new Error(ir.reason);
+      return ir;
+    };
+    t.throws(() => emitWgsl(irOf('Wide', 'grow'), []), { instanceOf: WgslUnsupported, message: /f64 field/ });
+    // Without the argument's class the object argument is a JavaScript value.
+    t.throws(() => emitWgsl(irOf('Item', 'effects'), ['i32']), { instanceOf: WgslUnsupported, message: /JavaScript/ });
+    const ok = emitWgsl(irOf('Item', 'effects', ['Holder']), ['h']);
+    t.regex(ok.source, /a0: u32/);
+    t.false(ok.allocates);
+    const churn = emitWgsl(irOf('Item', 'churn'), []);
+    t.true(churn.allocates && churn.frees && churn.reports);
+    t.regex(churn.source, /a_allocate\(\d+u\)/);
+    // A throw's message is JavaScript; the throw itself is generated (a status bit).
+    const failing = emitWgsl(irOf('Item', 'fail'), ['i32']);
+    t.regex(failing.source, new RegExp(`k_fail\\(${STATUS.THROW}u\\)`));
+    // Constants fold with JavaScript's arithmetic (W3): no f32 literal for an integral quotient.
+    const ints = emitWgsl(irOf('Item', 'ints'), ['i32']);
+    t.regex(ints.source, /mix_cmp/);
+    t.regex(ints.source, /floor_div/);
+    // No statement follows a break, continue or return in its block (the shader compiler would warn on stdout).
+    for (const src of [ok.source, churn.source, failing.source, ints.source, emitWgsl(irOf('Item', 'loops'), ['i32']).source]) {
+      const lines = src.split('\n');
+      lines.forEach((l, i) => {
+        if (/^\s*(break|continue|return);$/.test(l)) {
+          const next = lines[i + 1]!;
+          t.true(next.trim() === '}' || next.trim().startsWith('} else'), `line ${i + 1}: ${l.trim()} then ${next.trim()}`);
+        }
+      });
+    }
+  } finally {
+    await rt.close();
+  }
+});
