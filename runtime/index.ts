@@ -40,3 +40,4 @@ export type { Backend, KernelDeclaration, KernelNumberType, KernelParam, KernelS
 export type { WasmOptions, WasmVariant } from './wasm-options.js';
 export type { GpuAdapterSummary, GpuOptions, GpuRunnerStats, WebGpuOptions } from './webgpu/options.js';
 export { retryLimits } from './shared.js';
+export { rankTable, resetRankTable } from './rank-table.js';

@@ -8,11 +8,11 @@
  * Math.floor of negative quotients, 1- and 2-byte fields written by neighbouring lanes,
  * inline arrays with computed indices, references to a base class whose field offsets
  * differ per subclass, labelled break/continue, a switch with shared cases, side effects inside
- * && and ?:, creation and deletion, an object argument; and the failures JavaScript would
+ * && and ?:, creation and deletion, an object argument, a rank table; and the failures JavaScript would
  * throw (GpuLaneError), and the visible fallback of a method outside the subset.
  */
 import test from 'ava';
-import { array, bool, createRuntime, f32, f64, i16, i32, i8, object, ref, u16, u32, u8, type Runtime } from '../index.js';
+import { array, bool, createRuntime, f32, f64, i16, i32, i8, object, rankTable, ref, u16, u32, u8, type Runtime } from '../index.js';
 import { lowerForBackend } from '../runtime/compiler/index.js';
 import { emitWgsl, WgslUnsupported } from '../runtime/compiler/emit-wgsl.js';
 import { GpuLaneError, STATUS } from '../runtime/webgpu/errors.js';
@@ -34,6 +34,10 @@ export abstract class Base extends object({ v: i32, u: i32 }, { abstract: true }
 export class Light extends Base.extend({ tag: u8, pad: array(u32, 6) }) {}
 /** Large: fewer slots per block, so Base.u sits at another offset than in Light. */
 export class Heavy extends Base.extend({ pad: array(f32, 64) }) {}
+
+/** Addressed by rank (rankTable); created at the start only. */
+export class Slot extends object({ val: i32, pad: array(u32, 8) }) {}
+const SLOTS = 24;
 
 export class Holder extends object({ total: i32, seen: bool, pad: array(u32, 8) }) {}
 
@@ -141,6 +145,21 @@ export class Item extends object({
     if (this.id % 5 === 0) this.destroy();
   }
 
+  /** A rank table (runtime/rank-table.ts) and the exact quotient (id - id % 7) / 7. */
+  ranked(n: number): void {
+    const ctx = this.runtime;
+    const t = rankTable(ctx, Slot, n);
+    const id = this.id;
+    const x = id % 7;
+    const y = (id - x) / 7;
+    this.q = ctx.get(Slot, t[(y * 3 + x) % n]!).val + y;
+  }
+
+  /** 53-bit arithmetic in JavaScript: outside the GPU's subset. */
+  wide(turn: number): void {
+    this.flag = (this.key + 1) * turn <= 4294967296;
+  }
+
   /** What JavaScript would throw: 1 a null dereference, 2 an index out of bounds, 3 a throw statement. */
   fail(which: number): void {
     if (this.id !== 11) return;
@@ -157,7 +176,7 @@ export class Wide extends object({ x: f64, pad: array(u32, 8) }) {
   }
 }
 
-const CLASSES = [Base, Light, Heavy, Holder, Item, Wide];
+const CLASSES = [Base, Light, Heavy, Slot, Holder, Item, Wide];
 
 async function runtime(backend: 'ts' | 'webgpu'): Promise<Runtime> {
   const rt = await createRuntime({
@@ -186,6 +205,7 @@ async function runtime(backend: 'ts' | 'webgpu'): Promise<Runtime> {
     it.next = i % 7 === 0 ? null : items[(i * 13) % N]!;
     it.link = i % 5 === 0 ? null : bases[i % bases.length]!;
   });
+  for (let i = 0; i < SLOTS; i++) rt.create(Slot).val = i * 1000 - 7;
   rt.create(Holder);
   const w = rt.create(Wide);
   w.x = 0.25;
@@ -251,9 +271,11 @@ gtest(title('every pass of the fixture equals TypeScript field for field, run as
       t.deepEqual(state(rt, true), state(ref, true), `effects, step ${step}`);
       await both(ref, rt, 'floats', 0.75);
       t.deepEqual(state(rt, true), state(ref, true), `floats, step ${step}`);
+      await both(ref, rt, 'ranked', SLOTS);
+      t.deepEqual(state(rt, true), state(ref, true), `ranked, step ${step}`);
     }
     const g = generated(rt);
-    for (const m of ['ints', 'loops', 'arrays', 'effects', 'floats']) t.is(g[`Item.${m}`], 3, `Item.${m} ran as generated WGSL`);
+    for (const m of ['ints', 'loops', 'arrays', 'effects', 'floats', 'ranked']) t.is(g[`Item.${m}`], 3, `Item.${m} ran as generated WGSL`);
     t.deepEqual(rt.stats().backend.webgpu!.fallbacks, {});
     t.is(rt.stats().backend.methods['Item.ints'], 'webgpu');
     // A float argument that is not an integer and one that is: two kernels, both generated.
@@ -307,6 +329,11 @@ gtest(title("what JavaScript throws stops the kernel's invocation: GpuLaneError 
       // The TypeScript method throws there too.
       await rt.sync();
     }
+    // A rank table of another length than the method says (the TypeScript method throws UsageError).
+    await rt.parallelDo(Item, 'ranked', SLOTS + 1);
+    const e = await t.throwsAsync(rt.sync(), { instanceOf: GpuLaneError });
+    t.is(e!.codes, STATUS.RANKS, e!.message);
+    await rt.sync();
     // A passing call reports nothing.
     await rt.parallelDo(Item, 'fail', 0);
     await t.notThrowsAsync(rt.sync());
@@ -358,6 +385,7 @@ test('emitWgsl: the reasons a method is outside the subset', async (t) => {
   const rt = await createRuntime({ classes: CLASSES, heap: 8 << 20, threads: 1 });
   try {
     const type = (name: string) => rt.table.types.find((x) => x.name === name)!;
+    const host = { classOf: (v: unknown) => (typeof v === 'function' ? rt.table.byClass(v as never) : undefined) };
     const irOf = (cls: string, m: string, classes: (string | null)[] = []) => {
       const ir = lowerForBackend(
         rt.table,
@@ -368,24 +396,29 @@ test('emitWgsl: the reasons a method is outside the subset', async (t) => {
       if ('reason' in ir) throw new Error(ir.reason);
       return ir;
     };
-    t.throws(() => emitWgsl(irOf('Wide', 'grow'), []), { instanceOf: WgslUnsupported, message: /f64 field/ });
+    t.throws(() => emitWgsl(irOf('Wide', 'grow'), [], host), { instanceOf: WgslUnsupported, message: /f64 field/ });
     // Without the argument's class the object argument is a JavaScript value.
-    t.throws(() => emitWgsl(irOf('Item', 'effects'), ['i32']), { instanceOf: WgslUnsupported, message: /JavaScript/ });
-    const ok = emitWgsl(irOf('Item', 'effects', ['Holder']), ['h']);
+    t.throws(() => emitWgsl(irOf('Item', 'effects'), ['i32'], host), { instanceOf: WgslUnsupported, message: /JavaScript/ });
+    const ok = emitWgsl(irOf('Item', 'effects', ['Holder']), ['h'], host);
     t.regex(ok.source, /a0: u32/);
     t.false(ok.allocates);
-    const churn = emitWgsl(irOf('Item', 'churn'), []);
+    const churn = emitWgsl(irOf('Item', 'churn'), [], host);
     t.true(churn.allocates && churn.frees && churn.reports);
     t.regex(churn.source, /a_allocate\(\d+u\)/);
+    t.throws(() => emitWgsl(irOf('Item', 'wide'), ['i32'], host), { instanceOf: WgslUnsupported, message: /beyond 32 bits/ });
+    const ranked = emitWgsl(irOf('Item', 'ranked'), ['i32'], host);
+    t.is(ranked.ranks?.name, 'Slot');
+    t.regex(ranked.source, /arrayLength\(&ranks\)/);
+    t.notRegex(ranked.source, /f32/, 'the exact quotient keeps the index an integer');
     // A throw's message is JavaScript; the throw itself is generated (a status bit).
-    const failing = emitWgsl(irOf('Item', 'fail'), ['i32']);
+    const failing = emitWgsl(irOf('Item', 'fail'), ['i32'], host);
     t.regex(failing.source, new RegExp(`k_fail\\(${STATUS.THROW}u\\)`));
     // Constants fold with JavaScript's arithmetic (W3): no f32 literal for an integral quotient.
-    const ints = emitWgsl(irOf('Item', 'ints'), ['i32']);
+    const ints = emitWgsl(irOf('Item', 'ints'), ['i32'], host);
     t.regex(ints.source, /mix_cmp/);
     t.regex(ints.source, /floor_div/);
     // No statement follows a break, continue or return in its block (the shader compiler would warn on stdout).
-    for (const src of [ok.source, churn.source, failing.source, ints.source, emitWgsl(irOf('Item', 'loops'), ['i32']).source]) {
+    for (const src of [ok.source, churn.source, failing.source, ints.source, emitWgsl(irOf('Item', 'loops'), ['i32'], host).source]) {
       const lines = src.split('\n');
       lines.forEach((l, i) => {
         if (/^\s*(break|continue|return);$/.test(l)) {

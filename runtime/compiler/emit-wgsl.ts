@@ -33,20 +33,28 @@
  *       break or continue to a label that is not the innermost WGSL loop goes through the
  *       function's `ctl` variable, checked after each inner loop.
  *
+ *  (W7) rankTable(ctx, C, n)[i] (runtime/rank-table.ts, known by identity) reads the
+ *       runner's rank table of C (binding 3: the same ranks, from the host heap) after
+ *       checking that it has n entries (KERNEL_STATUS.RANKS) and that i is inside it. A
+ *       local that only ever holds such a table is not a WGSL value. One ranked class per
+ *       kernel. `(a - r) / b` where r's one assignment is `a % b` is an integer division
+ *       (the grid apps' y = (id - x) / width), so cell ids stay exact integers.
+ *
  * Outside the subset (the method then runs in TypeScript, and the runner says why):
  * JavaScript values (the form's Dyn/Box/Unbox nodes, except inside a `throw`), deviceDo
  * loops, f64 fields, strings and undefined as values, a mix of booleans and numbers in
  * one local. Arguments are typed by the values of the call (an integer → i32 or u32,
  * another number → f32): the runner generates one kernel per argument signature.
  */
-import { BLOCK_TYPE_WORD, type FieldLayout } from '../layout.js';
+import { BLOCK_TYPE_WORD, type FieldLayout, type TypeLayout } from '../layout.js';
+import { rankTable } from '../rank-table.js';
 import type { BinaryOp, Expr, FieldRef, MethodIR, Stmt } from './ir.js';
 
 /** WGSL value types of the form's numbers (ilit: an integer literal, typed by its use). */
-type WTy = 'i32' | 'u32' | 'f32' | 'bool' | 'h' | 'ilit' | 'null' | 'ctx' | 'void';
+type WTy = 'i32' | 'u32' | 'f32' | 'bool' | 'h' | 'ilit' | 'null' | 'ctx' | 'void' | 'ranks';
 
 /** Status bits a generated kernel sets (runtime/webgpu/errors.ts STATUS). */
-export const KERNEL_STATUS = { NULL_DEREF: 32, RANGE: 64, THROW: 128, BAD_HANDLE: 256 } as const;
+export const KERNEL_STATUS = { NULL_DEREF: 32, RANGE: 64, THROW: 128, BAD_HANDLE: 256, RANKS: 512 } as const;
 
 /** An argument's WGSL type: a number's, or 'h' for an smmo object (its handle; the form then types it by its class). */
 export type WgslArg = 'i32' | 'u32' | 'f32' | 'h';
@@ -58,6 +66,15 @@ export interface WgslMethod {
   readonly frees: boolean;
   /** Whether the kernel writes the status buffer (binding 4): it has a check that can fail (W4). */
   readonly reports: boolean;
+  /** The class whose rank table (runtime/rank-table.ts) the kernel reads at binding 3, if any (W7). */
+  readonly ranks: TypeLayout | null;
+  /** Concrete classes the kernel creates objects of. */
+  readonly creates: readonly TypeLayout[];
+}
+
+/** What the emitter asks of the runtime: the class layout of a class value the method names. */
+export interface WgslHost {
+  classOf(value: unknown): TypeLayout | undefined;
 }
 
 export class WgslUnsupported extends Error {}
@@ -82,6 +99,8 @@ function join(a: WTy | undefined, b: WTy): WTy {
   if (a === undefined || a === b) return b;
   if (a === 'null' && b === 'h') return 'h';
   if (a === 'h' && b === 'null') return 'h';
+  // A handle is a u32 (`let selected = 0; … selected = agent.handle`).
+  if ((a === 'h' && INT(b)) || (b === 'h' && INT(a))) return 'u32';
   if (NUMERIC(a) && NUMERIC(b)) {
     if (a === 'f32' || b === 'f32') return 'f32';
     if (a === 'ilit') return b;
@@ -240,8 +259,12 @@ const JS_ONLY = new Set([
 ]);
 
 /** The first node outside the subset (outside `throw` statements' values), as a reason; null if none. */
-function unsupportedIn(body: readonly Stmt[]): string | null {
+function unsupportedIn(body: readonly Stmt[], ranks: RankInfo): string | null {
   const inExpr = (e: Expr): string | null => {
+    if (ranks.isCall(e)) return inExpr((e as Extract<Expr, { op: 'dynCall' }>).args[2]!);
+    if (e.op === 'dynIndex' && ranks.isValue(e.obj)) return inExpr(e.index);
+    if (e.op === 'local' && ranks.locals.has(e.id)) return null;
+    if (e.op === 'setLocal' && ranks.locals.has(e.id)) return inExpr(e.value);
     if (JS_ONLY.has(e.op)) return `it calls JavaScript or uses a JavaScript value (${e.op}${'label' in e ? ` ${String(e.label)}` : ''})`;
     if (e.op === 'const' && (typeof e.value === 'string' || e.value === undefined))
       return `it uses ${typeof e.value === 'string' ? 'a string' : 'undefined'} as a value`;
@@ -306,11 +329,100 @@ interface Target {
  * form's FieldRefs, per concrete class, from the heap's TypeLayouts).
  * Throws WgslUnsupported with the reason when the method is outside the subset.
  */
-export function emitWgsl(ir: MethodIR, argKinds: readonly WgslArg[]): WgslMethod {
-  const why = unsupportedIn(ir.body);
+export function emitWgsl(ir: MethodIR, argKinds: readonly WgslArg[], host: WgslHost): WgslMethod {
+  const ranks = new RankInfo(ir, host);
+  const why = unsupportedIn(ir.body, ranks);
   if (why !== null) fail(why);
   if (ir.iterates.length > 0) fail('deviceDo (a loop over another class) is not generated for the GPU yet');
-  return new WgslEmitter(ir, argKinds).emit();
+  return new WgslEmitter(ir, argKinds, ranks).emit();
+}
+
+/** Every assignment of a local in a body: [local id, value]. */
+function assignmentsOf(body: readonly Stmt[]): [number, Expr][] {
+  const out: [number, Expr][] = [];
+  const walkE = (e: Expr): void => {
+    if (e.op === 'setLocal') out.push([e.id, e.value]);
+    for (const c of children(e)) walkE(c);
+  };
+  const walk = (ss: readonly Stmt[]): void => {
+    for (const s of ss) {
+      switch (s.s) {
+        case 'let':
+          if (s.init !== null) {
+            out.push([s.id, s.init]);
+            walkE(s.init);
+          }
+          break;
+        case 'expr':
+          walkE(s.e);
+          break;
+        case 'if':
+          walkE(s.c);
+          walk(s.then);
+          walk(s.else);
+          break;
+        case 'block':
+        case 'loop':
+          walk(s.body);
+          break;
+        case 'switch':
+          walkE(s.on);
+          for (const c of s.cases) {
+            if (c.test !== null) walkE(c.test);
+            walk(c.body);
+          }
+          break;
+        default:
+          break;
+      }
+    }
+  };
+  walk(body);
+  return out;
+}
+
+/** The method's rank-table calls and the locals that hold their tables (W7). */
+class RankInfo {
+  readonly locals = new Set<number>();
+  /** Locals assigned exactly once, with the value. */
+  readonly single = new Map<number, Expr>();
+
+  constructor(
+    private readonly ir: MethodIR,
+    private readonly host: WgslHost,
+  ) {
+    const assigns = assignmentsOf(ir.body);
+    const byLocal = new Map<number, Expr[]>();
+    for (const [id, v] of assigns) byLocal.set(id, [...(byLocal.get(id) ?? []), v]);
+    for (const [id, vs] of byLocal) if (vs.length === 1) this.single.set(id, vs[0]!);
+    const dyn = new Set(ir.locals.filter((l) => l.ty.k === 'dyn').map((l) => l.id));
+    for (let changed = true; changed;) {
+      changed = false;
+      for (const [id, vs] of byLocal) {
+        if (!dyn.has(id) || this.locals.has(id)) continue;
+        if (vs.every((v) => this.isValue(v))) {
+          this.locals.add(id);
+          changed = true;
+        }
+      }
+    }
+  }
+
+  /** rankTable(ctx, C, n) with C a class of the runtime. */
+  isCall(e: Expr): boolean {
+    if (e.op !== 'dynCall' || e.callee.op !== 'static' || this.ir.statics[e.callee.index] !== rankTable || e.args.length !== 3)
+      return false;
+    return this.classOf(e) !== undefined;
+  }
+
+  classOf(e: Expr): TypeLayout | undefined {
+    const c = (e as Extract<Expr, { op: 'dynCall' }>).args[1]!;
+    return c.op === 'static' ? this.host.classOf(this.ir.statics[c.index]) : undefined;
+  }
+
+  isValue(e: Expr): boolean {
+    return this.isCall(e) || (e.op === 'local' && this.locals.has(e.id));
+  }
 }
 
 class WgslEmitter {
@@ -323,9 +435,13 @@ class WgslEmitter {
   private usesCtl = false;
   private readonly helpers = new Set<string>();
 
+  private ranked: TypeLayout | null = null;
+  private readonly creates = new Set<TypeLayout>();
+
   constructor(
     private readonly ir: MethodIR,
     private readonly argKinds: readonly WgslArg[],
+    private readonly ranks: RankInfo,
   ) {}
 
   emit(): WgslMethod {
@@ -334,7 +450,7 @@ class WgslEmitter {
     const decls: string[] = [];
     for (const l of this.ir.locals) {
       const t = this.localTy.get(l.id);
-      if (t === undefined || t === 'ctx' || t === 'void') continue;
+      if (t === undefined || t === 'ctx' || t === 'void' || t === 'ranks') continue;
       decls.push(`  var l${l.id}: ${this.wgslType(t)}; // ${l.name}`);
     }
     if (this.usesCtl) decls.push('  var ctl = 0u;');
@@ -348,6 +464,7 @@ class WgslEmitter {
       '@group(0) @binding(1) var<uniform> P: Params;',
       '@group(0) @binding(4) var<storage, read_write> status: array<atomic<u32>>;',
       '@group(0) @binding(5) var<storage, read> lists: array<u32>;',
+      ...(this.ranked !== null ? [`@group(0) @binding(3) var<storage, read> ranks: array<u32>; // ${this.ranked.name} by rank (W7)`] : []),
       GEN_LIB,
       ...[...this.helpers].map((h) => HELPERS[h]!),
       '@compute @workgroup_size(WG)',
@@ -364,7 +481,7 @@ class WgslEmitter {
       '',
     ].join('\n');
     const reports = body.some((l) => /\bk_(fail|report)\(/.test(l)) || this.helpers.has('store_sub');
-    return { source: src, allocates: this.ir.allocates, frees: this.ir.frees, reports };
+    return { source: src, allocates: this.ir.allocates, frees: this.ir.frees, reports, ranks: this.ranked, creates: [...this.creates] };
   }
 
   // ------------------------------------------------------------------ types
@@ -388,6 +505,7 @@ class WgslEmitter {
       if (l.ty.k === 'obj' || l.ty.k === 'arr') this.localTy.set(l.id, 'h');
       else if (l.ty.k === 'bool') this.localTy.set(l.id, 'bool');
       else if (l.ty.k === 'ctx') this.localTy.set(l.id, 'ctx');
+      else if (this.ranks.locals.has(l.id)) this.localTy.set(l.id, 'ranks');
     }
     const fixed = new Set(this.localTy.keys());
     const assigns: [number, Expr][] = [];
@@ -461,6 +579,9 @@ class WgslEmitter {
   typeOf(e: Expr): WTy {
     const k = constValue(e);
     if (k !== undefined) return constTy(k);
+    if (this.ranks.isCall(e)) return 'ranks';
+    if (e.op === 'dynIndex' && this.ranks.isValue(e.obj)) return 'u32';
+    if (this.exactQuotient(e)) return 'i32';
     switch (e.op) {
       case 'const':
         return fail(`the constant ${String(e.value)}`);
@@ -652,11 +773,11 @@ class WgslEmitter {
         const t = this.localTy.get(s.id);
         if (t === 'ctx') return;
         if (s.init === null) {
-          if (t !== undefined) this.line(`l${s.id} = ${this.zero(t)};`);
+          if (t !== undefined && t !== 'ranks') this.line(`l${s.id} = ${this.zero(t)};`);
           return;
         }
         const v = this.expr(s.init);
-        if (t === undefined || t === 'void') return;
+        if (t === undefined || t === 'void' || t === 'ranks') return;
         this.line(`l${s.id} = ${this.conv(v, t)};`);
         return;
       }
@@ -785,7 +906,7 @@ class WgslEmitter {
       case 'setLocal': {
         const v = this.expr(e.value);
         const t = this.localTy.get(e.id);
-        if (t !== undefined && t !== 'ctx' && t !== 'void') this.line(`l${e.id} = ${this.conv(v, t)};`);
+        if (t !== undefined && t !== 'ctx' && t !== 'void' && t !== 'ranks') this.line(`l${e.id} = ${this.conv(v, t)};`);
         return;
       }
       case 'updateLocal': {
@@ -828,6 +949,13 @@ class WgslEmitter {
       const ty = constTy(k);
       return { code: this.constCode(k, ty), ty, konst: k };
     }
+    if (this.ranks.isCall(e)) return this.rankTableCall(e as Extract<Expr, { op: 'dynCall' }>);
+    if (e.op === 'dynIndex' && this.ranks.isValue(e.obj)) return this.rankIndex(e);
+    if (this.exactQuotient(e)) {
+      const q = e as Extract<Expr, { op: 'binary' }>;
+      const [a, b] = this.operands([q.a, q.b]);
+      return { code: `(${this.conv(a!, 'i32')} / ${this.conv(b!, 'i32')})`, ty: 'i32' };
+    }
     switch (e.op) {
       case 'local': {
         const t = this.localTy.get(e.id);
@@ -848,6 +976,7 @@ class WgslEmitter {
           const [a, b] = this.operands([q.a, q.b]);
           return { code: `(${this.conv(a!, 'i32')} / ${this.conv(b!, 'i32')})`, ty: 'i32' };
         }
+        this.checkRange(e);
         const [a, b] = this.operands([e.a, e.b]);
         return this.binary(e.o, a!, b!);
       }
@@ -871,6 +1000,7 @@ class WgslEmitter {
         const v = this.expr(e.value);
         const t = this.localTy.get(e.id)!;
         if (t === 'ctx') return { code: '', ty: 'ctx' };
+        if (t === 'ranks') return v;
         this.line(`l${e.id} = ${this.conv(v, t)};`);
         return { code: `l${e.id}`, ty: t };
       }
@@ -907,6 +1037,7 @@ class WgslEmitter {
         return { code: tt, ty: 'bool' };
       }
       case 'alloc': {
+        this.creates.add(e.cls);
         const t = `t${this.temps++}`;
         this.line(`let ${t} = a_allocate(${e.cls.id}u);`);
         this.line('if (a_status != 0u) {');
@@ -1090,6 +1221,31 @@ class WgslEmitter {
     }
   }
 
+  /**
+   * W1's limit made visible: an integer sum, difference or product compared with (or
+   * combined with) a constant outside 32 bits (`(u + 1) * turn <= 2 ** 32`) is a
+   * computation that JavaScript does in 53 bits and the GPU would wrap: outside the subset.
+   */
+  private checkRange(e: Extract<Expr, { op: 'binary' }>): void {
+    const big = (x: Expr): boolean => {
+      const k = constValue(x);
+      return typeof k === 'number' && (k > 0xffffffff || k < -0x80000000);
+    };
+    const arith = (x: Expr): boolean => {
+      if (x.op !== 'binary' || (x.o !== '+' && x.o !== '-' && x.o !== '*')) return false;
+      try {
+        return INT(this.typeOf(x));
+      } catch (err) {
+        if (err instanceof PendingLocal) return false;
+        throw err;
+      }
+    };
+    if ((big(e.a) && arith(e.b)) || (big(e.b) && arith(e.a)))
+      fail(
+        `an integer computation meets the constant ${String(constValue(big(e.a) ? e.a : e.b))}, beyond 32 bits (the GPU's integers would wrap where JavaScript's do not)`,
+      );
+  }
+
   /** a o b for a comparison; mixed signed/unsigned integers exactly (W1). */
   private compare(o: BinaryOp, a: Val, b: Val): string {
     const op = o === '===' ? '==' : o === '!==' ? '!=' : o;
@@ -1192,6 +1348,56 @@ class WgslEmitter {
         return { code: `${e.name}(${f(0)}, ${f(1)})`, ty };
       default:
         return { code: `${e.name}(${f(0)})`, ty };
+    }
+  }
+
+  // ------------------------------------------------------------------ rank tables (W7)
+
+  /** rankTable(ctx, C, n): the binding's length must be n; the value is no WGSL value. */
+  private rankTableCall(e: Extract<Expr, { op: 'dynCall' }>): Val {
+    const cls = this.ranks.classOf(e)!;
+    if (this.ranked !== null && this.ranked !== cls) fail(`it reads the rank tables of two classes (${this.ranked.name}, ${cls.name})`);
+    this.ranked = cls;
+    const n = this.expr(e.args[2]!);
+    if (!INT(n.ty)) fail('rankTable() with a count that is not an integer');
+    this.line(`if (arrayLength(&ranks) != ${this.conv(n, 'u32')}) {`);
+    this.line(`  k_fail(${KERNEL_STATUS.RANKS}u);`);
+    this.line('  return;');
+    this.line('}');
+    return { code: '', ty: 'ranks' };
+  }
+
+  /** table[i]: the handle of rank i (past the end: what ctx.get would reject, W4). */
+  private rankIndex(e: Extract<Expr, { op: 'dynIndex' }>): Val {
+    this.expr(e.obj); // a call checks the table's length; a local has no value
+    const i = this.hoist(this.expr(e.index));
+    if (!INT(i.ty)) fail('a rank-table index that is not an integer');
+    const u = this.conv(i, 'u32');
+    this.line(`if (${u} >= arrayLength(&ranks)) {`);
+    this.line(`  k_fail(${KERNEL_STATUS.BAD_HANDLE}u);`);
+    this.line('  return;');
+    this.line('}');
+    return { code: `ranks[${u}]`, ty: 'u32' };
+  }
+
+  /** `(a - r) / b` with integers a, b and r's one assignment `a % b` (a assigned once): an exact integer quotient (W7). */
+  private exactQuotient(e: Expr): boolean {
+    if (e.op !== 'binary' || e.o !== '/' || e.a.op !== 'binary' || e.a.o !== '-') return false;
+    const a = e.a.a;
+    const r = e.a.b;
+    if (a.op !== 'local' || r.op !== 'local' || !this.ranks.single.has(a.id)) return false;
+    const rv = this.ranks.single.get(r.id);
+    if (rv === undefined || rv.op !== 'binary' || rv.o !== '%' || rv.a.op !== 'local' || rv.a.id !== a.id) return false;
+    const same = (x: Expr, y: Expr): boolean =>
+      (x.op === 'arg' && y.op === 'arg' && x.index === y.index) ||
+      (x.op === 'local' && y.op === 'local' && x.id === y.id && this.ranks.single.has(x.id)) ||
+      (x.op === 'const' && y.op === 'const' && x.value === y.value);
+    if (!same(rv.b, e.b)) return false;
+    try {
+      return INT(this.typeOf(a)) && INT(this.typeOf(e.b));
+    } catch (x) {
+      if (x instanceof PendingLocal) return false;
+      throw x;
     }
   }
 

@@ -59,15 +59,17 @@ export const STATUS = {
   RANGE: 64,
   THROW: 128,
   BAD_HANDLE: 256,
+  RANKS: 512,
 } as const;
 
 /** The status bits of generated kernels' own checks (not the allocator's). */
-export const LANE_STATUS = STATUS.NULL_DEREF | STATUS.RANGE | STATUS.THROW | STATUS.BAD_HANDLE;
+export const LANE_STATUS = STATUS.NULL_DEREF | STATUS.RANGE | STATUS.THROW | STATUS.BAD_HANDLE | STATUS.RANKS;
 
 /**
  * A generated WGSL kernel (runtime/compiler/emit-wgsl.ts) stopped invocations where the
  * JavaScript method would have thrown: a null dereference, an inline-array index out of
- * bounds, an invalid handle given to ctx.get(), a `throw` statement. `passes` are the
+ * bounds, an invalid handle given to ctx.get(), a `throw` statement, a rank table of another
+ * length than rankTable() was told (runtime/rank-table.ts R2). `passes` are the
  * passes of such kernels since the status was last read (one of them failed).
  */
 export class GpuLaneError extends SmmoError {
@@ -103,7 +105,9 @@ export function describeStatus(codes: number): string {
   if (codes & STATUS.RANGE) parts.push('an inline-array index was out of bounds');
   if (codes & STATUS.THROW) parts.push('a throw statement was reached');
   if (codes & STATUS.BAD_HANDLE) parts.push('ctx.get() was given a number that is not a handle of a live object');
-  const other = codes & ~0x1ff;
+  if (codes & STATUS.RANKS)
+    parts.push("a rank table does not have the number of objects rankTable() was told (its class's objects were created or deleted)");
+  const other = codes & ~0x3ff;
   if (other) parts.push(`unknown status bits 0x${other.toString(16)}`);
   return parts.join('; ') || 'no error';
 }

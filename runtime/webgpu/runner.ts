@@ -480,9 +480,16 @@ export class GpuRunner {
     let allocates = false;
     let frees = false;
     let reports = false;
+    let ranks: TypeLayout | null = null;
     try {
-      const m = emitWgsl(ir, kinds);
-      ({ source, allocates, frees, reports } = m);
+      const m = emitWgsl(ir, kinds, { classOf: (v) => (typeof v === 'function' ? this.rt.table.byClass(v as SmmoClass) : undefined) });
+      ({ source, allocates, frees, reports, ranks } = m);
+      if (ranks !== null) {
+        // runtime/webgpu/ranks.ts R2: a ranked class is one concrete class whose objects no kernel creates or deletes.
+        if (ranks.abstract || ranks.concrete.length !== 1)
+          return { reason: `it reads the rank table of ${ranks.name}, which has subclasses` };
+        if (m.creates.includes(ranks)) return { reason: `it creates ${ranks.name} objects, whose rank table it reads` };
+      }
     } catch (e) {
       if (e instanceof WgslUnsupported) return { reason: e.message };
       throw e;
@@ -498,6 +505,7 @@ export class GpuRunner {
       dispatch: 'per-object',
       gpuLists: true,
       ...(reports ? { status: true } : {}),
+      ...(ranks !== null ? { ranks: ranks.name } : {}),
       ...(allocates || frees ? { allocates: true } : {}),
       ...(frees && !allocates ? { freesOnly: true } : {}),
     };
@@ -512,6 +520,7 @@ export class GpuRunner {
   private async runGenerated(rs: readonly Resolved[], args: readonly unknown[]): Promise<void> {
     const values = args.map((a) => (a instanceof SmmoObject ? (a as unknown as { __h: number }).__h : a));
     await this.ensureSnapshot(true);
+    for (const r of rs) if (r.kernel.ranks !== undefined) await this.ensureRanks(this.typeNamed(r.kernel.ranks)!);
     for (const r of rs) await this.dispatchPass(r, values);
     const allocates = rs.some((r) => r.kernel.allocates);
     const freesOnly = rs.every((r) => !r.kernel.allocates || r.kernel.freesOnly);
