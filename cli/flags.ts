@@ -127,6 +127,14 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
       "with --backend webgpu: open the GPU device without Dawn's API validation (far less CPU time per dispatch; an API misuse is then not reported and may crash; docs/webgpu.md)",
   },
   {
+    name: 'gpu-kernels',
+    kind: 'choice',
+    value: 'K',
+    description:
+      'with --backend webgpu: auto (hand-written WGSL kernels where declared, else WGSL generated from the compiled method) | generated (generated wherever the method allows, hand-written ones only where it does not: to compare them) | declared (hand-written only; the rest in TypeScript)',
+    defaultText: 'auto',
+  },
+  {
     name: 'block-size',
     kind: 'choice',
     value: 'P',
@@ -264,6 +272,8 @@ export interface RunOptions {
   allocator: { rotation: boolean; coalescing: boolean; bitmapAlloc: boolean; ownFirstBlock: boolean };
   /** --no-gpu-validation: RuntimeOptions.webgpu.validation false (with --backend webgpu only). */
   gpuValidation: boolean;
+  /** --gpu-kernels: RuntimeOptions.webgpu.generate (auto: true, generated: 'always', declared: false). */
+  gpuKernels: 'auto' | 'generated' | 'declared';
   /** --block-size: which class the heap's blocks are sized for (RuntimeOptions.blockSize). */
   blockSize: 'smallest' | 'largest';
   /** --check: compare with the TypeScript reference run. */
@@ -372,6 +382,7 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
     ...(checkStates === undefined ? {} : { checkStates: validate(spec('check-states'), checkStates, where) as string }),
     allocator: allocatorFlags(values, where),
     gpuValidation: gpuValidation(values, where),
+    gpuKernels: gpuKernels(values, where),
     blockSize: (values['block-size'] === undefined ? 'smallest' : validate(spec('block-size'), text('block-size')!, where)) as
       'smallest' | 'largest',
     check: values['check'] === true,
@@ -429,6 +440,17 @@ function gpuValidation(values: Record<string, string | boolean | undefined>, whe
   if (values['backend'] !== 'webgpu')
     throw new CliUsageError(`${where}: --no-gpu-validation concerns the GPU device of --backend webgpu; add --backend webgpu or drop it`);
   return false;
+}
+
+/** --gpu-kernels: auto | generated | declared, only with --backend webgpu. */
+function gpuKernels(values: Record<string, string | boolean | undefined>, where: string): RunOptions['gpuKernels'] {
+  const v = values['gpu-kernels'];
+  if (v === undefined) return 'auto';
+  if (v !== 'auto' && v !== 'generated' && v !== 'declared')
+    throw new CliUsageError(`${where}: --gpu-kernels must be auto, generated or declared, got '${String(v)}'`);
+  if (values['backend'] !== 'webgpu')
+    throw new CliUsageError(`${where}: --gpu-kernels chooses the WGSL kernels of --backend webgpu; add --backend webgpu or drop it`);
+  return v;
 }
 
 /** --tol, --rel, --field-rel, --digest-rel: only with --check. */
@@ -518,6 +540,7 @@ function defaults(app: App): RunOptions {
     interpret: false,
     allocator: { rotation: true, coalescing: true, bitmapAlloc: false, ownFirstBlock: false },
     gpuValidation: true,
+    gpuKernels: 'auto',
     blockSize: 'smallest',
     check: false,
     tolerance: { ...DEFAULT_CHECK_TOLERANCE },

@@ -237,7 +237,14 @@ async function startRuntime(app: App, opts: RunOptions, heapBytes: number, where
       backend: opts.backend,
       allocator: opts.allocator,
       blockSize: opts.blockSize,
-      ...(opts.gpuValidation ? {} : { webgpu: { validation: false } }),
+      ...(opts.gpuValidation && opts.gpuKernels === 'auto'
+        ? {}
+        : {
+            webgpu: {
+              ...(opts.gpuValidation ? {} : { validation: false }),
+              ...(opts.gpuKernels === 'auto' ? {} : { generate: opts.gpuKernels === 'generated' ? ('always' as const) : false }),
+            },
+          }),
       ...(opts.defrag?.lanes === 'wasm' ? { wasm: { defragLanes: 'wasm' } } : {}),
       // Worker threads import the app's module to find its classes.
       modules: [appModule(app.name) ?? new URL(`../apps/${app.name}/index.js`, import.meta.url)],

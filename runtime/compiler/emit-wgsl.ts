@@ -259,8 +259,11 @@ const JS_ONLY = new Set([
 ]);
 
 /** The first node outside the subset (outside `throw` statements' values), as a reason; null if none. */
-function unsupportedIn(body: readonly Stmt[], ranks: RankInfo): string | null {
+function unsupportedIn(body: readonly Stmt[], ranks: RankInfo, voids: ReadonlySet<number>): string | null {
+  const isUndef = (e: Expr): boolean => e.op === 'const' && e.value === undefined;
   const inExpr = (e: Expr): string | null => {
+    // The result local of an inlined call that returns nothing is assigned undefined: no value.
+    if (e.op === 'setLocal' && voids.has(e.id) && isUndef(e.value)) return null;
     if (ranks.isCall(e)) return inExpr((e as Extract<Expr, { op: 'dynCall' }>).args[2]!);
     if (e.op === 'dynIndex' && ranks.isValue(e.obj)) return inExpr(e.index);
     if (e.op === 'local' && ranks.locals.has(e.id)) return null;
@@ -281,7 +284,7 @@ function unsupportedIn(body: readonly Stmt[], ranks: RankInfo): string | null {
       let r: string | null = null;
       switch (s.s) {
         case 'let':
-          r = s.init === null ? null : inExpr(s.init);
+          r = s.init === null || (voids.has(s.id) && isUndef(s.init)) ? null : inExpr(s.init);
           break;
         case 'expr':
           r = inExpr(s.e);
@@ -331,7 +334,8 @@ interface Target {
  */
 export function emitWgsl(ir: MethodIR, argKinds: readonly WgslArg[], host: WgslHost): WgslMethod {
   const ranks = new RankInfo(ir, host);
-  const why = unsupportedIn(ir.body, ranks);
+  const voids = new Set(ir.locals.filter((l) => l.ty.k === 'undef').map((l) => l.id));
+  const why = unsupportedIn(ir.body, ranks, voids);
   if (why !== null) fail(why);
   if (ir.iterates.length > 0) fail('deviceDo (a loop over another class) is not generated for the GPU yet');
   return new WgslEmitter(ir, argKinds, ranks).emit();
@@ -506,6 +510,7 @@ class WgslEmitter {
       else if (l.ty.k === 'bool') this.localTy.set(l.id, 'bool');
       else if (l.ty.k === 'ctx') this.localTy.set(l.id, 'ctx');
       else if (this.ranks.locals.has(l.id)) this.localTy.set(l.id, 'ranks');
+      else if (l.ty.k === 'undef') this.localTy.set(l.id, 'void'); // an inlined call's result that is never a value
     }
     const fixed = new Set(this.localTy.keys());
     const assigns: [number, Expr][] = [];
@@ -551,7 +556,7 @@ class WgslEmitter {
     for (let round = 0; round < 32; round++) {
       let changed = false;
       for (const [id, v] of assigns) {
-        if (fixed.has(id)) continue;
+        if (fixed.has(id) || this.localTy.get(id) === 'void') continue;
         let t: WTy;
         try {
           t = this.typeOf(v);
@@ -581,7 +586,8 @@ class WgslEmitter {
     if (k !== undefined) return constTy(k);
     if (this.ranks.isCall(e)) return 'ranks';
     if (e.op === 'dynIndex' && this.ranks.isValue(e.obj)) return 'u32';
-    if (this.exactQuotient(e)) return 'i32';
+    const eq = this.exactQuotient(e);
+    if (eq !== null) return eq;
     switch (e.op) {
       case 'const':
         return fail(`the constant ${String(e.value)}`);
@@ -667,13 +673,19 @@ class WgslEmitter {
     switch (o) {
       case '+':
       case '-':
-      case '*':
-      case '%': {
+      case '*': {
         if (!NUMERIC(a) || !NUMERIC(b)) return fail(`${a} ${o} ${b}`);
         if (a === 'f32' || b === 'f32') return 'f32';
         if (a === 'ilit' && b === 'ilit') return 'ilit';
         if ((a === 'u32' || a === 'ilit') && (b === 'u32' || b === 'ilit')) return 'u32';
-        return 'i32';
+        return 'i32'; // i32 with u32: the same bits (W1)
+      }
+      case '%': {
+        // JavaScript's remainder has the dividend's sign: the dividend's type (W1).
+        if (!NUMERIC(a) || !NUMERIC(b)) return fail(`${a} ${o} ${b}`);
+        if (a === 'f32' || b === 'f32') return 'f32';
+        if (a === 'ilit') return b === 'ilit' ? 'ilit' : b === 'u32' ? 'u32' : 'i32';
+        return a;
       }
       case '/':
       case '**':
@@ -701,7 +713,10 @@ class WgslEmitter {
       case 'round':
       case 'trunc':
         if (allInt) return args[0] === 'ilit' ? 'i32' : args[0]!;
-        if (name === 'floor' && e.op === 'math' && isIntDivision(e.args[0]!, this)) return 'i32';
+        if (name === 'floor' && e.op === 'math') {
+          const k = intDivKind(e.args[0]!, this);
+          if (k !== null) return k;
+        }
         return 'f32';
       case 'abs':
         return allInt ? (args[0] === 'u32' ? 'u32' : 'i32') : 'f32';
@@ -773,11 +788,15 @@ class WgslEmitter {
         const t = this.localTy.get(s.id);
         if (t === 'ctx') return;
         if (s.init === null) {
-          if (t !== undefined && t !== 'ranks') this.line(`l${s.id} = ${this.zero(t)};`);
+          if (t !== undefined && t !== 'ranks' && t !== 'void') this.line(`l${s.id} = ${this.zero(t)};`);
+          return;
+        }
+        if (t === 'void') {
+          if (!(s.init.op === 'const' && s.init.value === undefined)) this.effect(s.init);
           return;
         }
         const v = this.expr(s.init);
-        if (t === undefined || t === 'void' || t === 'ranks') return;
+        if (t === undefined || t === 'ranks') return;
         this.line(`l${s.id} = ${this.conv(v, t)};`);
         return;
       }
@@ -904,9 +923,13 @@ class WgslEmitter {
         this.store(e, false);
         return;
       case 'setLocal': {
-        const v = this.expr(e.value);
         const t = this.localTy.get(e.id);
-        if (t !== undefined && t !== 'ctx' && t !== 'void' && t !== 'ranks') this.line(`l${e.id} = ${this.conv(v, t)};`);
+        if (t === 'void') {
+          if (!(e.value.op === 'const' && e.value.value === undefined)) this.effect(e.value);
+          return;
+        }
+        const v = this.expr(e.value);
+        if (t !== undefined && t !== 'ctx' && t !== 'ranks') this.line(`l${e.id} = ${this.conv(v, t)};`);
         return;
       }
       case 'updateLocal': {
@@ -951,15 +974,17 @@ class WgslEmitter {
     }
     if (this.ranks.isCall(e)) return this.rankTableCall(e as Extract<Expr, { op: 'dynCall' }>);
     if (e.op === 'dynIndex' && this.ranks.isValue(e.obj)) return this.rankIndex(e);
-    if (this.exactQuotient(e)) {
+    const eq = this.exactQuotient(e);
+    if (eq !== null) {
       const q = e as Extract<Expr, { op: 'binary' }>;
       const [a, b] = this.operands([q.a, q.b]);
-      return { code: `(${this.conv(a!, 'i32')} / ${this.conv(b!, 'i32')})`, ty: 'i32' };
+      return { code: `(${this.conv(a!, eq)} / ${this.conv(b!, eq)})`, ty: eq };
     }
     switch (e.op) {
       case 'local': {
         const t = this.localTy.get(e.id);
         if (t === undefined) return fail(`local ${e.id} is read but never assigned`);
+        if (t === 'void') return fail('the value of a call that returns nothing is used');
         return { code: `l${e.id}`, ty: t };
       }
       case 'self':
@@ -973,8 +998,10 @@ class WgslEmitter {
       case 'binary': {
         if (e.o === '|' && isIntQuotient(e, this)) {
           const q = (constValue(e.a) === 0 ? e.b : e.a) as Extract<Expr, { op: 'binary' }>;
+          const k = intDivKind(q, this)!;
           const [a, b] = this.operands([q.a, q.b]);
-          return { code: `(${this.conv(a!, 'i32')} / ${this.conv(b!, 'i32')})`, ty: 'i32' };
+          const div = `(${this.conv(a!, k)} / ${this.conv(b!, k)})`;
+          return { code: k === 'u32' ? `bitcast<i32>${div}` : div, ty: 'i32' };
         }
         this.checkRange(e);
         const [a, b] = this.operands([e.a, e.b]);
@@ -997,6 +1024,10 @@ class WgslEmitter {
         return { code: t, ty: ty === 'ilit' ? 'i32' : ty };
       }
       case 'setLocal': {
+        if (this.localTy.get(e.id) === 'void') {
+          this.effect(e);
+          return { code: '', ty: 'void' };
+        }
         const v = this.expr(e.value);
         const t = this.localTy.get(e.id)!;
         if (t === 'ctx') return { code: '', ty: 'ctx' };
@@ -1188,11 +1219,27 @@ class WgslEmitter {
     switch (o) {
       case '+':
       case '-':
-      case '*':
-      case '%': {
+      case '*': {
         let ty = this.binaryTy(o, a.ty, b.ty);
         if (ty === 'ilit') ty = 'i32';
         return { code: `(${this.conv(a, ty)} ${o} ${this.conv(b, ty)})`, ty };
+      }
+      case '%': {
+        let ty = this.binaryTy(o, a.ty, b.ty);
+        if (ty === 'ilit') ty = 'i32';
+        if (ty === 'f32') return { code: `(${this.conv(a, 'f32')} % ${this.conv(b, 'f32')})`, ty };
+        const neg = (v: Val): boolean => typeof v.konst === 'number' && v.konst < 0;
+        if (ty === 'u32') {
+          if (neg(a)) fail('a negative constant % an unsigned value');
+          // A non-negative dividend: the divisor's magnitude (abs of i32 min is 2³¹ as a u32).
+          const d = b.ty === 'i32' ? `bitcast<u32>(abs(${b.code}))` : this.conv(b, 'u32');
+          return { code: `(${this.conv(a, 'u32')} % ${d})`, ty };
+        }
+        if (b.ty === 'u32' && !(typeof b.konst === 'number' && b.konst <= 0x7fffffff)) {
+          this.helpers.add('mod_iu');
+          return { code: `mod_iu(${this.conv(a, 'i32')}, ${b.code})`, ty };
+        }
+        return { code: `(${this.conv(a, 'i32')} % ${this.conv(b, 'i32')})`, ty };
       }
       case '/':
         return { code: `(${this.conv(a, 'f32')} / ${this.conv(b, 'f32')})`, ty: 'f32' };
@@ -1305,9 +1352,12 @@ class WgslEmitter {
   }
 
   private math(e: Extract<Expr, { op: 'math' }>): Val {
-    if (e.name === 'floor' && e.args.length === 1 && isIntDivision(e.args[0]!, this)) {
+    const fk = e.name === 'floor' && e.args.length === 1 ? intDivKind(e.args[0]!, this) : null;
+    if (fk !== null) {
       const d = e.args[0] as Extract<Expr, { op: 'binary' }>;
       const [a, b] = this.operands([d.a, d.b]);
+      // Unsigned: the quotient is non-negative, floor is the truncating division.
+      if (fk === 'u32') return { code: `(${this.conv(a!, 'u32')} / ${this.conv(b!, 'u32')})`, ty: 'u32' };
       this.helpers.add('floor_div');
       return { code: `floor_div(${this.conv(a!, 'i32')}, ${this.conv(b!, 'i32')})`, ty: 'i32' };
     }
@@ -1381,24 +1431,20 @@ class WgslEmitter {
   }
 
   /** `(a - r) / b` with integers a, b and r's one assignment `a % b` (a assigned once): an exact integer quotient (W7). */
-  private exactQuotient(e: Expr): boolean {
-    if (e.op !== 'binary' || e.o !== '/' || e.a.op !== 'binary' || e.a.o !== '-') return false;
+  private exactQuotient(e: Expr): 'i32' | 'u32' | null {
+    if (e.op !== 'binary' || e.o !== '/' || e.a.op !== 'binary' || e.a.o !== '-') return null;
     const a = e.a.a;
     const r = e.a.b;
-    if (a.op !== 'local' || r.op !== 'local' || !this.ranks.single.has(a.id)) return false;
+    if (a.op !== 'local' || r.op !== 'local' || !this.ranks.single.has(a.id)) return null;
     const rv = this.ranks.single.get(r.id);
-    if (rv === undefined || rv.op !== 'binary' || rv.o !== '%' || rv.a.op !== 'local' || rv.a.id !== a.id) return false;
+    if (rv === undefined || rv.op !== 'binary' || rv.o !== '%' || rv.a.op !== 'local' || rv.a.id !== a.id) return null;
     const same = (x: Expr, y: Expr): boolean =>
       (x.op === 'arg' && y.op === 'arg' && x.index === y.index) ||
       (x.op === 'local' && y.op === 'local' && x.id === y.id && this.ranks.single.has(x.id)) ||
       (x.op === 'const' && y.op === 'const' && x.value === y.value);
-    if (!same(rv.b, e.b)) return false;
-    try {
-      return INT(this.typeOf(a)) && INT(this.typeOf(e.b));
-    } catch (x) {
-      if (x instanceof PendingLocal) return false;
-      throw x;
-    }
+    if (!same(rv.b, e.b)) return null;
+    // (a - a % b) is a multiple of b: the quotient is exact in either signedness.
+    return intDivKind({ op: 'binary', o: '/', a, b: e.b }, this);
   }
 
   // ------------------------------------------------------------------ fields
@@ -1568,13 +1614,32 @@ interface Typer {
   typeOf(e: Expr): WTy;
 }
 
-/** a / b of two integers (Math.floor of it is an integer division: W1). */
+/**
+ * a / b of two signed integers (i32 or integer literals): Math.floor of it is an integer
+ * division (W1). Unsigned operands stay float divisions (an i32 division would misread
+ * values past 2³¹).
+ */
 function isIntDivision(e: Expr, t: Typer): boolean {
-  if (e.op !== 'binary' || e.o !== '/') return false;
+  return intDivKind(e, t) !== null;
+}
+
+/**
+ * The integer type an integer division of a / b is done in: i32 when both are signed (or
+ * integer literals), u32 when both are unsigned (or non-negative literals); null for a
+ * mix (an i32 division would misread unsigned values past 2³¹) or non-integers.
+ */
+function intDivKind(e: Expr, t: Typer): 'i32' | 'u32' | null {
+  if (e.op !== 'binary' || e.o !== '/') return null;
   try {
-    return INT(t.typeOf(e.a)) && INT(t.typeOf(e.b));
+    const ta = t.typeOf(e.a);
+    const tb = t.typeOf(e.b);
+    const signed = (x: WTy): boolean => x === 'i32' || x === 'ilit';
+    if (signed(ta) && signed(tb)) return 'i32';
+    const unsigned = (x: WTy, v: Expr): boolean => x === 'u32' || (x === 'ilit' && (constValue(v) as number) >= 0);
+    if (unsigned(ta, e.a) && unsigned(tb, e.b)) return 'u32';
+    return null;
   } catch (x) {
-    if (x instanceof PendingLocal) return false;
+    if (x instanceof PendingLocal) return null;
     throw x;
   }
 }
@@ -1608,6 +1673,11 @@ fn mix_cmp(a: i32, b: u32) -> i32 {
   }
   let ua = u32(a);
   return select(select(0i, 1i, ua > b), -1i, ua < b);
+}`,
+  mod_iu: `/** a % b of a signed a and an unsigned b, with the dividend's sign (JavaScript's remainder). */
+fn mod_iu(a: i32, b: u32) -> i32 {
+  let m = select(bitcast<u32>(a), 0u - bitcast<u32>(a), a < 0i) % b;
+  return select(bitcast<i32>(m), -bitcast<i32>(m), a < 0i);
 }`,
   floor_div: `/** Math.floor(a / b) of integers. */
 fn floor_div(a: i32, b: i32) -> i32 {

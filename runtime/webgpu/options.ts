@@ -65,9 +65,11 @@ export interface WebGpuOptions extends GpuOptions {
   /**
    * Methods without a declared WGSL kernel run as WGSL generated from their compiled form
    * (runtime/compiler/emit-wgsl.ts) where the method is inside its subset (default true);
-   * false: they run in TypeScript. `stats.generated` names the passes that did.
+   * false: they run in TypeScript; 'always': the generated kernel also replaces declared
+   * (hand-written) ones where it can be generated, to compare the two. `stats.generated`
+   * names the passes that ran generated.
    */
-  generate?: boolean;
+  generate?: boolean | 'always';
 }
 
 export interface GpuRunnerStats {

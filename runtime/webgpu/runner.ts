@@ -158,7 +158,7 @@ export class GpuRunner {
   };
   private readonly fallbacks: Record<string, { passes: number; reason: string }> = {};
   /** options.generate; generated kernels (per concrete type, method and argument kinds) and their sources by file name. */
-  private readonly generate: boolean;
+  private readonly generate: boolean | 'always';
   private readonly genKernels = new Map<string, Resolved | { reason: string }>();
   private readonly genSources = new Map<string, string>();
   private readonly generatedPasses: Record<string, number> = {};
@@ -200,8 +200,8 @@ export class GpuRunner {
     if (options.snapshot !== undefined && !['gpu', 'gpu-readback', 'host'].includes(options.snapshot))
       throw new UsageError(`webgpu.snapshot must be 'gpu', 'gpu-readback' or 'host', got ${String(options.snapshot)}`);
     this.snapshotWhere = options.snapshot ?? 'gpu';
-    if (options.generate !== undefined && typeof options.generate !== 'boolean')
-      throw new UsageError(`webgpu.generate must be true or false, got ${String(options.generate)}`);
+    if (options.generate !== undefined && typeof options.generate !== 'boolean' && options.generate !== 'always')
+      throw new UsageError(`webgpu.generate must be true, false or 'always', got ${String(options.generate)}`);
     this.generate = options.generate ?? true;
     this.gheap = new GpuHeap(gpu, rt.heap);
     this.prelude = wgslPrelude(rt.heap);
@@ -291,25 +291,31 @@ export class GpuRunner {
    */
   async tryParallelDo(cls: SmmoClass, method: string, args: readonly unknown[]): Promise<boolean> {
     this.live('parallelDo');
+    const key = `${(cls as { name: string }).name}.${method}`;
+    const generated = async (): Promise<string | null> => {
+      const g = this.generatedFor(cls, method, args);
+      if (!Array.isArray(g)) return g.reason;
+      await this.runGenerated(g, args);
+      this.generatedPasses[key] = (this.generatedPasses[key] ?? 0) + 1;
+      return null;
+    };
+    // 'always': the generated kernel even where a hand-written one is declared (to compare them).
+    const first = this.generate === 'always' ? await generated() : 'not tried';
+    if (first === null) return true;
     const r = this.resolve(cls, method);
     if ('kernel' in r) {
       await this.runKernel(r, args);
       return true;
     }
     let reason = r.reason;
-    if (this.generate && !this.declaresWgsl(cls, method)) {
-      const g = this.generatedFor(cls, method, args);
-      if (Array.isArray(g)) {
-        await this.runGenerated(g, args);
-        const key = `${(cls as { name: string }).name}.${method}`;
-        this.generatedPasses[key] = (this.generatedPasses[key] ?? 0) + 1;
-        return true;
-      }
-      reason = `${reason}; generated WGSL: ${(g as { reason: string }).reason}`;
+    if (this.generate === 'always') reason = `${reason}; generated WGSL: ${first}`;
+    else if (this.generate && !this.declaresWgsl(cls, method)) {
+      const why = await generated();
+      if (why === null) return true;
+      reason = `${reason}; generated WGSL: ${why}`;
     }
     await this.toHost();
     this.hostWrote();
-    const key = `${(cls as { name: string }).name}.${method}`;
     const f = (this.fallbacks[key] ??= { passes: 0, reason });
     f.passes++;
     this.counters.fallbackPasses++;
