@@ -178,7 +178,8 @@ gtest(title('a method without a WGSL kernel falls back to TypeScript after a dow
   };
   const ref = await make();
   const dut = await make();
-  const runner = await GpuRunner.create(dut, { gpu: gpu() });
+  // generate: false — methods without a hand-written kernel would otherwise run as generated WGSL (test/webgpu-generated.test.ts).
+  const runner = await GpuRunner.create(dut, { gpu: gpu(), generate: false });
   try {
     t.true(runner.hasKernel(Mover, 'update'), 'Mover.update opts in to nbody_update');
     t.false(runner.hasKernel(Mover, 'nudge'));
