@@ -163,9 +163,22 @@ export class Item extends object({
     this.q = ctx.get(Slot, t[(y * 3 + x) % n]!).val + y;
   }
 
-  /** 53-bit arithmetic in JavaScript: outside the GPU's subset. */
+  /** A comparison with a constant beyond 32 bits: exact in 64-bit arithmetic on the GPU (W8). */
   wide(turn: number): void {
-    this.flag = (this.key + 1) * turn <= 4294967296;
+    // Inline: a local would hold the GPU's 32-bit value (W1); a comparison sees the whole expression (W8).
+    const k = this.key + 1;
+    this.flag = k * turn <= 4294967296;
+    // Products of up to 52 bits (turn about 2²⁰) against several boundaries: every carry of the 64-bit product counts.
+    this.hits =
+      (k * turn > 2 ** 50 ? 1 : 0) +
+      (k * turn >= 3 * 2 ** 49 ? 2 : 0) +
+      (k * turn < 2 ** 51 ? 4 : 0) +
+      (this.s * turn - 3 > -2147483650 ? 8 : 0);
+  }
+
+  /** Such a constant in arithmetic (not a comparison): outside the GPU's subset. */
+  wider(): void {
+    this.q = (this.key + 4294967296) % 7;
   }
 
   /** What JavaScript would throw: 1 a null dereference, 2 an index out of bounds, 3 a throw statement. */
@@ -281,9 +294,12 @@ gtest(title('every pass of the fixture equals TypeScript field for field, run as
       t.deepEqual(state(rt, true), state(ref, true), `floats, step ${step}`);
       await both(ref, rt, 'ranked', SLOTS);
       t.deepEqual(state(rt, true), state(ref, true), `ranked, step ${step}`);
+      await both(ref, rt, 'wide', step === 0 ? 3 : 1000003 + step * 77777);
+      t.deepEqual(state(rt, true), state(ref, true), `wide, step ${step}`);
     }
     const g = generated(rt);
-    for (const m of ['ints', 'loops', 'arrays', 'effects', 'floats', 'ranked']) t.is(g[`Item.${m}`], 3, `Item.${m} ran as generated WGSL`);
+    for (const m of ['ints', 'loops', 'arrays', 'effects', 'floats', 'ranked', 'wide'])
+      t.is(g[`Item.${m}`], 3, `Item.${m} ran as generated WGSL`);
     t.deepEqual(rt.stats().backend.webgpu!.fallbacks, {});
     t.is(rt.stats().backend.methods['Item.ints'], 'webgpu');
     // A float argument that is not an integer and one that is: two kernels, both generated.
@@ -413,7 +429,8 @@ test('emitWgsl: the reasons a method is outside the subset', async (t) => {
     const churn = emitWgsl(irOf('Item', 'churn'), [], host);
     t.true(churn.allocates && churn.frees && churn.reports);
     t.regex(churn.source, /a_allocate\(\d+u\)/);
-    t.throws(() => emitWgsl(irOf('Item', 'wide'), ['i32'], host), { instanceOf: WgslUnsupported, message: /beyond 32 bits/ });
+    t.throws(() => emitWgsl(irOf('Item', 'wider'), [], host), { instanceOf: WgslUnsupported, message: /beyond 32 bits/ });
+    t.regex(emitWgsl(irOf('Item', 'wide'), ['i32'], host).source, /w_cmp\(w_mul\(w_add/);
     const ranked = emitWgsl(irOf('Item', 'ranked'), ['i32'], host);
     t.is(ranked.ranks?.name, 'Slot');
     t.regex(ranked.source, /arrayLength\(&ranks\)/);

@@ -49,11 +49,8 @@
  */
 import { array, bool, i32, object, ref, u32, u8, type SmmoContext } from '../../runtime/index.js';
 import { cellTable } from '../grid.js';
-import { nextInFields, seedAgentStream, storeStream } from '../wa-tor/stream.js';
+import { nextInFields, seedAgentFields } from '../wa-tor/stream.js';
 import { chance, diffusionOf, EMPTY, FEMALE, grown, MALE, MAX_VISION, readyToMate, shareOf } from './rules.js';
-
-// Scratch for seeding a new agent's stream (one per thread: module state is per worker).
-const seedScratch = new Uint32Array(4);
 
 /** One grid cell. */
 export class Cell extends object({
@@ -377,8 +374,7 @@ function setAgent(
   a.sugar = endowment;
   a.endowment = endowment;
   a.metabolism = metabolism;
-  seedAgentStream(seedScratch, 0, seed);
-  storeStream(a.randomState, seedScratch);
+  seedAgentFields(a.randomState, seed);
 }
 
 /** Create a Male on the free cell `cell` and put it there. */

@@ -37,7 +37,7 @@
  */
 import { array, bool, KERNELS, object, ref, u32, type SmmoContext } from '../../runtime/index.js';
 import { cellKernels, fishKernels, sharkKernels } from './kernels.js';
-import { nextInFields, seedAgentStream, storeStream } from './stream.js';
+import { nextInFields, seedAgentFields } from './stream.js';
 
 /** An agent spawns when its egg timer is above this (kSpawnThreshold). */
 export const SPAWN_THRESHOLD = 4;
@@ -53,9 +53,6 @@ export const RIGHT = 2;
 export const BOTTOM = 3;
 /** Request index of "the agent on this cell stays". */
 export const STAY = 4;
-
-// Scratch for seeding a new agent's stream (one per thread: module state is per worker).
-const seedScratch = new Uint32Array(4);
 
 /** A cell of the torus. */
 export class Cell extends object({
@@ -227,8 +224,7 @@ export function spawnFish(ctx: SmmoContext, cell: Cell, seed: number): void {
   fish.eggTimer = seed % SPAWN_THRESHOLD;
   fish.position = cell;
   fish.newPosition = cell;
-  seedAgentStream(seedScratch, 0, seed);
-  storeStream(fish.randomState, seedScratch);
+  seedAgentFields(fish.randomState, seed);
   cell.agent = fish;
 }
 
@@ -239,8 +235,7 @@ export function spawnShark(ctx: SmmoContext, cell: Cell, seed: number): void {
   shark.eggTimer = seed % SPAWN_THRESHOLD;
   shark.position = cell;
   shark.newPosition = cell;
-  seedAgentStream(seedScratch, 0, seed);
-  storeStream(shark.randomState, seedScratch);
+  seedAgentFields(shark.randomState, seed);
   cell.agent = shark;
 }
 

@@ -34,6 +34,15 @@ function splitmix(s: number, k: number): number {
   return mix((s + Math.imul(GOLDEN, k)) | 0);
 }
 
+/**
+ * Seed an agent's stream in its own fields (an smmo inline array) from a 32-bit seed: the
+ * words seedAgentStream writes, without a scratch array (so that the method compiler
+ * takes it whole: on the GPU too).
+ */
+export function seedAgentFields(dst: StreamState, seed: number): void {
+  for (let k = 0; k < 4; k++) dst.set(k, splitmix(seed >>> 0, k + 1));
+}
+
 /** Seed `out[at … at+3]` for an agent from a 32-bit seed (= `new Random(seed)`'s state). */
 export function seedAgentStream(out: Uint32Array, at: number, seed: number): void {
   for (let k = 0; k < 4; k++) out[at + k] = splitmix(seed >>> 0, k + 1);

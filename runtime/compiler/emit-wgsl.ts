@@ -40,6 +40,12 @@
  *       kernel. `(a - r) / b` where r's one assignment is `a % b` is an integer division
  *       (the grid apps' y = (id - x) / width), so cell ids stay exact integers.
  *
+ *  (W8) An integer expression compared with a constant beyond 32 bits (sugarscape's
+ *       `(u + 1) * turn <= 2 ** 32`) is computed in 64-bit two's complement (vec2<u32>:
+ *       its sums, differences and products) and compared exactly, as JavaScript's 53-bit
+ *       arithmetic does; any other use of such a constant with an integer is outside the
+ *       subset.
+ *
  * Outside the subset (the method then runs in TypeScript, and the runner says why):
  * JavaScript values (the form's Dyn/Box/Unbox nodes, except inside a `throw`), deviceDo
  * loops, f64 fields, strings and undefined as values, a mix of booleans and numbers in
@@ -332,13 +338,100 @@ interface Target {
  * form's FieldRefs, per concrete class, from the heap's TypeLayouts).
  * Throws WgslUnsupported with the reason when the method is outside the subset.
  */
-export function emitWgsl(ir: MethodIR, argKinds: readonly WgslArg[], host: WgslHost): WgslMethod {
+export function emitWgsl(ir0: MethodIR, argKinds: readonly WgslArg[], host: WgslHost): WgslMethod {
+  const ir: MethodIR = { ...ir0, body: ir0.body.map(strictUndefined) };
   const ranks = new RankInfo(ir, host);
   const voids = new Set(ir.locals.filter((l) => l.ty.k === 'undef').map((l) => l.id));
   const why = unsupportedIn(ir.body, ranks, voids);
   if (why !== null) fail(why);
   if (ir.iterates.length > 0) fail('deviceDo (a loop over another class) is not generated for the GPU yet');
   return new WgslEmitter(ir, argKinds, ranks).emit();
+}
+
+const isUndefinedConst = (e: Expr): boolean => e.op === 'const' && e.value === undefined;
+
+/**
+ * `c ? v : undefined` compared strictly (===, !==) with a value that cannot be undefined
+ * and whose evaluation writes nothing — what `x?.f !== y` lowers to — becomes
+ * `c ? v === y : false` (`!==`: true): the same value, with no undefined left (W1's
+ * numbers have no undefined).
+ */
+function strictUndefined(s: Stmt): Stmt {
+  const e = (x: Expr): Expr => mapExpr(x, rewrite);
+  const ss = (xs: readonly Stmt[]): Stmt[] => xs.map(strictUndefined);
+  switch (s.s) {
+    case 'let':
+      return s.init === null ? s : { ...s, init: e(s.init) };
+    case 'expr':
+      return { ...s, e: e(s.e) };
+    case 'if':
+      return { ...s, c: e(s.c), then: ss(s.then), else: ss(s.else) };
+    case 'block':
+    case 'loop':
+      return { ...s, body: ss(s.body) };
+    case 'switch':
+      return { ...s, on: e(s.on), cases: s.cases.map((c) => ({ test: c.test === null ? null : e(c.test), body: ss(c.body) })) };
+    case 'forEach':
+      return { ...s, body: ss(s.body) };
+    default:
+      return s;
+  }
+}
+
+function rewrite(x: Expr): Expr {
+  if (x.op !== 'binary' || (x.o !== '===' && x.o !== '!==')) return x;
+  const maybeUndef = (y: Expr): boolean => y.op === 'cond' && (isUndefinedConst(y.a) || isUndefinedConst(y.b));
+  const [c, other, left] = maybeUndef(x.a) ? [x.a, x.b, true] : maybeUndef(x.b) ? [x.b, x.a, false] : [null, null, true];
+  if (c === null || c.op !== 'cond' || other === null) return x;
+  if (isUndefinedConst(other) || maybeUndef(other) || writes(other)) return x;
+  const branch = (v: Expr): Expr =>
+    isUndefinedConst(v) ? { op: 'const', value: x.o === '!==' } : { op: 'binary', o: x.o, a: left ? v : other, b: left ? other : v };
+  return { op: 'cond', c: c.c, a: branch(c.a), b: branch(c.b) };
+}
+
+/** x with `f` applied bottom-up to every subexpression. */
+function mapExpr(x: Expr, f: (y: Expr) => Expr): Expr {
+  const m = (y: Expr): Expr => mapExpr(y, f);
+  let out: Expr;
+  switch (x.op) {
+    case 'unary':
+      out = { ...x, a: m(x.a) };
+      break;
+    case 'binary':
+    case 'logical':
+      out = { ...x, a: m(x.a), b: m(x.b) };
+      break;
+    case 'cond':
+      out = { ...x, c: m(x.c), a: m(x.a), b: m(x.b) };
+      break;
+    case 'setLocal':
+      out = { ...x, value: m(x.value) };
+      break;
+    case 'load':
+      out = { ...x, obj: m(x.obj), elem: x.elem === null ? null : m(x.elem) };
+      break;
+    case 'store':
+      out = { ...x, obj: m(x.obj), elem: x.elem === null ? null : m(x.elem), value: m(x.value) };
+      break;
+    case 'typeOf':
+    case 'isA':
+    case 'free':
+    case 'nonNull':
+      out = { ...x, obj: m(x.obj) };
+      break;
+    case 'checkHandle':
+      out = { ...x, value: m(x.value) };
+      break;
+    case 'math':
+      out = { ...x, args: x.args.map(m) };
+      break;
+    case 'seq':
+      out = { ...x, items: x.items.map(m) };
+      break;
+    default:
+      out = x;
+  }
+  return f(out);
 }
 
 /** Every assignment of a local in a body: [local id, value]. */
@@ -1003,6 +1096,7 @@ class WgslEmitter {
           const div = `(${this.conv(a!, k)} / ${this.conv(b!, k)})`;
           return { code: k === 'u32' ? `bitcast<i32>${div}` : div, ty: 'i32' };
         }
+        if (this.beyond32(e)) return this.wideCompare(e);
         this.checkRange(e);
         const [a, b] = this.operands([e.a, e.b]);
         return this.binary(e.o, a!, b!);
@@ -1098,7 +1192,7 @@ class WgslEmitter {
       }
       case 'checkHandle': {
         const v = this.hoist(this.expr(e.value));
-        if (!INT(v.ty)) fail('ctx.get() of a value that is not an integer');
+        if (!INT(v.ty) && v.ty !== 'h') fail('ctx.get() of a value that is not an integer');
         const h = this.hoist({ code: this.conv(v, 'u32'), ty: 'u32' });
         this.helpers.add('valid_handle');
         this.line(`if (!valid_handle(${h.code})) {`);
@@ -1269,28 +1363,67 @@ class WgslEmitter {
   }
 
   /**
-   * W1's limit made visible: an integer sum, difference or product compared with (or
-   * combined with) a constant outside 32 bits (`(u + 1) * turn <= 2 ** 32`) is a
-   * computation that JavaScript does in 53 bits and the GPU would wrap: outside the subset.
+   * W1's limit made visible: an integer combined with a constant outside 32 bits in
+   * anything but a comparison (those are W8's) is a computation that JavaScript does in 53
+   * bits and the GPU would wrap or round: outside the subset.
    */
   private checkRange(e: Extract<Expr, { op: 'binary' }>): void {
     const big = (x: Expr): boolean => {
       const k = constValue(x);
-      return typeof k === 'number' && (k > 0xffffffff || k < -0x80000000);
+      return typeof k === 'number' && Number.isInteger(k) && (k > 0xffffffff || k < -0x80000000);
     };
-    const arith = (x: Expr): boolean => {
-      if (x.op !== 'binary' || (x.o !== '+' && x.o !== '-' && x.o !== '*')) return false;
-      try {
-        return INT(this.typeOf(x));
-      } catch (err) {
-        if (err instanceof PendingLocal) return false;
-        throw err;
-      }
-    };
-    if ((big(e.a) && arith(e.b)) || (big(e.b) && arith(e.a)))
+    if ((big(e.a) && this.isInt(e.b)) || (big(e.b) && this.isInt(e.a)))
       fail(
-        `an integer computation meets the constant ${String(constValue(big(e.a) ? e.a : e.b))}, beyond 32 bits (the GPU's integers would wrap where JavaScript's do not)`,
+        `an integer meets the constant ${String(constValue(big(e.a) ? e.a : e.b))} in ${e.o}, beyond 32 bits (the GPU's integers would wrap or round where JavaScript's do not)`,
       );
+  }
+
+  /** Whether x is an integer-typed expression that is not a constant. */
+  private isInt(x: Expr): boolean {
+    if (constValue(x) !== undefined) return false;
+    try {
+      return INT(this.typeOf(x));
+    } catch (err) {
+      if (err instanceof PendingLocal) return false;
+      throw err;
+    }
+  }
+
+  /** A comparison of an integer expression with a constant beyond 32 bits (W8). */
+  private beyond32(e: Extract<Expr, { op: 'binary' }>): boolean {
+    if (!['<', '<=', '>', '>=', '===', '!==', '==', '!='].includes(e.o)) return false;
+    const big = (x: Expr): boolean => {
+      const k = constValue(x);
+      return typeof k === 'number' && Number.isInteger(k) && (k > 0xffffffff || k < -0x80000000);
+    };
+    return ((big(e.a) && this.isInt(e.b)) || (big(e.b) && this.isInt(e.a))) && !writes(e);
+  }
+
+  /** W8: both sides as 64-bit two's-complement integers (vec2<u32>: low, high word), compared exactly. */
+  private wideCompare(e: Extract<Expr, { op: 'binary' }>): Val {
+    this.helpers.add('wide');
+    const a = this.wide(e.a);
+    const b = this.wide(e.b);
+    const op = e.o === '===' || e.o === '==' ? '==' : e.o === '!==' || e.o === '!=' ? '!=' : e.o;
+    return { code: `(w_cmp(${a}, ${b}) ${op} 0i)`, ty: 'bool' };
+  }
+
+  private wide(x: Expr): string {
+    const k = constValue(x);
+    if (typeof k === 'number') {
+      if (!Number.isInteger(k) || Math.abs(k) > 2 ** 53) fail(`the constant ${k} in 64-bit integer arithmetic`);
+      const lo = Number(BigInt.asUintN(32, BigInt(k)));
+      const hi = Number(BigInt.asUintN(32, BigInt(k) >> 32n));
+      return `vec2<u32>(${lo}u, ${hi}u)`;
+    }
+    if (x.op === 'binary' && (x.o === '+' || x.o === '-' || x.o === '*')) {
+      const f = x.o === '+' ? 'w_add' : x.o === '-' ? 'w_sub' : 'w_mul';
+      return `${f}(${this.wide(x.a)}, ${this.wide(x.b)})`;
+    }
+    const v = this.expr(x);
+    if (v.ty === 'i32' || v.ty === 'ilit') return `w_i(${this.conv(v, 'i32')})`;
+    if (v.ty === 'u32' || v.ty === 'h') return `vec2<u32>(${v.code}, 0u)`;
+    return fail(`a ${v.ty} value in 64-bit integer arithmetic`);
   }
 
   /** a o b for a comparison; mixed signed/unsigned integers exactly (W1). */
@@ -1673,6 +1806,43 @@ fn mix_cmp(a: i32, b: u32) -> i32 {
   }
   let ua = u32(a);
   return select(select(0i, 1i, ua > b), -1i, ua < b);
+}`,
+  wide: `/** W8: 64-bit two's-complement integers as vec2<u32>(low, high). */
+fn w_i(a: i32) -> vec2<u32> {
+  return vec2<u32>(bitcast<u32>(a), select(0u, 0xffffffffu, a < 0i));
+}
+fn w_add(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  let lo = a.x + b.x;
+  return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}
+fn w_sub(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  return vec2<u32>(a.x - b.x, a.y - b.y - select(0u, 1u, a.x < b.x));
+}
+/** The full 64-bit product of two u32, from 16-bit halves. */
+fn w_mul32(a: u32, b: u32) -> vec2<u32> {
+  let a0 = a & 0xffffu;
+  let a1 = a >> 16u;
+  let b0 = b & 0xffffu;
+  let b1 = b >> 16u;
+  let p00 = a0 * b0;
+  let p01 = a0 * b1;
+  let p10 = a1 * b0;
+  let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+  return vec2<u32>((p00 & 0xffffu) | (mid << 16u), a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
+}
+/** The low 64 bits of a product (two's complement: exact while JavaScript's is, below 2⁵³). */
+fn w_mul(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  let p = w_mul32(a.x, b.x);
+  return vec2<u32>(p.x, p.y + a.x * b.y + a.y * b.x);
+}
+/** -1, 0 or 1 as the signed 64-bit a compares with b. */
+fn w_cmp(a: vec2<u32>, b: vec2<u32>) -> i32 {
+  let ah = bitcast<i32>(a.y);
+  let bh = bitcast<i32>(b.y);
+  if (ah != bh) {
+    return select(1i, -1i, ah < bh);
+  }
+  return select(select(0i, 1i, a.x > b.x), -1i, a.x < b.x);
 }`,
   mod_iu: `/** a % b of a signed a and an unsigned b, with the dividend's sign (JavaScript's remainder). */
 fn mod_iu(a: i32, b: u32) -> i32 {
