@@ -7,8 +7,11 @@
  *
  *   node dist/bench/models.js [--model walkers|epidemic|particles|all] [--size 1024]
  *        [--steps 10] [--threads 1,2,4,8,16] [--runs 3] [--out bench-results/models.json]
- *        [--machine "name"] [--largest] [--passes]
+ *        [--machine "name"] [--largest] [--passes] [--webgpu [--no-gpu-validation]]
  *
+ * --webgpu adds the row 'webgpu': the model on backend 'webgpu', one thread, every method
+ * as WGSL generated from its compiled form (a pass left in TypeScript is an error here);
+ * the timed steps end with `rt.sync()`, so the GPU's queued work is inside the time.
  * --passes also times every do-all of the timed steps (the `parallelDo` calls of the
  * model's step, per Class.method) and prints ms per step per pass for each smmo row: which
  * pass scales and which does not.
@@ -43,6 +46,12 @@ interface Model {
   /** What the grid's squares are called, and the class whose objects are counted. */
   readonly grid: string;
   readonly counted: SmmoClass;
+  /**
+   * Whether the GPU must give the CPU's digest (--webgpu): an integer model; a model whose
+   * f32 fields take sums computed in f64 (JavaScript) gets f32 sums on the GPU
+   * (runtime/compiler/emit-wgsl.ts W2), so its hash of the float bits differs.
+   */
+  readonly exactOnGpu: boolean;
   init(rt: Runtime, width: number, height: number): Promise<unknown>;
   step(rt: Runtime, world: unknown): Promise<void>;
   digest(rt: Runtime, world: unknown): number;
@@ -55,6 +64,7 @@ const MODELS: Record<string, Model> = {
     moduleUrl: Walkers.MODULE_URL,
     grid: 'tiles',
     counted: Walkers.Walker,
+    exactOnGpu: false,
     init: Walkers.init,
     step: (rt) => Walkers.step(rt),
     digest: (rt, w) => Walkers.digest(rt, w as number[]),
@@ -68,6 +78,7 @@ const MODELS: Record<string, Model> = {
     moduleUrl: Epidemic.MODULE_URL,
     grid: 'cells',
     counted: Epidemic.Person,
+    exactOnGpu: true,
     init: Epidemic.init,
     step: (rt, w) => Epidemic.step(rt, w as Epidemic.World),
     digest: (rt, w) => Epidemic.digest(rt, w as Epidemic.World),
@@ -78,6 +89,7 @@ const MODELS: Record<string, Model> = {
     moduleUrl: Particles.MODULE_URL,
     grid: 'cells',
     counted: Particles.Particle,
+    exactOnGpu: false,
     init: Particles.init,
     step: (rt, w) => Particles.step(rt, w as Particles.World),
     digest: (rt, w) => Particles.digest(rt, w as Particles.World),
@@ -95,6 +107,9 @@ const STEPS = Number(arg('steps', '10'));
 const RUNS = Number(arg('runs', '3'));
 const LARGEST = process.argv.includes('--largest');
 const PASSES = process.argv.includes('--passes');
+/** --webgpu: also run each model on backend 'webgpu' (its methods as generated WGSL); --no-gpu-validation: Dawn's validation off. */
+const WEBGPU = process.argv.includes('--webgpu');
+const GPU_VALIDATION = !process.argv.includes('--no-gpu-validation');
 const THREADS = arg('threads', '1,2,4,8,16')
   .split(',')
   .map(Number)
@@ -143,15 +158,22 @@ async function child(m: Model, kind: string, threads: number): Promise<Sample> {
     blockSize: kind === 'largest' ? 'largest' : 'smallest',
     threads,
     modules: [m.moduleUrl],
+    ...(kind === 'webgpu' ? { backend: 'webgpu' as const, webgpu: { validation: GPU_VALIDATION } } : {}),
   });
   try {
     const world = await m.init(rt, SIZE, SIZE);
-    await m.step(rt, world); // compiles the methods (compiled runs) and warms up
+    await m.step(rt, world); // compiles the methods (compiled runs; the GPU's kernels) and warms up
+    await rt.sync(); // backend 'webgpu': the GPU's work done, the heap on the host (no-op elsewhere)
     const passes: Record<string, number> = {};
     if (PASSES) timePasses(rt, passes);
     const t0 = performance.now();
     for (let i = 1; i < STEPS; i++) await m.step(rt, world);
+    await rt.sync(); // the GPU's queued passes belong to the timed steps
     const ms = (performance.now() - t0) / (STEPS - 1);
+    if (kind === 'webgpu') {
+      const w = rt.stats().backend.webgpu!;
+      if (w.fallbackPasses > 0) throw new Error(`passes in TypeScript on backend webgpu: ${JSON.stringify(w.fallbacks)}`);
+    }
     for (const k of Object.keys(passes)) passes[k]! /= STEPS - 1;
     if (kind !== 'interpreted') {
       const c = rt.stats().compiled;
@@ -186,6 +208,7 @@ function bench(name: string, machine: { name: string; cpu: string; cores: number
     { kind: 'interpreted', threads: 1 },
     ...THREADS.map((threads) => ({ kind: 'compiled', threads })),
     ...(LARGEST ? THREADS.map((threads) => ({ kind: 'largest', threads })) : []),
+    ...(WEBGPU ? [{ kind: 'webgpu', threads: 1 }] : []),
   ];
   const samples = new Map<string, Sample[]>();
   const self = fileURLToPath(import.meta.url);
@@ -207,6 +230,7 @@ function bench(name: string, machine: { name: string; cpu: string; cores: number
           '--steps',
           String(STEPS),
           ...(PASSES ? ['--passes'] : []),
+          ...(GPU_VALIDATION ? [] : ['--no-gpu-validation']),
         ],
         {
           encoding: 'utf8',
@@ -220,7 +244,13 @@ function bench(name: string, machine: { name: string; cpu: string; cores: number
     }
   }
   const plain = median(samples.get('plain:1')!.map((s) => s.msPerStep));
-  const digests = new Set([...samples.values()].flat().map((s) => s.digest));
+  const digests = new Set(
+    [...samples.entries()]
+      .filter(([k]) => !k.startsWith('webgpu:'))
+      .flatMap(([, v]) => v)
+      .map((s) => s.digest),
+  );
+  const gpuDigests = new Set((samples.get('webgpu:1') ?? []).map((s) => s.digest));
   const rows = configs.map((c): Row => {
     const list = samples.get(`${c.kind}:${c.threads}`)!;
     const ms = median(list.map((s) => s.msPerStep));
@@ -260,8 +290,20 @@ function bench(name: string, machine: { name: string; cpu: string; cores: number
       ? `digests: all equal (${[...digests][0]}); ${MODELS[name]!.counted.name} objects at the end: ${rows[0]!.population}`
       : `DIGESTS DIFFER: ${[...digests].join(', ')}`,
   );
+  let gpuOk = true;
+  if (WEBGPU) {
+    const same = gpuDigests.size === 1 && digests.has([...gpuDigests][0]!);
+    gpuOk = same || !MODELS[name]!.exactOnGpu;
+    console.log(
+      same
+        ? 'webgpu: the same digest'
+        : MODELS[name]!.exactOnGpu
+          ? `WEBGPU DIGEST DIFFERS: ${[...gpuDigests].join(', ')}`
+          : `webgpu: digest ${[...gpuDigests].join(', ')} (f32 arithmetic on the GPU where JavaScript sums in f64: docs/webgpu.md, "Generated kernels")`,
+    );
+  }
   console.log('');
-  return { rows, digestsEqual: digests.size === 1 };
+  return { rows, digestsEqual: digests.size === 1 && gpuOk };
 }
 
 async function main(): Promise<void> {

@@ -187,10 +187,10 @@ function constTy(v: number | boolean | null): WTy {
 }
 
 function f32Literal(v: number): string {
-  if (Number.isNaN(v)) return 'bitcast<f32>(0x7fc00000u)';
-  if (!Number.isFinite(v)) return v > 0 ? 'bitcast<f32>(0x7f800000u)' : 'bitcast<f32>(0xff800000u)';
+  // WGSL's constant expressions cannot hold NaN or infinities: read them from private words (GEN_LIB).
+  if (Number.isNaN(v)) return 'bitcast<f32>(k_nan)';
   const f = Math.fround(v);
-  if (!Number.isFinite(f)) return f > 0 ? 'bitcast<f32>(0x7f800000u)' : 'bitcast<f32>(0xff800000u)';
+  if (!Number.isFinite(f)) return f > 0 ? 'bitcast<f32>(k_pinf)' : 'bitcast<f32>(k_ninf)';
   // Exact f32 bits (a decimal literal may round differently in the shader compiler).
   const b = new Float32Array([f]);
   return `bitcast<f32>(${new Uint32Array(b.buffer)[0]}u)`;
@@ -1623,14 +1623,7 @@ class WgslEmitter {
       if (f.length !== 0) fail(`${f.cls.name}.${f.name} is an inline array used as a value`);
       return null;
     }
-    const v = this.hoist(this.expr(elem));
-    if (inBounds === true || (typeof v.konst === 'number' && v.konst >= 0 && v.konst < f.length && Number.isInteger(v.konst))) return v;
-    if (!INT(v.ty)) fail(`an inline-array index of ${f.cls.name}.${f.name} that is not an integer`);
-    this.line(`if (${this.conv(v, 'u32')} >= ${f.length}u) {`);
-    this.line(`  k_fail(${KERNEL_STATUS.RANGE}u);`);
-    this.line('  return;');
-    this.line('}');
-    return v;
+    return this.checkedIndex(f, this.hoist(this.expr(elem)), inBounds);
   }
 
   private load(e: Extract<Expr, { op: 'load' }>): Val {
@@ -1681,9 +1674,23 @@ class WgslEmitter {
     return asValue ? value : { code: '', ty: 'void' };
   }
 
+  /**
+   * The element index, checked against the array's length unless the form proved it in
+   * bounds (W4). A float index (`Math.floor(x) - c.x`) must be an integer, as JavaScript's
+   * get(i) requires; it is then used as a u32.
+   */
   private checkedIndex(f: FieldRef, v: Val, inBounds: boolean | undefined): Val {
-    if (inBounds === true || (typeof v.konst === 'number' && Number.isInteger(v.konst) && v.konst >= 0 && v.konst < f.length)) return v;
-    if (!INT(v.ty)) fail(`an inline-array index of ${f.cls.name}.${f.name} that is not an integer`);
+    if (typeof v.konst === 'number' && Number.isInteger(v.konst) && v.konst >= 0 && v.konst < f.length) return v;
+    if (v.ty === 'f32') {
+      const t = this.hoist(v);
+      this.line(`if (!(${t.code} == floor(${t.code}) && ${t.code} >= 0.0f && ${t.code} < ${f.length}.0f)) {`);
+      this.line(`  k_fail(${KERNEL_STATUS.RANGE}u);`);
+      this.line('  return;');
+      this.line('}');
+      return { code: `u32(${t.code})`, ty: 'u32' };
+    }
+    if (!INT(v.ty)) fail(`an inline-array index of ${f.cls.name}.${f.name} that is not a number`);
+    if (inBounds === true) return v;
     this.line(`if (${this.conv(v, 'u32')} >= ${f.length}u) {`);
     this.line(`  k_fail(${KERNEL_STATUS.RANGE}u);`);
     this.line('  return;');
@@ -1786,7 +1793,11 @@ function isIntQuotient(e: Expr, t: Typer): boolean {
 }
 
 /** Bindings-independent functions every generated kernel has (after objects.wgsl and alloc.wgsl, which the runner appends). */
-const GEN_LIB = `/** Report this invocation's failure (W4) to the runner's status buffer. */
+const GEN_LIB = `/** The bits of NaN and the infinities, which no WGSL constant expression may hold. */
+var<private> k_nan: u32 = 0x7fc00000u;
+var<private> k_pinf: u32 = 0x7f800000u;
+var<private> k_ninf: u32 = 0xff800000u;
+/** Report this invocation's failure (W4) to the runner's status buffer. */
 fn k_fail(code: u32) {
   atomicOr(&status[0], code);
   atomicAdd(&status[1], 1u);

@@ -295,6 +295,8 @@ export class GpuRunner {
     const generated = async (): Promise<string | null> => {
       const g = this.generatedFor(cls, method, args);
       if (!Array.isArray(g)) return g.reason;
+      const failed = await this.compileGenerated(g);
+      if (failed !== null) return failed;
       await this.runGenerated(g, args);
       this.generatedPasses[key] = (this.generatedPasses[key] ?? 0) + 1;
       return null;
@@ -516,6 +518,26 @@ export class GpuRunner {
       ...(frees && !allocates ? { freesOnly: true } : {}),
     };
     return { kernel, type: t, spec: { params: {} } as unknown as WgslSpec, label: kernelKey(t.name, method) };
+  }
+
+  /**
+   * Compile the pipelines of a pass's generated kernels before any of them is dispatched;
+   * a kernel the shader compiler rejects is remembered as not generated (its reason: the
+   * compiler's message), so the pass — and later ones — run in TypeScript instead. That is
+   * the emitter's fault, never the user's: the message says so.
+   */
+  private async compileGenerated(rs: readonly Resolved[]): Promise<string | null> {
+    for (const r of rs) {
+      try {
+        await this.pipeline(r.kernel.file, r.kernel.libraries ?? [], 'main', this.constantsFor(r, 0));
+      } catch (e) {
+        if (!(e instanceof GpuError)) throw e;
+        const reason = `the generated WGSL of ${r.label} does not compile (a fault of smmo's WGSL emitter; please report it): ${e.message}`;
+        for (const [key, g] of this.genKernels) if ('kernel' in g && g.kernel.file === r.kernel.file) this.genKernels.set(key, { reason });
+        return reason;
+      }
+    }
+    return null;
   }
 
   /**
