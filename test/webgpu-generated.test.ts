@@ -8,7 +8,7 @@
  * Math.floor of negative quotients, 1- and 2-byte fields written by neighbouring lanes,
  * inline arrays with computed indices, references to a base class whose field offsets
  * differ per subclass, labelled break/continue, a switch with shared cases, side effects inside
- * && and ?:, creation and deletion, an object argument, a rank table; and the failures JavaScript would
+ * && and ?:, creation and deletion, an object argument, a rank table, deviceDo; and the failures JavaScript would
  * throw (GpuLaneError), and the visible fallback of a method outside the subset.
  */
 import test from 'ava';
@@ -176,6 +176,19 @@ export class Item extends object({
       (this.s * turn - 3 > -2147483650 ? 8 : 0);
   }
 
+  /** deviceDo over another class (W9), with an early return (the next object). */
+  census(): void {
+    let total = 0;
+    let n = 0;
+    this.runtime.deviceDo(Slot, (sl) => {
+      if ((sl.val + this.id) % 3 === 0) return;
+      total += sl.val;
+      n++;
+    });
+    this.q = total;
+    this.hits = n;
+  }
+
   /** Optional chaining compared strictly: `x?.f === y` (no undefined on the GPU). */
   optional(): void {
     this.flag = this.next?.id !== 5;
@@ -304,9 +317,11 @@ gtest(title('every pass of the fixture equals TypeScript field for field, run as
       t.deepEqual(state(rt, true), state(ref, true), `wide, step ${step}`);
       await both(ref, rt, 'optional');
       t.deepEqual(state(rt, true), state(ref, true), `optional, step ${step}`);
+      await both(ref, rt, 'census');
+      t.deepEqual(state(rt, true), state(ref, true), `census, step ${step}`);
     }
     const g = generated(rt);
-    for (const m of ['ints', 'loops', 'arrays', 'effects', 'floats', 'ranked', 'wide', 'optional'])
+    for (const m of ['ints', 'loops', 'arrays', 'effects', 'floats', 'ranked', 'wide', 'optional', 'census'])
       t.is(g[`Item.${m}`], 3, `Item.${m} ran as generated WGSL`);
     t.deepEqual(rt.stats().backend.webgpu!.fallbacks, {});
     t.is(rt.stats().backend.methods['Item.ints'], 'webgpu');

@@ -46,10 +46,14 @@
  *       arithmetic does; any other use of such a constant with an integer is outside the
  *       subset.
  *
+ *  (W9) deviceDo(C, …) over a concrete class loops over C's blocks in the pass snapshot's
+ *       list and the set bits of their iteration words: the objects the pass started with,
+ *       in the order of the list (a method that depends on the order is racy anyway).
+ *
  * Outside the subset (the method then runs in TypeScript, and the runner says why):
- * JavaScript values (the form's Dyn/Box/Unbox nodes, except inside a `throw`), deviceDo
- * loops, f64 fields, strings and undefined as values, a mix of booleans and numbers in
- * one local. Arguments are typed by the values of the call (an integer → i32 or u32,
+ * JavaScript values (the form's Dyn/Box/Unbox nodes, except inside a `throw`), f64
+ * fields, strings and undefined as values (W1's `x?.f === y` excepted), a mix of booleans
+ * and numbers in one local. Arguments are typed by the values of the call (an integer → i32 or u32,
  * another number → f32): the runner generates one kernel per argument signature.
  */
 import { BLOCK_TYPE_WORD, type FieldLayout, type TypeLayout } from '../layout.js';
@@ -307,7 +311,7 @@ function unsupportedIn(body: readonly Stmt[], ranks: RankInfo, voids: ReadonlySe
           for (const c of s.cases) r ??= (c.test === null ? null : inExpr(c.test)) ?? inStmts(c.body);
           break;
         case 'forEach':
-          r = 'deviceDo (a loop over another class) is not generated for the GPU yet';
+          r = inStmts(s.body);
           break;
         default:
           break;
@@ -344,7 +348,6 @@ export function emitWgsl(ir0: MethodIR, argKinds: readonly WgslArg[], host: Wgsl
   const voids = new Set(ir.locals.filter((l) => l.ty.k === 'undef').map((l) => l.id));
   const why = unsupportedIn(ir.body, ranks, voids);
   if (why !== null) fail(why);
-  if (ir.iterates.length > 0) fail('deviceDo (a loop over another class) is not generated for the GPU yet');
   return new WgslEmitter(ir, argKinds, ranks).emit();
 }
 
@@ -460,6 +463,7 @@ function assignmentsOf(body: readonly Stmt[]): [number, Expr][] {
           break;
         case 'block':
         case 'loop':
+        case 'forEach':
           walk(s.body);
           break;
         case 'switch':
@@ -631,6 +635,7 @@ class WgslEmitter {
             break;
           case 'block':
           case 'loop':
+          case 'forEach':
             walk(s.body);
             break;
           case 'switch':
@@ -928,8 +933,49 @@ class WgslEmitter {
         this.line('return;');
         return;
       case 'forEach':
-        fail('deviceDo (a loop over another class) is not generated for the GPU yet');
+        this.forEach(s);
+        return;
     }
+  }
+
+  /**
+   * deviceDo (W9): the objects of type T that the pass started with — T's blocks in the
+   * pass snapshot's list (binding 5), the set bits of each block's iteration word — as
+   * two loops; `continue label` is the next object, `break label` leaves both.
+   */
+  private forEach(s: Extract<Stmt, { s: 'forEach' }>): void {
+    const n = this.temps++;
+    const li = `fe${n}`;
+    const bid = `feb${n}`;
+    const bits = `febits${n}`;
+    const t = s.typeId;
+    this.line(`var ${li} = 0u;`);
+    const outer: Target = { label: `${s.label}#blocks`, kind: 'block', id: this.nextTarget++ };
+    this.targets.push(outer);
+    let body: string[];
+    try {
+      body = this.nested(() => {
+        this.line(`if (${li} >= lists[${4 * t}u]) {`);
+        this.line('  break;');
+        this.line('}');
+        this.line(`let ${bid} = atomicLoad(&heap[BW_BLOCK_LIST + lists[${4 * t + 1}u] + ${li}]);`);
+        this.line(`${li} = ${li} + 1u;`);
+        this.line(`var ${bits} = atomicLoad(&heap[block_word(${bid}) + BLOCK_ITER_WORD]);`);
+        this.loopLike(s.label, 'loop', (inner) => s.body.forEach((x) => inner(x)), [
+          `if (${bits} == 0u) {`,
+          '  break;',
+          '}',
+          `l${s.var} = (${bid} << SLOT_BITS) | countTrailingZeros(${bits});`,
+          `${bits} = ${bits} & (${bits} - 1u);`,
+        ]);
+      });
+    } finally {
+      this.targets.pop();
+    }
+    this.line('loop {');
+    this.lines.push(...body);
+    this.line('}');
+    if (this.usesCtl) this.ctlCheck();
   }
 
   /** A labelled block or loop as a WGSL loop (a block runs once); the ctl check after it (W6). */
@@ -964,8 +1010,10 @@ class WgslEmitter {
   }
 
   private jump(label: string, kind: 'break' | 'continue'): void {
+    // A deviceDo's `break` leaves its loop over blocks too (forEach: the target `label#blocks`).
+    const want = kind === 'break' && this.targets.some((x) => x.label === `${label}#blocks`) ? `${label}#blocks` : label;
     let i = this.targets.length - 1;
-    while (i >= 0 && this.targets[i]!.label !== label) i--;
+    while (i >= 0 && this.targets[i]!.label !== want) i--;
     if (i < 0) fail(`${kind} to an unknown label ${label}`);
     const t = this.targets[i]!;
     if (kind === 'continue' && t.kind !== 'loop') fail(`continue to block ${label}`);
