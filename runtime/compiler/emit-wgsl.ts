@@ -610,47 +610,7 @@ class WgslEmitter {
       else if (l.ty.k === 'undef') this.localTy.set(l.id, 'void'); // an inlined call's result that is never a value
     }
     const fixed = new Set(this.localTy.keys());
-    const assigns: [number, Expr][] = [];
-    const walkE = (e: Expr): void => {
-      if (e.op === 'setLocal') assigns.push([e.id, e.value]);
-      for (const c of children(e)) walkE(c);
-    };
-    const walk = (ss: readonly Stmt[]): void => {
-      for (const s of ss) {
-        switch (s.s) {
-          case 'let':
-            if (s.init !== null) {
-              assigns.push([s.id, s.init]);
-              walkE(s.init);
-            }
-            break;
-          case 'expr':
-          case 'throw':
-            if (s.s === 'expr') walkE(s.e);
-            break;
-          case 'if':
-            walkE(s.c);
-            walk(s.then);
-            walk(s.else);
-            break;
-          case 'block':
-          case 'loop':
-          case 'forEach':
-            walk(s.body);
-            break;
-          case 'switch':
-            walkE(s.on);
-            for (const c of s.cases) {
-              if (c.test !== null) walkE(c.test);
-              walk(c.body);
-            }
-            break;
-          default:
-            break;
-        }
-      }
-    };
-    walk(this.ir.body);
+    const assigns = assignmentsOf(this.ir.body);
     for (let round = 0; round < 32; round++) {
       let changed = false;
       for (const [id, v] of assigns) {

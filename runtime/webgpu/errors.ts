@@ -93,20 +93,22 @@ export function statusError(codes: number, failed: number, passes: readonly stri
   return new GpuHeapError(codes, failed);
 }
 
+/** What each status bit means, in the order describeStatus lists them. */
+const STATUS_TEXT: readonly (readonly [number, string])[] = [
+  [STATUS.HEAP_FULL, 'heap full (no free block)'],
+  [STATUS.SPIN_CAP, 'a retry loop reached its iteration cap'],
+  [STATUS.BAD_FREE, "free of a slot in a free block or beyond the type's slots"],
+  [STATUS.DOUBLE_FREE, 'free of a slot that was not allocated'],
+  [STATUS.BAD_BLOCK, "a block's type, iteration, generation or allocation word disagrees with its state (heap corrupted)"],
+  [STATUS.NULL_DEREF, 'a field of null was read or written'],
+  [STATUS.RANGE, 'an inline-array index was out of bounds'],
+  [STATUS.THROW, 'a throw statement was reached'],
+  [STATUS.BAD_HANDLE, 'ctx.get() was given a number that is not a handle of a live object'],
+  [STATUS.RANKS, "a rank table does not have the number of objects rankTable() was told (its class's objects were created or deleted)"],
+];
+
 export function describeStatus(codes: number): string {
-  const parts: string[] = [];
-  if (codes & STATUS.HEAP_FULL) parts.push('heap full (no free block)');
-  if (codes & STATUS.SPIN_CAP) parts.push('a retry loop reached its iteration cap');
-  if (codes & STATUS.BAD_FREE) parts.push("free of a slot in a free block or beyond the type's slots");
-  if (codes & STATUS.DOUBLE_FREE) parts.push('free of a slot that was not allocated');
-  if (codes & STATUS.BAD_BLOCK)
-    parts.push("a block's type, iteration, generation or allocation word disagrees with its state (heap corrupted)");
-  if (codes & STATUS.NULL_DEREF) parts.push('a field of null was read or written');
-  if (codes & STATUS.RANGE) parts.push('an inline-array index was out of bounds');
-  if (codes & STATUS.THROW) parts.push('a throw statement was reached');
-  if (codes & STATUS.BAD_HANDLE) parts.push('ctx.get() was given a number that is not a handle of a live object');
-  if (codes & STATUS.RANKS)
-    parts.push("a rank table does not have the number of objects rankTable() was told (its class's objects were created or deleted)");
+  const parts = STATUS_TEXT.filter(([bit]) => (codes & bit) !== 0).map(([, text]) => text);
   const other = codes & ~0x3ff;
   if (other) parts.push(`unknown status bits 0x${other.toString(16)}`);
   return parts.join('; ') || 'no error';
