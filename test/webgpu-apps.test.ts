@@ -1,8 +1,9 @@
 /**
  * Every app's GPU path on the adapter CI has (SwiftShader; issue 14 item 4): `smmo run
- * <app> --backend webgpu --check` at a small size runs the passes that have WGSL kernels
- * on the GPU and the others on the CPU (never silently: `--json` `kernels` names the
- * backend of each pass), and `--check` compares the result with the TypeScript reference
+ * <app> --backend webgpu --check` at a small size runs every pass on the GPU (hand-written
+ * WGSL kernels, or WGSL generated from the compiled method) except those listed in
+ * TS_PASSES, which run on the CPU (never silently: `--json` `kernels` names the backend of
+ * each pass), and `--check` compares the result with the TypeScript reference
  * from the same start: every field by the comparator's rules and the app's digest, within
  * --check's default tolerance (objects the GPU creates are paired by the app's match key).
  * Apps registered later are covered by the same loop: a size for each is required below.
@@ -29,6 +30,24 @@ const SMALL: Record<string, string[]> = {
   'barnes-hut': ['--bodies', '200', '--iterations', '3'],
 };
 
+/**
+ * The passes that may run in TypeScript on WebGPU, per app (everything else must run on the
+ * GPU, hand-written or generated): barnes-hut's with f64 fields (WGSL has no f64),
+ * linux-scalability's benchmark method (it calls JavaScript). A change that sends another
+ * pass back to TypeScript fails here.
+ */
+const TS_PASSES: Record<string, readonly string[]> = {
+  'barnes-hut': [
+    'BodyNode.clearNode',
+    'BodyNode.computeForce',
+    'BodyNode.descend',
+    'BodyNode.update',
+    'TreeNode.settle',
+    'TreeNode.summarize',
+  ],
+  'linux-scalability': ['Allocator8.allocFree'],
+};
+
 test('every registered app has a small size here', (t) => {
   t.deepEqual(
     appNames().filter((a) => SMALL[a] === undefined),
@@ -49,6 +68,14 @@ for (const app of appNames()) {
       t.true(
         Object.values(kernels).every((b) => b === 'webgpu' || b === 'ts'),
         JSON.stringify(kernels),
+      );
+      t.deepEqual(
+        Object.entries(kernels)
+          .filter(([, b]) => b !== 'webgpu')
+          .map(([m]) => m)
+          .sort(),
+        [...(TS_PASSES[app] ?? [])],
+        'the passes in TypeScript',
       );
       const check = j['check'] as { ok: boolean; digest: { rel: number } };
       t.true(check.ok, JSON.stringify(check).slice(0, 2000));
