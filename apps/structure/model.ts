@@ -22,7 +22,8 @@
  *
  * Who writes what (why results do not depend on the number of threads or the order in
  * which objects are visited): every method writes only its own object, except that
- * bfsVisit raises the one flag of the Bfs object (every writer writes `true`). Springs
+ * bfsVisit raises the one flag of the Bfs object and records the level (every writer of a
+ * pass writes the same values: `true`, i + 1). Springs
  * read their nodes' positions, which nobody writes in that pass; move reads neighbour
  * positions and spring forces, which nobody writes in that pass (the position update is
  * its own pass; in the original, move reads positions that other nodes are writing);
@@ -81,6 +82,7 @@ export abstract class NodeBase extends object(
       if (other.distance === level) {
         this.distance = level + 1;
         bfs.grew = true;
+        bfs.levels = level + 1;
         return;
       }
     }

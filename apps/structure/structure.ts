@@ -99,6 +99,9 @@ export async function compute(rt: Runtime): Promise<void> {
   await rt.parallelDo(Node, 'updatePosition');
 }
 
+/** BFS levels run between two reads of `Bfs.grew` on backend 'webgpu' (bfsAndDelete). */
+export const GPU_BFS_BATCH = 8;
+
 /** The original's bfs_and_delete(): distances from the anchors; what they do not reach goes. */
 export async function bfsAndDelete(rt: Runtime): Promise<void> {
   await rt.parallelDo(NodeBase, 'initializeBfs');
@@ -106,12 +109,16 @@ export async function bfsAndDelete(rt: Runtime): Promise<void> {
   await rt.sync();
   const bfs = bfsOf(rt);
   bfs.levels = 0;
-  for (let level = 0; level < MAX_DISTANCE - 1; level++) {
+  // The host reads `grew` after every level; on the GPU a read is a heap download and
+  // upload, so there it looks after every GPU_BFS_BATCH levels instead. The levels run past
+  // the last growth change nothing (no node is at distance i + 1 after a level i that grew
+  // nothing, so level i + 1 grows nothing either), and bfsVisit records the deepest level.
+  const batch = rt.backend === 'webgpu' ? GPU_BFS_BATCH : 1;
+  for (let level = 0; level < MAX_DISTANCE - 1;) {
     bfs.grew = false;
-    await rt.parallelDo(NodeBase, 'bfsVisit', level, bfs);
+    for (const end = Math.min(level + batch, MAX_DISTANCE - 1); level < end; level++) await rt.parallelDo(NodeBase, 'bfsVisit', level, bfs);
     await rt.sync();
     if (!bfs.grew) break;
-    bfs.levels = level + 1;
   }
   await rt.parallelDo(Spring, 'bfsDelete');
   await rt.parallelDo(NodeBase, 'bfsDelete');
