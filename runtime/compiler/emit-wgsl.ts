@@ -23,7 +23,7 @@
  *       (MAX / 2 is the integer 5 when MAX is 10, as in JavaScript).
  *  (W4) What JavaScript would throw (a null dereference, an inline-array index out of
  *       bounds, an invalid handle in ctx.get, a `throw` statement) stops the invocation
- *       and sets a status bit (KERNEL_* of runtime/webgpu/errors.ts) that the runner
+ *       and sets a status bit (STATUS of runtime/webgpu/errors.ts) that the runner
  *       raises as GpuLaneError before the host next reads the heap. An allocator failure
  *       does the same with alloc.wgsl's status.
  *  (W5) Every heap word is accessed atomically (other invocations read and write
@@ -35,7 +35,7 @@
  *
  *  (W7) rankTable(ctx, C, n)[i] (runtime/rank-table.ts, known by identity) reads the
  *       runner's rank table of C (binding 3: the same ranks, from the host heap) after
- *       checking that it has n entries (KERNEL_STATUS.RANKS) and that i is inside it. A
+ *       checking that it has n entries (STATUS.RANKS) and that i is inside it. A
  *       local that only ever holds such a table is not a WGSL value. One ranked class per
  *       kernel. `(a - r) / b` where r's one assignment is `a % b` is an integer division
  *       (the grid apps' y = (id - x) / width), so cell ids stay exact integers.
@@ -58,13 +58,11 @@
  */
 import { BLOCK_TYPE_WORD, type FieldLayout, type TypeLayout } from '../layout.js';
 import { rankTable } from '../rank-table.js';
+import { STATUS } from '../webgpu/errors.js';
 import type { BinaryOp, Expr, FieldRef, MethodIR, Stmt } from './ir.js';
 
 /** WGSL value types of the form's numbers (ilit: an integer literal, typed by its use). */
 type WTy = 'i32' | 'u32' | 'f32' | 'bool' | 'h' | 'ilit' | 'null' | 'ctx' | 'void' | 'ranks';
-
-/** Status bits a generated kernel sets (runtime/webgpu/errors.ts STATUS). */
-export const KERNEL_STATUS = { NULL_DEREF: 32, RANGE: 64, THROW: 128, BAD_HANDLE: 256, RANKS: 512 } as const;
 
 /** An argument's WGSL type: a number's, or 'h' for an smmo object (its handle; the form then types it by its class). */
 export type WgslArg = 'i32' | 'u32' | 'f32' | 'h';
@@ -93,13 +91,12 @@ const fail = (why: string): never => {
   throw new WgslUnsupported(why);
 };
 
-/** The WGSL type of a number argument of a do-all call, or why it cannot be one (objects: the runner). */
-export function wgslArgKind(v: unknown): WgslArg | string {
+/** The WGSL type of a number argument of a do-all call (as a constant's: constTy), or why it cannot be one (objects: the runner). */
+export function wgslArgKind(v: unknown): 'i32' | 'u32' | 'f32' | { reason: string } {
   if (typeof v !== 'number' || !Number.isFinite(v))
-    return `an argument is ${typeof v === 'number' ? String(v) : `a ${typeof v}`}, not a finite number`;
-  if (Number.isInteger(v) && v >= -0x80000000 && v <= 0x7fffffff) return 'i32';
-  if (Number.isInteger(v) && v >= 0 && v <= 0xffffffff) return 'u32';
-  return 'f32';
+    return { reason: `an argument is ${typeof v === 'number' ? String(v) : `a ${typeof v}`}, not a finite number` };
+  const t = constTy(v);
+  return t === 'ilit' ? 'i32' : t === 'u32' ? 'u32' : 'f32';
 }
 
 const INT = (t: WTy): boolean => t === 'i32' || t === 'u32' || t === 'ilit';
@@ -268,12 +265,36 @@ const JS_ONLY = new Set([
   'unbox',
 ]);
 
+/**
+ * A statement's own expressions and the statement lists nested in it, in evaluation order
+ * (a `throw`'s value is left out: it is JavaScript's message, never evaluated on the GPU).
+ */
+function stmtParts(s: Stmt): readonly (Expr | readonly Stmt[])[] {
+  switch (s.s) {
+    case 'let':
+      return s.init === null ? [] : [s.init];
+    case 'expr':
+      return [s.e];
+    case 'if':
+      return [s.c, s.then, s.else];
+    case 'block':
+    case 'loop':
+    case 'forEach':
+      return [s.body];
+    case 'switch':
+      return [s.on, ...s.cases.flatMap((c) => (c.test === null ? [c.body] : [c.test, c.body]))];
+    default:
+      return [];
+  }
+}
+
+const isStmts = (p: Expr | readonly Stmt[]): p is readonly Stmt[] => Array.isArray(p);
+
 /** The first node outside the subset (outside `throw` statements' values), as a reason; null if none. */
 function unsupportedIn(body: readonly Stmt[], ranks: RankInfo, voids: ReadonlySet<number>): string | null {
-  const isUndef = (e: Expr): boolean => e.op === 'const' && e.value === undefined;
   const inExpr = (e: Expr): string | null => {
     // The result local of an inlined call that returns nothing is assigned undefined: no value.
-    if (e.op === 'setLocal' && voids.has(e.id) && isUndef(e.value)) return null;
+    if (e.op === 'setLocal' && voids.has(e.id) && isUndefinedConst(e.value)) return null;
     if (ranks.isCall(e)) return inExpr((e as Extract<Expr, { op: 'dynCall' }>).args[2]!);
     if (e.op === 'dynIndex' && ranks.isValue(e.obj)) return inExpr(e.index);
     if (e.op === 'local' && ranks.locals.has(e.id)) return null;
@@ -291,32 +312,11 @@ function unsupportedIn(body: readonly Stmt[], ranks: RankInfo, voids: ReadonlySe
   };
   const inStmts = (ss: readonly Stmt[]): string | null => {
     for (const s of ss) {
-      let r: string | null = null;
-      switch (s.s) {
-        case 'let':
-          r = s.init === null || (voids.has(s.id) && isUndef(s.init)) ? null : inExpr(s.init);
-          break;
-        case 'expr':
-          r = inExpr(s.e);
-          break;
-        case 'if':
-          r = inExpr(s.c) ?? inStmts(s.then) ?? inStmts(s.else);
-          break;
-        case 'block':
-        case 'loop':
-          r = inStmts(s.body);
-          break;
-        case 'switch':
-          r = inExpr(s.on);
-          for (const c of s.cases) r ??= (c.test === null ? null : inExpr(c.test)) ?? inStmts(c.body);
-          break;
-        case 'forEach':
-          r = inStmts(s.body);
-          break;
-        default:
-          break;
+      if (s.s === 'let' && voids.has(s.id) && s.init !== null && isUndefinedConst(s.init)) continue;
+      for (const p of stmtParts(s)) {
+        const r = isStmts(p) ? inStmts(p) : inExpr(p);
+        if (r !== null) return r;
       }
-      if (r !== null) return r;
     }
     return null;
   };
@@ -351,7 +351,9 @@ export function emitWgsl(ir0: MethodIR, argKinds: readonly WgslArg[], host: Wgsl
   return new WgslEmitter(ir, argKinds, ranks).emit();
 }
 
-const isUndefinedConst = (e: Expr): boolean => e.op === 'const' && e.value === undefined;
+function isUndefinedConst(e: Expr): boolean {
+  return e.op === 'const' && e.value === undefined;
+}
 
 /**
  * `c ? v : undefined` compared strictly (===, !==) with a value that cannot be undefined
@@ -446,35 +448,10 @@ function assignmentsOf(body: readonly Stmt[]): [number, Expr][] {
   };
   const walk = (ss: readonly Stmt[]): void => {
     for (const s of ss) {
-      switch (s.s) {
-        case 'let':
-          if (s.init !== null) {
-            out.push([s.id, s.init]);
-            walkE(s.init);
-          }
-          break;
-        case 'expr':
-          walkE(s.e);
-          break;
-        case 'if':
-          walkE(s.c);
-          walk(s.then);
-          walk(s.else);
-          break;
-        case 'block':
-        case 'loop':
-        case 'forEach':
-          walk(s.body);
-          break;
-        case 'switch':
-          walkE(s.on);
-          for (const c of s.cases) {
-            if (c.test !== null) walkE(c.test);
-            walk(c.body);
-          }
-          break;
-        default:
-          break;
+      if (s.s === 'let' && s.init !== null) out.push([s.id, s.init]);
+      for (const p of stmtParts(s)) {
+        if (isStmts(p)) walk(p);
+        else walkE(p);
       }
     }
   };
@@ -484,6 +461,8 @@ function assignmentsOf(body: readonly Stmt[]): [number, Expr][] {
 
 /** The method's rank-table calls and the locals that hold their tables (W7). */
 class RankInfo {
+  /** Every assignment of a local (assignmentsOf), also what the emitter infers local types from. */
+  readonly assigns: readonly [number, Expr][];
   readonly locals = new Set<number>();
   /** Locals assigned exactly once, with the value. */
   readonly single = new Map<number, Expr>();
@@ -492,9 +471,13 @@ class RankInfo {
     private readonly ir: MethodIR,
     private readonly host: WgslHost,
   ) {
-    const assigns = assignmentsOf(ir.body);
+    this.assigns = assignmentsOf(ir.body);
     const byLocal = new Map<number, Expr[]>();
-    for (const [id, v] of assigns) byLocal.set(id, [...(byLocal.get(id) ?? []), v]);
+    for (const [id, v] of this.assigns) {
+      const vs = byLocal.get(id);
+      if (vs === undefined) byLocal.set(id, [v]);
+      else vs.push(v);
+    }
     for (const [id, vs] of byLocal) if (vs.length === 1) this.single.set(id, vs[0]!);
     const dyn = new Set(ir.locals.filter((l) => l.ty.k === 'dyn').map((l) => l.id));
     for (let changed = true; changed;) {
@@ -556,7 +539,7 @@ class WgslEmitter {
     }
     if (this.usesCtl) decls.push('  var ctl = 0u;');
     const params = ['  list_start: u32,', '  list_count: u32,', '  type_id: u32,', '  p3: u32,'];
-    this.argKinds.forEach((k, i) => params.push(`  a${i}: ${k === 'h' ? 'u32' : k},`));
+    this.argKinds.forEach((k, i) => params.push(`  a${i}: ${this.wgslType(k)},`));
     const src = [
       `// ${this.ir.cls.name}.${this.ir.method}: generated from the method's compiled form (runtime/compiler/emit-wgsl.ts).`,
       'override WG: u32 = 64u;',
@@ -610,18 +593,13 @@ class WgslEmitter {
       else if (l.ty.k === 'undef') this.localTy.set(l.id, 'void'); // an inlined call's result that is never a value
     }
     const fixed = new Set(this.localTy.keys());
-    const assigns = assignmentsOf(this.ir.body);
+    const assigns = this.ranks.assigns;
     for (let round = 0; round < 32; round++) {
       let changed = false;
       for (const [id, v] of assigns) {
         if (fixed.has(id) || this.localTy.get(id) === 'void') continue;
-        let t: WTy;
-        try {
-          t = this.typeOf(v);
-        } catch (e) {
-          if (e instanceof PendingLocal) continue;
-          throw e;
-        }
+        const t = this.typeOrPending(v);
+        if (t === null) continue;
         const was = this.localTy.get(id);
         const now = join(was, t === 'null' ? 'h' : t);
         if (now !== was) {
@@ -772,7 +750,7 @@ class WgslEmitter {
       case 'trunc':
         if (allInt) return args[0] === 'ilit' ? 'i32' : args[0]!;
         if (name === 'floor' && e.op === 'math') {
-          const k = intDivKind(e.args[0]!, this);
+          const k = this.intDivKind(e.args[0]!);
           if (k !== null) return k;
         }
         return 'f32';
@@ -844,18 +822,8 @@ class WgslEmitter {
     switch (s.s) {
       case 'let': {
         const t = this.localTy.get(s.id);
-        if (t === 'ctx') return;
-        if (s.init === null) {
-          if (t !== undefined && t !== 'ranks' && t !== 'void') this.line(`l${s.id} = ${this.zero(t)};`);
-          return;
-        }
-        if (t === 'void') {
-          if (!(s.init.op === 'const' && s.init.value === undefined)) this.effect(s.init);
-          return;
-        }
-        const v = this.expr(s.init);
-        if (t === undefined || t === 'ranks') return;
-        this.line(`l${s.id} = ${this.conv(v, t)};`);
+        if (s.init !== null) this.effect({ op: 'setLocal', id: s.id, value: s.init });
+        else if (t !== undefined && t !== 'ctx' && t !== 'ranks' && t !== 'void') this.line(`l${s.id} = ${this.zero(t)};`);
         return;
       }
       case 'expr':
@@ -886,7 +854,7 @@ class WgslEmitter {
         this.jump(s.label, s.s);
         return;
       case 'throw':
-        this.line(`k_fail(${KERNEL_STATUS.THROW}u);`);
+        this.line(`k_fail(${STATUS.THROW}u);`);
         this.line('return;');
         return;
       case 'returnLane':
@@ -910,14 +878,11 @@ class WgslEmitter {
     const bits = `febits${n}`;
     const t = s.typeId;
     this.line(`var ${li} = 0u;`);
-    const outer: Target = { label: `${s.label}#blocks`, kind: 'block', id: this.nextTarget++ };
-    this.targets.push(outer);
-    let body: string[];
-    try {
-      body = this.nested(() => {
-        this.line(`if (${li} >= lists[${4 * t}u]) {`);
-        this.line('  break;');
-        this.line('}');
+    // The loop over blocks is the target of the label's `break` (jump), and loops until the list ends.
+    this.loopLike(
+      `${s.label}#blocks`,
+      'block',
+      () => {
         this.line(`let ${bid} = atomicLoad(&heap[BW_BLOCK_LIST + lists[${4 * t + 1}u] + ${li}]);`);
         this.line(`${li} = ${li} + 1u;`);
         this.line(`var ${bits} = atomicLoad(&heap[block_word(${bid}) + BLOCK_ITER_WORD]);`);
@@ -928,18 +893,23 @@ class WgslEmitter {
           `l${s.var} = (${bid} << SLOT_BITS) | countTrailingZeros(${bits});`,
           `${bits} = ${bits} & (${bits} - 1u);`,
         ]);
-      });
-    } finally {
-      this.targets.pop();
-    }
-    this.line('loop {');
-    this.lines.push(...body);
-    this.line('}');
-    if (this.usesCtl) this.ctlCheck();
+      },
+      [`if (${li} >= lists[${4 * t}u]) {`, '  break;', '}'],
+      false,
+    );
   }
 
-  /** A labelled block or loop as a WGSL loop (a block runs once); the ctl check after it (W6). */
-  private loopLike(label: string, kind: 'block' | 'loop', body: (inner: (s: Stmt) => void) => void, prefix: string[] = []): void {
+  /**
+   * A labelled block or loop as a WGSL loop (a block runs once, unless `once` is false: a
+   * deviceDo's loop over blocks, which `continue` cannot target); the ctl check after it (W6).
+   */
+  private loopLike(
+    label: string,
+    kind: 'block' | 'loop',
+    body: (inner: (s: Stmt) => void) => void,
+    prefix: string[] = [],
+    once = kind === 'block',
+  ): void {
     const target: Target = { label, kind, id: this.nextTarget++ };
     this.targets.push(target);
     let inner: string[];
@@ -947,7 +917,7 @@ class WgslEmitter {
       inner = this.nested(() => {
         for (const p of prefix) this.line(p);
         body((s) => this.stmt(s));
-        if (kind === 'block') this.line('break;');
+        if (once) this.line('break;');
       });
     } finally {
       this.targets.pop();
@@ -1026,7 +996,7 @@ class WgslEmitter {
       case 'setLocal': {
         const t = this.localTy.get(e.id);
         if (t === 'void') {
-          if (!(e.value.op === 'const' && e.value.value === undefined)) this.effect(e.value);
+          if (!isUndefinedConst(e.value)) this.effect(e.value);
           return;
         }
         const v = this.expr(e.value);
@@ -1076,11 +1046,7 @@ class WgslEmitter {
     if (this.ranks.isCall(e)) return this.rankTableCall(e as Extract<Expr, { op: 'dynCall' }>);
     if (e.op === 'dynIndex' && this.ranks.isValue(e.obj)) return this.rankIndex(e);
     const eq = this.exactQuotient(e);
-    if (eq !== null) {
-      const q = e as Extract<Expr, { op: 'binary' }>;
-      const [a, b] = this.operands([q.a, q.b]);
-      return { code: `(${this.conv(a!, eq)} / ${this.conv(b!, eq)})`, ty: eq };
-    }
+    if (eq !== null) return { code: this.intDivision(e as Extract<Expr, { op: 'binary' }>, eq), ty: eq };
     switch (e.op) {
       case 'local': {
         const t = this.localTy.get(e.id);
@@ -1097,11 +1063,10 @@ class WgslEmitter {
       case 'unary':
         return this.unary(e.o, this.expr(e.a));
       case 'binary': {
-        if (e.o === '|' && isIntQuotient(e, this)) {
-          const q = (constValue(e.a) === 0 ? e.b : e.a) as Extract<Expr, { op: 'binary' }>;
-          const k = intDivKind(q, this)!;
-          const [a, b] = this.operands([q.a, q.b]);
-          const div = `(${this.conv(a!, k)} / ${this.conv(b!, k)})`;
+        const q = this.intQuotient(e);
+        if (q !== null) {
+          const k = this.intDivKind(q)!;
+          const div = this.intDivision(q, k);
           return { code: k === 'u32' ? `bitcast<i32>${div}` : div, ty: 'i32' };
         }
         if (this.beyond32(e)) return this.wideCompare(e);
@@ -1155,16 +1120,15 @@ class WgslEmitter {
         return this.store(e, true);
       case 'typeOf': {
         const o = this.expr(e.obj);
-        return { code: `atomicLoad(&heap[block_word(${o.code} >> SLOT_BITS) + ${BLOCK_TYPE_WORD}u])`, ty: 'u32' };
+        return { code: typeWord(o.code), ty: 'u32' };
       }
       case 'isA': {
         const o = this.hoist(this.expr(e.obj));
-        const ty = `atomicLoad(&heap[block_word(${o.code} >> SLOT_BITS) + ${BLOCK_TYPE_WORD}u])`;
         if (e.typeIds.length === 0) return { code: 'false', ty: 'bool' };
         const tt = `t${this.temps++}`;
         this.line(`var ${tt} = false;`);
         this.line(`if (${o.code} != 0u) {`);
-        this.line(`  let tyw = ${ty};`);
+        this.line(`  let tyw = ${typeWord(o.code)};`);
         this.line(`  ${tt} = ${e.typeIds.map((id) => `tyw == ${id}u`).join(' || ')};`);
         this.line('}');
         return { code: tt, ty: 'bool' };
@@ -1173,29 +1137,20 @@ class WgslEmitter {
         this.creates.add(e.cls);
         const t = `t${this.temps++}`;
         this.line(`let ${t} = a_allocate(${e.cls.id}u);`);
-        this.line('if (a_status != 0u) {');
-        this.line('  k_report();');
-        this.line('  return;');
-        this.line('}');
+        this.allocatorCheck();
         return { code: t, ty: 'h' };
       }
       case 'free': {
         const o = this.expr(e.obj);
         this.line(`a_free(${o.code});`);
-        this.line('if (a_status != 0u) {');
-        this.line('  k_report();');
-        this.line('  return;');
-        this.line('}');
+        this.allocatorCheck();
         return { code: '', ty: 'void' };
       }
       case 'math':
         return this.math(e);
       case 'nonNull': {
         const o = this.hoist(this.expr(e.obj));
-        this.line(`if (${o.code} == 0u) {`);
-        this.line(`  k_fail(${KERNEL_STATUS.NULL_DEREF}u);`);
-        this.line('  return;');
-        this.line('}');
+        this.failIf(`${o.code} == 0u`, STATUS.NULL_DEREF);
         return { code: o.code, ty: 'h' };
       }
       case 'checkHandle': {
@@ -1203,10 +1158,7 @@ class WgslEmitter {
         if (!INT(v.ty) && v.ty !== 'h') fail('ctx.get() of a value that is not an integer');
         const h = this.hoist({ code: this.conv(v, 'u32'), ty: 'u32' });
         this.helpers.add('valid_handle');
-        this.line(`if (!valid_handle(${h.code})) {`);
-        this.line(`  k_fail(${KERNEL_STATUS.BAD_HANDLE}u);`);
-        this.line('  return;');
-        this.line('}');
+        this.failIf(`!valid_handle(${h.code})`, STATUS.BAD_HANDLE);
         return { code: h.code, ty: 'h' };
       }
       case 'seq': {
@@ -1245,9 +1197,7 @@ class WgslEmitter {
     if (v.konst !== undefined && v.konst !== null) {
       const n = typeof v.konst === 'boolean' ? Number(v.konst) : v.konst;
       if (to === 'bool') return String(Boolean(n));
-      if (to === 'f32') return f32Literal(n);
-      if (to === 'u32' || to === 'h') return `${n >>> 0}u`;
-      if (to === 'i32' || to === 'ilit') return `${n | 0}i`;
+      if (to === 'f32' || to === 'u32' || to === 'h' || to === 'i32' || to === 'ilit') return this.lit(n, to);
     }
     if (v.konst === null && (to === 'h' || to === 'u32')) return '0u';
     switch (to) {
@@ -1356,16 +1306,8 @@ class WgslEmitter {
         return { code: `(${this.conv(a, 'i32')} ${o} (${this.conv(b, 'u32')} & 31u))`, ty: 'i32' };
       case '>>>':
         return { code: `(${this.conv(a, 'u32')} >> (${this.conv(b, 'u32')} & 31u))`, ty: 'u32' };
-      case '<':
-      case '<=':
-      case '>':
-      case '>=':
-      case '==':
-      case '===':
-      case '!=':
-      case '!==':
-        return { code: this.compare(o, a, b), ty: 'bool' };
       default:
+        if (COMPARISONS.has(o)) return { code: this.compare(o, a, b), ty: 'bool' };
         return fail(`the ${o} operator`);
     }
   }
@@ -1376,35 +1318,69 @@ class WgslEmitter {
    * bits and the GPU would wrap or round: outside the subset.
    */
   private checkRange(e: Extract<Expr, { op: 'binary' }>): void {
-    const big = (x: Expr): boolean => {
-      const k = constValue(x);
-      return typeof k === 'number' && Number.isInteger(k) && (k > 0xffffffff || k < -0x80000000);
-    };
-    if ((big(e.a) && this.isInt(e.b)) || (big(e.b) && this.isInt(e.a)))
+    if (this.meetsBigConstant(e))
       fail(
-        `an integer meets the constant ${String(constValue(big(e.a) ? e.a : e.b))} in ${e.o}, beyond 32 bits (the GPU's integers would wrap or round where JavaScript's do not)`,
+        `an integer meets the constant ${String(constValue(isBigConstant(e.a) ? e.a : e.b))} in ${e.o}, beyond 32 bits (the GPU's integers would wrap or round where JavaScript's do not)`,
       );
+  }
+
+  /** One side an integer constant beyond 32 bits, the other an integer expression. */
+  private meetsBigConstant(e: Extract<Expr, { op: 'binary' }>): boolean {
+    return (isBigConstant(e.a) && this.isInt(e.b)) || (isBigConstant(e.b) && this.isInt(e.a));
   }
 
   /** Whether x is an integer-typed expression that is not a constant. */
   private isInt(x: Expr): boolean {
     if (constValue(x) !== undefined) return false;
+    const t = this.typeOrPending(x);
+    return t !== null && INT(t);
+  }
+
+  /** typeOf, or null while a local it reads has no type yet (the local-type inference is under way). */
+  private typeOrPending(x: Expr): WTy | null {
     try {
-      return INT(this.typeOf(x));
+      return this.typeOf(x);
     } catch (err) {
-      if (err instanceof PendingLocal) return false;
+      if (err instanceof PendingLocal) return null;
       throw err;
     }
   }
 
+  /**
+   * The integer type an integer division of a / b is done in: i32 when both are signed (or
+   * integer literals), u32 when both are unsigned (or non-negative literals); null for a
+   * mix (an i32 division would misread unsigned values past 2³¹), non-integers, or not a
+   * division. Math.floor of such a quotient, `(a / b) | 0` and W7's exact quotient are
+   * integer divisions (W1).
+   */
+  private intDivKind(e: Expr): 'i32' | 'u32' | null {
+    if (e.op !== 'binary' || e.o !== '/') return null;
+    const ta = this.typeOrPending(e.a);
+    const tb = this.typeOrPending(e.b);
+    if (ta === null || tb === null) return null;
+    const signed = (x: WTy): boolean => x === 'i32' || x === 'ilit';
+    if (signed(ta) && signed(tb)) return 'i32';
+    const unsigned = (x: WTy, v: Expr): boolean => x === 'u32' || (x === 'ilit' && (constValue(v) as number) >= 0);
+    if (unsigned(ta, e.a) && unsigned(tb, e.b)) return 'u32';
+    return null;
+  }
+
+  /** The quotient of `(a / b) | 0` of two integers (JavaScript's truncating integer division), or null. */
+  private intQuotient(e: Extract<Expr, { op: 'binary' }>): Extract<Expr, { op: 'binary' }> | null {
+    if (e.o !== '|') return null;
+    const q = constValue(e.b) === 0 ? e.a : constValue(e.a) === 0 ? e.b : null;
+    return q !== null && q.op === 'binary' && this.intDivKind(q) !== null ? q : null;
+  }
+
+  /** a / b as an integer division in type k (intDivKind), the operands in order. */
+  private intDivision(q: Extract<Expr, { op: 'binary' }>, k: 'i32' | 'u32'): string {
+    const [a, b] = this.operands([q.a, q.b]);
+    return `(${this.conv(a!, k)} / ${this.conv(b!, k)})`;
+  }
+
   /** A comparison of an integer expression with a constant beyond 32 bits (W8). */
   private beyond32(e: Extract<Expr, { op: 'binary' }>): boolean {
-    if (!['<', '<=', '>', '>=', '===', '!==', '==', '!='].includes(e.o)) return false;
-    const big = (x: Expr): boolean => {
-      const k = constValue(x);
-      return typeof k === 'number' && Number.isInteger(k) && (k > 0xffffffff || k < -0x80000000);
-    };
-    return ((big(e.a) && this.isInt(e.b)) || (big(e.b) && this.isInt(e.a))) && !writes(e);
+    return COMPARISONS.has(e.o) && this.meetsBigConstant(e) && !writes(e);
   }
 
   /** W8: both sides as 64-bit two's-complement integers (vec2<u32>: low, high word), compared exactly. */
@@ -1412,8 +1388,7 @@ class WgslEmitter {
     this.helpers.add('wide');
     const a = this.wide(e.a);
     const b = this.wide(e.b);
-    const op = e.o === '===' || e.o === '==' ? '==' : e.o === '!==' || e.o === '!=' ? '!=' : e.o;
-    return { code: `(w_cmp(${a}, ${b}) ${op} 0i)`, ty: 'bool' };
+    return { code: `(w_cmp(${a}, ${b}) ${wgslComparison(e.o)} 0i)`, ty: 'bool' };
   }
 
   private wide(x: Expr): string {
@@ -1436,7 +1411,7 @@ class WgslEmitter {
 
   /** a o b for a comparison; mixed signed/unsigned integers exactly (W1). */
   private compare(o: BinaryOp, a: Val, b: Val): string {
-    const op = o === '===' ? '==' : o === '!==' ? '!=' : o;
+    const op = wgslComparison(o);
     const refLike = (t: WTy): boolean => t === 'h' || t === 'null';
     if (refLike(a.ty) || refLike(b.ty)) {
       if (!(refLike(a.ty) || INT(a.ty)) || !(refLike(b.ty) || INT(b.ty)) || (op !== '==' && op !== '!='))
@@ -1475,12 +1450,10 @@ class WgslEmitter {
   private logical(e: Extract<Expr, { op: 'logical' }>): Val {
     const ty = this.typeOf(e);
     const a = this.expr(e.a);
-    const sub: string[] = [];
     let b!: Val;
-    const bLines = this.nested(() => {
+    const sub = this.nested(() => {
       b = this.expr(e.b);
     });
-    sub.push(...bLines);
     if (e.o !== '??' && sub.length === 0) return { code: `(${this.truthy(a)} ${e.o} ${this.truthy(b)})`, ty: 'bool' };
     const t = `t${this.temps++}`;
     this.line(`var ${t}: ${this.wgslType(ty)} = ${this.conv(a, ty)};`);
@@ -1493,12 +1466,12 @@ class WgslEmitter {
   }
 
   private math(e: Extract<Expr, { op: 'math' }>): Val {
-    const fk = e.name === 'floor' && e.args.length === 1 ? intDivKind(e.args[0]!, this) : null;
+    const fk = e.name === 'floor' && e.args.length === 1 ? this.intDivKind(e.args[0]!) : null;
     if (fk !== null) {
       const d = e.args[0] as Extract<Expr, { op: 'binary' }>;
-      const [a, b] = this.operands([d.a, d.b]);
       // Unsigned: the quotient is non-negative, floor is the truncating division.
-      if (fk === 'u32') return { code: `(${this.conv(a!, 'u32')} / ${this.conv(b!, 'u32')})`, ty: 'u32' };
+      if (fk === 'u32') return { code: this.intDivision(d, 'u32'), ty: 'u32' };
+      const [a, b] = this.operands([d.a, d.b]);
       this.helpers.add('floor_div');
       return { code: `floor_div(${this.conv(a!, 'i32')}, ${this.conv(b!, 'i32')})`, ty: 'i32' };
     }
@@ -1542,6 +1515,22 @@ class WgslEmitter {
     }
   }
 
+  /** W4: if `cond` holds, what JavaScript would throw: set `code` in the status buffer and stop the invocation. */
+  private failIf(cond: string, code: number): void {
+    this.line(`if (${cond}) {`);
+    this.line(`  k_fail(${code}u);`);
+    this.line('  return;');
+    this.line('}');
+  }
+
+  /** After an allocator call: its failure (alloc.wgsl a_status) reported, the invocation stopped. */
+  private allocatorCheck(): void {
+    this.line('if (a_status != 0u) {');
+    this.line('  k_report();');
+    this.line('  return;');
+    this.line('}');
+  }
+
   // ------------------------------------------------------------------ rank tables (W7)
 
   /** rankTable(ctx, C, n): the binding's length must be n; the value is no WGSL value. */
@@ -1551,10 +1540,7 @@ class WgslEmitter {
     this.ranked = cls;
     const n = this.expr(e.args[2]!);
     if (!INT(n.ty)) fail('rankTable() with a count that is not an integer');
-    this.line(`if (arrayLength(&ranks) != ${this.conv(n, 'u32')}) {`);
-    this.line(`  k_fail(${KERNEL_STATUS.RANKS}u);`);
-    this.line('  return;');
-    this.line('}');
+    this.failIf(`arrayLength(&ranks) != ${this.conv(n, 'u32')}`, STATUS.RANKS);
     return { code: '', ty: 'ranks' };
   }
 
@@ -1564,10 +1550,7 @@ class WgslEmitter {
     const i = this.hoist(this.expr(e.index));
     if (!INT(i.ty)) fail('a rank-table index that is not an integer');
     const u = this.conv(i, 'u32');
-    this.line(`if (${u} >= arrayLength(&ranks)) {`);
-    this.line(`  k_fail(${KERNEL_STATUS.BAD_HANDLE}u);`);
-    this.line('  return;');
-    this.line('}');
+    this.failIf(`${u} >= arrayLength(&ranks)`, STATUS.BAD_HANDLE);
     return { code: `ranks[${u}]`, ty: 'u32' };
   }
 
@@ -1585,7 +1568,7 @@ class WgslEmitter {
       (x.op === 'const' && y.op === 'const' && x.value === y.value);
     if (!same(rv.b, e.b)) return null;
     // (a - a % b) is a multiple of b: the quotient is exact in either signedness.
-    return intDivKind({ op: 'binary', o: '/', a, b: e.b }, this);
+    return this.intDivKind({ op: 'binary', o: '/', a, b: e.b });
   }
 
   // ------------------------------------------------------------------ fields
@@ -1608,8 +1591,7 @@ class WgslEmitter {
       if (elem !== null) off = `(${off} + ${this.conv(elem, 'u32')} * ${stride(single)}u)`;
     } else {
       // Several concrete classes with different offsets: by the block's type id.
-      const ty = `atomicLoad(&heap[block_word(${h.code} >> SLOT_BITS) + ${BLOCK_TYPE_WORD}u])`;
-      const tt = this.hoist({ code: ty, ty: 'u32' }).code;
+      const tt = this.hoist({ code: typeWord(h.code), ty: 'u32' }).code;
       let o = '0u';
       let s = '0u';
       for (const [id, l] of fls) {
@@ -1625,7 +1607,7 @@ class WgslEmitter {
     return { word: `${base} + (${slot} >> 2u)`, shift: `(8u * (${slot} & 3u))`, bytes };
   }
 
-  /** The element index, checked against the array's length unless the form proved it in bounds (W4). */
+  /** The element index of a load, evaluated and checked (checkedIndex); null for a scalar field. */
   private element(f: FieldRef, elem: Expr | null, inBounds: boolean | undefined): Val | null {
     if (elem === null) {
       if (f.length !== 0) fail(`${f.cls.name}.${f.name} is an inline array used as a value`);
@@ -1654,15 +1636,10 @@ class WgslEmitter {
   }
 
   private store(e: Extract<Expr, { op: 'store' }>, asValue: boolean): Val {
-    const [h0, el0, v0] = this.operands(e.elem === null ? [e.obj, e.value] : [e.obj, e.elem, e.value]) as Val[];
-    let h = h0!;
-    let elemV: Val | null = null;
-    let value: Val;
-    if (e.elem === null) value = el0!;
-    else {
-      elemV = el0!;
-      value = v0!;
-    }
+    const vals = this.operands(e.elem === null ? [e.obj, e.value] : [e.obj, e.elem, e.value]);
+    let h = vals[0]!;
+    const elemV = e.elem === null ? null : vals[1]!;
+    let value = vals[vals.length - 1]!;
     if (asValue) value = this.hoist(value);
     if (elemV !== null) h = this.hoist(h);
     const checked = elemV === null ? null : this.checkedIndex(e.field, elemV, e.inBounds);
@@ -1691,18 +1668,12 @@ class WgslEmitter {
     if (typeof v.konst === 'number' && Number.isInteger(v.konst) && v.konst >= 0 && v.konst < f.length) return v;
     if (v.ty === 'f32') {
       const t = this.hoist(v);
-      this.line(`if (!(${t.code} == floor(${t.code}) && ${t.code} >= 0.0f && ${t.code} < ${f.length}.0f)) {`);
-      this.line(`  k_fail(${KERNEL_STATUS.RANGE}u);`);
-      this.line('  return;');
-      this.line('}');
+      this.failIf(`!(${t.code} == floor(${t.code}) && ${t.code} >= 0.0f && ${t.code} < ${f.length}.0f)`, STATUS.RANGE);
       return { code: `u32(${t.code})`, ty: 'u32' };
     }
     if (!INT(v.ty)) fail(`an inline-array index of ${f.cls.name}.${f.name} that is not a number`);
     if (inBounds === true) return v;
-    this.line(`if (${this.conv(v, 'u32')} >= ${f.length}u) {`);
-    this.line(`  k_fail(${KERNEL_STATUS.RANGE}u);`);
-    this.line('  return;');
-    this.line('}');
+    this.failIf(`${this.conv(v, 'u32')} >= ${f.length}u`, STATUS.RANGE);
     return v;
   }
 }
@@ -1731,6 +1702,11 @@ function dropUnreachable(lines: readonly string[]): string[] {
   return out;
 }
 
+/** The type word of the block holding object `h` (a WGSL expression of a handle). */
+function typeWord(h: string): string {
+  return `atomicLoad(&heap[block_word(${h} >> SLOT_BITS) + ${BLOCK_TYPE_WORD}u])`;
+}
+
 function stride(l: FieldLayout): number {
   return l.offsets.length > 1 ? l.offsets[1]! - l.offsets[0]! : 0;
 }
@@ -1754,50 +1730,21 @@ function fieldTy(f: FieldRef): WTy {
   }
 }
 
+const COMPARISONS: ReadonlySet<BinaryOp> = new Set<BinaryOp>(['<', '<=', '>', '>=', '==', '===', '!=', '!==']);
+
+/** The WGSL operator of a JavaScript comparison (strict and loose equality alike: the operands are typed). */
+function wgslComparison(o: BinaryOp): string {
+  return o === '===' ? '==' : o === '!==' ? '!=' : o;
+}
+
+/** An integer constant outside both i32 and u32 (W8). */
+function isBigConstant(x: Expr): boolean {
+  const k = constValue(x);
+  return typeof k === 'number' && Number.isInteger(k) && (k > 0xffffffff || k < -0x80000000);
+}
+
 function flip(op: string): string {
   return op === '<' ? '>' : op === '>' ? '<' : op === '<=' ? '>=' : op === '>=' ? '<=' : op;
-}
-
-interface Typer {
-  typeOf(e: Expr): WTy;
-}
-
-/**
- * a / b of two signed integers (i32 or integer literals): Math.floor of it is an integer
- * division (W1). Unsigned operands stay float divisions (an i32 division would misread
- * values past 2³¹).
- */
-function isIntDivision(e: Expr, t: Typer): boolean {
-  return intDivKind(e, t) !== null;
-}
-
-/**
- * The integer type an integer division of a / b is done in: i32 when both are signed (or
- * integer literals), u32 when both are unsigned (or non-negative literals); null for a
- * mix (an i32 division would misread unsigned values past 2³¹) or non-integers.
- */
-function intDivKind(e: Expr, t: Typer): 'i32' | 'u32' | null {
-  if (e.op !== 'binary' || e.o !== '/') return null;
-  try {
-    const ta = t.typeOf(e.a);
-    const tb = t.typeOf(e.b);
-    const signed = (x: WTy): boolean => x === 'i32' || x === 'ilit';
-    if (signed(ta) && signed(tb)) return 'i32';
-    const unsigned = (x: WTy, v: Expr): boolean => x === 'u32' || (x === 'ilit' && (constValue(v) as number) >= 0);
-    if (unsigned(ta, e.a) && unsigned(tb, e.b)) return 'u32';
-    return null;
-  } catch (x) {
-    if (x instanceof PendingLocal) return null;
-    throw x;
-  }
-}
-
-/** (a / b) | 0 of two integers: JavaScript's truncating integer division. */
-function isIntQuotient(e: Expr, t: Typer): boolean {
-  if (e.op !== 'binary' || e.o !== '|') return false;
-  if (constValue(e.b) === 0) return isIntDivision(e.a, t);
-  if (constValue(e.a) === 0) return isIntDivision(e.b, t);
-  return false;
 }
 
 /** Bindings-independent functions every generated kernel has (after objects.wgsl and alloc.wgsl, which the runner appends). */

@@ -54,7 +54,7 @@ export interface GpuHost {
   doAllOnCallingThread(cls: SmmoClass, method: string, args: readonly unknown[]): void;
 }
 import { SmmoObject, type SmmoClass } from '../schema.js';
-import { BLOCK_TYPE_WORD, SLOT_BITS } from '../layout.js';
+import { SLOT_BITS } from '../layout.js';
 import type { TypeLayout } from '../layout.js';
 import { BufferUsage, GpuContext } from './device.js';
 import type { GpuRunnerStats, WebGpuOptions } from './options.js';
@@ -68,7 +68,7 @@ import { kernelClassMismatch, kernelKey, kernelMismatch, kernelValues } from './
 import { arrayOffsets, kernelArrayMismatch } from './wgsl-kernels.js'; // array fields (WgslKernel.arrays)
 import { loadWgsl, overridesOf, wgslPrelude } from './wgsl.js';
 import { lowerForBackend } from '../compiler/index.js';
-import { emitWgsl, wgslArgKind, WgslUnsupported, type WgslArg } from '../compiler/emit-wgsl.js';
+import { emitWgsl, wgslArgKind, WgslUnsupported, type WgslArg, type WgslMethod } from '../compiler/emit-wgsl.js';
 
 const MAX_IN_FLIGHT = 3;
 /** SPLIT = 0 (auto): aim at this many workgroups per dispatch, with at most AUTO_SPLIT_MAX parts (measured on an H100: docs/webgpu.md). */
@@ -292,36 +292,42 @@ export class GpuRunner {
   async tryParallelDo(cls: SmmoClass, method: string, args: readonly unknown[]): Promise<boolean> {
     this.live('parallelDo');
     const key = `${(cls as { name: string }).name}.${method}`;
-    const generated = async (): Promise<string | null> => {
-      const g = this.generatedFor(cls, method, args);
-      if (!Array.isArray(g)) return g.reason;
-      const failed = await this.compileGenerated(g);
-      if (failed !== null) return failed;
-      await this.runGenerated(g, args);
-      this.generatedPasses[key] = (this.generatedPasses[key] ?? 0) + 1;
-      return null;
-    };
+    // Why the generated kernel did not run, once tried.
+    let notGenerated: string | undefined;
     // 'always': the generated kernel even where a hand-written one is declared (to compare them).
-    const first = this.generate === 'always' ? await generated() : 'not tried';
-    if (first === null) return true;
+    if (this.generate === 'always') {
+      const why = await this.tryGenerated(cls, method, args, key);
+      if (why === null) return true;
+      notGenerated = why;
+    }
     const r = this.resolve(cls, method);
     if ('kernel' in r) {
       await this.runKernel(r, args);
       return true;
     }
-    let reason = r.reason;
-    if (this.generate === 'always') reason = `${reason}; generated WGSL: ${first}`;
-    else if (this.generate && !this.declaresWgsl(cls, method)) {
-      const why = await generated();
+    if (this.generate === true && !this.declaresWgsl(cls, method)) {
+      const why = await this.tryGenerated(cls, method, args, key);
       if (why === null) return true;
-      reason = `${reason}; generated WGSL: ${why}`;
+      notGenerated = why;
     }
+    const reason = notGenerated === undefined ? r.reason : `${r.reason}; generated WGSL: ${notGenerated}`;
     await this.toHost();
     this.hostWrote();
     const f = (this.fallbacks[key] ??= { passes: 0, reason });
     f.passes++;
     this.counters.fallbackPasses++;
     return false;
+  }
+
+  /** Run the pass as generated kernels (null), or say why they cannot run it. */
+  private async tryGenerated(cls: SmmoClass, method: string, args: readonly unknown[], key: string): Promise<string | null> {
+    const g = this.generatedFor(cls, method, args);
+    if (!Array.isArray(g)) return g.reason;
+    const failed = await this.compileGenerated(g);
+    if (failed !== null) return failed;
+    await this.runGenerated(g, args);
+    this.generatedPasses[key] = (this.generatedPasses[key] ?? 0) + 1;
+    return null;
   }
 
   /** Compile the pipelines of `cls.method` now (so that a timed run does not include compilation); false if it has no kernel. */
@@ -443,10 +449,7 @@ export class GpuRunner {
     for (const a of args) {
       if (a instanceof SmmoObject) {
         // An smmo object: its handle, typed by its block's class (the form types the argument).
-        const h = (a as unknown as { __h: number }).__h;
-        const heap = this.rt.heap;
-        const tid = heap.i32[heap.blocksWord + (h >>> SLOT_BITS) * heap.blockWords + BLOCK_TYPE_WORD]!;
-        const at = this.rt.table.types[tid];
+        const at = this.rt.table.types[this.rt.heap.blockType((a as unknown as { __h: number }).__h >>> SLOT_BITS)];
         if (at === undefined || at.abstract)
           return { reason: `argument ${kinds.length} is an object of no concrete class of this runtime` };
         kinds.push('h');
@@ -454,7 +457,7 @@ export class GpuRunner {
         continue;
       }
       const k = wgslArgKind(a);
-      if (k !== 'i32' && k !== 'u32' && k !== 'f32') return { reason: k };
+      if (typeof k !== 'string') return k;
       kinds.push(k);
       classes.push(null);
     }
@@ -484,23 +487,19 @@ export class GpuRunner {
   ): Resolved | { reason: string } {
     const ir = lowerForBackend(this.rt.table, t, method, classes);
     if ('reason' in ir) return { reason: `it does not compile (${ir.reason})` };
-    let source: string;
-    let allocates = false;
-    let frees = false;
-    let reports = false;
-    let ranks: TypeLayout | null = null;
+    let m: WgslMethod;
     try {
-      const m = emitWgsl(ir, kinds, { classOf: (v) => (typeof v === 'function' ? this.rt.table.byClass(v as SmmoClass) : undefined) });
-      ({ source, allocates, frees, reports, ranks } = m);
-      if (ranks !== null) {
-        // runtime/webgpu/ranks.ts R2: a ranked class is one concrete class whose objects no kernel creates or deletes.
-        if (ranks.abstract || ranks.concrete.length !== 1)
-          return { reason: `it reads the rank table of ${ranks.name}, which has subclasses` };
-        if (m.creates.includes(ranks)) return { reason: `it creates ${ranks.name} objects, whose rank table it reads` };
-      }
+      m = emitWgsl(ir, kinds, { classOf: (v) => (typeof v === 'function' ? this.rt.table.byClass(v as SmmoClass) : undefined) });
     } catch (e) {
       if (e instanceof WgslUnsupported) return { reason: e.message };
       throw e;
+    }
+    const { source, allocates, frees, reports, ranks } = m;
+    if (ranks !== null) {
+      // runtime/webgpu/ranks.ts R2: a ranked class is one concrete class whose objects no kernel creates or deletes.
+      if (ranks.abstract || ranks.concrete.length !== 1)
+        return { reason: `it reads the rank table of ${ranks.name}, which has subclasses` };
+      if (m.creates.includes(ranks)) return { reason: `it creates ${ranks.name} objects, whose rank table it reads` };
     }
     const file = `generated:${t.name}.${method}(${sig})`;
     this.genSources.set(file, source);
@@ -552,11 +551,7 @@ export class GpuRunner {
     for (const r of rs) await this.dispatchPass(r, values);
     const allocates = rs.some((r) => r.kernel.allocates);
     const freesOnly = rs.every((r) => !r.kernel.allocates || r.kernel.freesOnly);
-    return this.afterKernel({
-      ...rs[0]!.kernel,
-      ...(allocates ? { allocates: true } : { allocates: false }),
-      ...(allocates && freesOnly ? { freesOnly: true } : { freesOnly: false }),
-    });
+    return this.afterKernel({ ...rs[0]!.kernel, allocates, freesOnly: allocates && freesOnly });
   }
 
   /**
