@@ -304,6 +304,12 @@ function print(r: Row): void {
   console.log(`${''.padEnd(11)} ${r.params}`);
 }
 
+/** Rows of cells as text columns: the first left-aligned, the others right-aligned. */
+function aligned(lines: readonly (readonly string[])[]): string[] {
+  const widths = lines[0]!.map((_, k) => Math.max(...lines.map((l) => l[k]!.length)));
+  return lines.map((l) => l.map((c, k) => (k < 1 ? c.padEnd(widths[k]!) : c.padStart(widths[k]!))).join('  '));
+}
+
 /**
  * The table of one run: per workload and thread count, the phase times (summed over the
  * calls), the copy and rewrite speed-ups over the same workload's T = 1 row ('*': its
@@ -352,8 +358,7 @@ export function table(rows: readonly Row[]): string[] {
       f(r.speedup, 2),
     ]);
   }
-  const widths = head.map((_, k) => Math.max(...lines.map((l) => l[k]!.length)));
-  return lines.map((l) => l.map((c, k) => (k < 1 ? c.padEnd(widths[k]!) : c.padStart(widths[k]!))).join('  '));
+  return aligned(lines);
 }
 
 /**
@@ -395,8 +400,7 @@ export function lanesTable(rows: readonly Row[]): string[] {
       w.rewriteLanes || '–',
     ]);
   }
-  const widths = head.map((_, k) => Math.max(...lines.map((l) => l[k]!.length)));
-  return lines.map((l) => l.map((c, k) => (k < 1 ? c.padEnd(widths[k]!) : c.padStart(widths[k]!))).join('  '));
+  return aligned(lines);
 }
 
 async function main(): Promise<void> {
