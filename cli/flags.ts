@@ -133,6 +133,7 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
     description:
       'with --backend webgpu: auto (hand-written WGSL kernels where declared, else WGSL generated from the compiled method) | generated (generated wherever the method allows, hand-written ones only where it does not: to compare them) | declared (hand-written only; the rest in TypeScript)',
     defaultText: 'auto',
+    choices: ['auto', 'generated', 'declared'],
   },
   {
     name: 'block-size',
@@ -444,10 +445,9 @@ function gpuValidation(values: Record<string, string | boolean | undefined>, whe
 
 /** --gpu-kernels: auto | generated | declared, only with --backend webgpu. */
 function gpuKernels(values: Record<string, string | boolean | undefined>, where: string): RunOptions['gpuKernels'] {
-  const v = values['gpu-kernels'];
-  if (v === undefined) return 'auto';
-  if (v !== 'auto' && v !== 'generated' && v !== 'declared')
-    throw new CliUsageError(`${where}: --gpu-kernels must be auto, generated or declared, got '${String(v)}'`);
+  const raw = values['gpu-kernels'];
+  if (raw === undefined) return 'auto';
+  const v = validate(spec('gpu-kernels'), String(raw), where) as RunOptions['gpuKernels'];
   if (values['backend'] !== 'webgpu')
     throw new CliUsageError(`${where}: --gpu-kernels chooses the WGSL kernels of --backend webgpu; add --backend webgpu or drop it`);
   return v;

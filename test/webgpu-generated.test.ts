@@ -496,7 +496,7 @@ gtest(title('smmo run --gpu-kernels generated: the hand-written kernels replaced
 test('--gpu-kernels: a bad value, or without --backend webgpu, is a usage error', async (t) => {
   const bad = await smmo(['run', 'game-of-life', '--iterations', '1', '--backend', 'webgpu', '--gpu-kernels', 'handmade']);
   t.is(bad.code, 2, describeChild(bad));
-  t.regex(bad.stderr, /--gpu-kernels must be auto, generated or declared/);
+  t.regex(bad.stderr, /--gpu-kernels must be one of auto, generated, declared, got 'handmade'/);
   const noGpu = await smmo(['run', 'game-of-life', '--iterations', '1', '--gpu-kernels', 'generated']);
   t.is(noGpu.code, 2, describeChild(noGpu));
   t.regex(noGpu.stderr, /add --backend webgpu/);
