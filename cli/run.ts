@@ -19,7 +19,15 @@
 import { cpus } from 'node:os';
 import type { App } from '../apps/app.js';
 import { appModule } from '../apps/registry.js';
-import { createRuntime, UsageError, type CompiledMethodStats, type Runtime, type RuntimeOptions, type RuntimeStats } from '../index.js';
+import {
+  createRuntime,
+  UsageError,
+  type CompiledMethodStats,
+  type Runtime,
+  type RuntimeOptions,
+  type RuntimeStats,
+  type WebGpuOptions,
+} from '../index.js';
 import type { CheckTolerance, FieldDiff } from '../runtime/compare.js';
 import { formatCheckTolerance, formatFieldDiff } from '../runtime/compare.js';
 import { MAX_HEAP_BYTES, planTypes } from '../runtime/layout.js';
@@ -227,6 +235,10 @@ function heapFor(app: App, opts: RunOptions, init: InitState | undefined, where:
 /** createRuntime with the run's options; its UsageErrors become CliUsageErrors. */
 async function startRuntime(app: App, opts: RunOptions, heapBytes: number, where: string): Promise<Runtime> {
   try {
+    // --no-gpu-validation, --gpu-kernels: the WebGPU options that differ from the defaults.
+    const webgpu: WebGpuOptions = {};
+    if (!opts.gpuValidation) webgpu.validation = false;
+    if (opts.gpuKernels !== 'auto') webgpu.generate = opts.gpuKernels === 'generated' ? 'always' : false;
     const options: RuntimeOptions = {
       classes: app.classes,
       heap: heapBytes,
@@ -237,14 +249,7 @@ async function startRuntime(app: App, opts: RunOptions, heapBytes: number, where
       backend: opts.backend,
       allocator: opts.allocator,
       blockSize: opts.blockSize,
-      ...(opts.gpuValidation && opts.gpuKernels === 'auto'
-        ? {}
-        : {
-            webgpu: {
-              ...(opts.gpuValidation ? {} : { validation: false }),
-              ...(opts.gpuKernels === 'auto' ? {} : { generate: opts.gpuKernels === 'generated' ? ('always' as const) : false }),
-            },
-          }),
+      ...(Object.keys(webgpu).length > 0 ? { webgpu } : {}),
       ...(opts.defrag?.lanes === 'wasm' ? { wasm: { defragLanes: 'wasm' } } : {}),
       // Worker threads import the app's module to find its classes.
       modules: [appModule(app.name) ?? new URL(`../apps/${app.name}/index.js`, import.meta.url)],
