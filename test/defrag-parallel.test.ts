@@ -12,7 +12,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { createRuntime, UsageError, type DefragResult, type DefragStats, type Runtime } from '../index.js';
 import { build, clear, CLASSES, firstDifference, heapBytes, DEFRAG_FIXTURES, Fish, Holder, Shark, type Shape } from './defrag.fixtures.js';
-import { comparedOnRandomHeaps } from './helpers/defrag-shapes.js';
+import { comparedOnRandomHeaps, remapAndHeapProblems } from './helpers/defrag-shapes.js';
 
 async function runtime(threads: number, extra: Record<string, unknown> = {}): Promise<Runtime> {
   return createRuntime({ classes: CLASSES, heap: '8MB', threads, modules: [DEFRAG_FIXTURES], ...extra });
@@ -32,19 +32,7 @@ function compare(ref: Runtime, par: Runtime, r: DefragResult, p: DefragResult, t
     out.push(`stats differ: ${JSON.stringify(withoutTimes(r.stats))} vs ${JSON.stringify(withoutTimes(p.stats))}`);
   if (p.stats.threads !== threads) out.push(`stats.threads ${p.stats.threads}, want ${threads}`);
   if (r.stats.threads !== 1) out.push(`defrag's stats.threads ${r.stats.threads}, want 1`);
-  for (let h = 0; h < ref.heap.numBlocks * 32; h++) {
-    if (r.remap(h) !== p.remap(h)) {
-      out.push(`remap(${h}): ${r.remap(h)} vs ${p.remap(h)}`);
-      break;
-    }
-  }
-  for (const rt of [ref, par]) {
-    try {
-      rt.validateHeap();
-    } catch (e) {
-      out.push(`validateHeap: ${String(e)}`);
-    }
-  }
+  out.push(...remapAndHeapProblems(r, p, ref.heap.numBlocks * 32, [ref, par]));
   return out;
 }
 

@@ -32,7 +32,7 @@ import {
   Node,
   type Shape,
 } from './defrag.fixtures.js';
-import { comparedOnRandomHeaps } from './helpers/defrag-shapes.js';
+import { comparedOnRandomHeaps, remapAndHeapProblems } from './helpers/defrag-shapes.js';
 
 /** A runtime of `backend`; backend 'wasm' opts in to the WebAssembly rewrite lanes (RuntimeOptions.wasm.defragLanes). */
 async function runtime(backend: 'ts' | 'wasm', threads: number, extra: Record<string, unknown> = {}): Promise<Runtime> {
@@ -56,19 +56,7 @@ function compare(ref: Runtime, wasm: Runtime, r: DefragResult, w: DefragResult, 
   const lanes = JSON.stringify(w.stats.lanes);
   const want = wantLanes ? JSON.stringify({ copy: 'ts', rewrite: 'wasm' }) : undefined;
   if (lanes !== want) out.push(`backend 'wasm': stats.lanes ${lanes}, want ${want}`);
-  for (let h = 0; h < ref.heap.numBlocks * 32; h++) {
-    if (r.remap(h) !== w.remap(h)) {
-      out.push(`remap(${h}): ${r.remap(h)} vs ${w.remap(h)}`);
-      break;
-    }
-  }
-  for (const rt of [ref, wasm]) {
-    try {
-      rt.validateHeap();
-    } catch (e) {
-      out.push(`validateHeap: ${String(e)}`);
-    }
-  }
+  out.push(...remapAndHeapProblems(r, w, ref.heap.numBlocks * 32, [ref, wasm]));
   return out;
 }
 

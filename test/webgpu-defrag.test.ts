@@ -20,6 +20,7 @@
 import { createRuntime, UsageError, type DefragResult, type DefragStats, type Runtime, type SmmoClass } from '../index.js';
 import { build, clear, CLASSES, firstDifference, heapBytes, Fish, type Shape } from './defrag.fixtures.js';
 import { gpuSuite } from './helpers/gpu-suite.js';
+import { remapAndHeapProblems } from './helpers/defrag-shapes.js';
 import { lastJson, smmo } from './helpers/child.js';
 import { GPU_BASE_BYTES } from '../runtime/webgpu/wgsl.js';
 import type { AppDefrag, AppParams } from '../apps/app.js';
@@ -71,17 +72,7 @@ function compare(ref: Runtime, gpuRt: Runtime, r: DefragResult, p: DefragResult)
   if (JSON.stringify(withoutTimes(r.stats)) !== JSON.stringify(withoutTimes(p.stats)))
     out.push(`stats differ: ${JSON.stringify(withoutTimes(r.stats))} vs ${JSON.stringify(withoutTimes(p.stats))}`);
   if (p.stats.device !== 'webgpu') out.push(`stats.device ${String(p.stats.device)}, want 'webgpu'`);
-  for (let h = 0; h < ref.heap.numBlocks * 32; h++) {
-    if (r.remap(h) !== p.remap(h)) {
-      out.push(`remap(${h}): ${r.remap(h)} vs ${p.remap(h)}`);
-      break;
-    }
-  }
-  try {
-    gpuRt.validateHeap();
-  } catch (e) {
-    out.push(`validateHeap: ${String(e)}`);
-  }
+  out.push(...remapAndHeapProblems(r, p, ref.heap.numBlocks * 32, [gpuRt]));
   return out;
 }
 

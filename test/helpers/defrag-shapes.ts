@@ -4,12 +4,13 @@
  * by test/defrag.test.ts, defrag-parallel.test.ts and defrag-wasm.test.ts. Unbiased:
  * fast-check's bias towards small values would make most heaps too small to move anything.
  * Also the property that compares two ways of defragmenting on random heaps at 1, 2 and 4
- * threads (defrag-parallel, defrag-wasm). Kept out of the fixtures module, which worker
+ * threads (defrag-parallel, defrag-wasm), and the checks every comparison of two
+ * defragmentations ends with (remapAndHeapProblems). Kept out of the fixtures module, which worker
  * threads import.
  */
 import type { ExecutionContext } from 'ava';
 import fc from 'fast-check';
-import type { Runtime } from '../../index.js';
+import type { DefragResult, Runtime } from '../../index.js';
 import type { Shape } from '../defrag.fixtures.js';
 import { fcParams } from './fc.js';
 
@@ -72,4 +73,27 @@ export async function comparedOnRandomHeaps(
     }
   }
   return { runs, moved };
+}
+
+/**
+ * The checks that end every comparison of two defragmentations of one heap, as text (empty:
+ * none): the first of the `handles` handles that `a` and `b` map differently, and
+ * validateHeap() of each runtime in `validate`.
+ */
+export function remapAndHeapProblems(a: DefragResult, b: DefragResult, handles: number, validate: readonly Runtime[]): string[] {
+  const out: string[] = [];
+  for (let h = 0; h < handles; h++) {
+    if (a.remap(h) !== b.remap(h)) {
+      out.push(`remap(${h}): ${a.remap(h)} vs ${b.remap(h)}`);
+      break;
+    }
+  }
+  for (const rt of validate) {
+    try {
+      rt.validateHeap();
+    } catch (e) {
+      out.push(`validateHeap: ${String(e)}`);
+    }
+  }
+  return out;
 }
