@@ -11,7 +11,19 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { createRuntime, UsageError, type DefragResult, type DefragStats, type Runtime } from '../index.js';
-import { build, clear, CLASSES, firstDifference, heapBytes, DEFRAG_FIXTURES, Fish, Holder, Shark, type Shape } from './defrag.fixtures.js';
+import {
+  build,
+  clear,
+  deleteEverySecondFish,
+  CLASSES,
+  firstDifference,
+  heapBytes,
+  DEFRAG_FIXTURES,
+  Fish,
+  Holder,
+  Shark,
+  type Shape,
+} from './defrag.fixtures.js';
 import { comparedOnRandomHeaps, remapAndHeapProblems } from './helpers/defrag-shapes.js';
 
 async function runtime(threads: number, extra: Record<string, unknown> = {}): Promise<Runtime> {
@@ -50,12 +62,7 @@ async function twice(ref: Runtime, par: Runtime, shape: Shape, n: number, thread
     moved += r.stats.objectsMoved;
     problems.push(...compare(ref, par, r, p, threads).map((x) => `call ${call}: ${x}`));
     if (problems.length > 0) break;
-    for (const rt of [ref, par]) {
-      let k = 0;
-      const hs: number[] = [];
-      rt.deviceDo(Fish, (f) => void (k++ % 2 === 0 && hs.push(f.__h)));
-      for (const h of hs) rt.destroy(rt.get(Fish, h));
-    }
+    for (const rt of [ref, par]) deleteEverySecondFish(rt);
   }
   clear(ref);
   clear(par);

@@ -22,6 +22,7 @@ import {
   build,
   buildColumns,
   clear,
+  deleteEverySecondFish,
   CLASSES,
   COLUMN_CLASSES,
   DEFRAG_FIXTURES,
@@ -80,12 +81,7 @@ async function twice(
     moved += r.stats.objectsMoved;
     problems.push(...compare(ref, wasm, r, w, r.stats.passes > 0).map((x) => `call ${call}: ${x}`));
     if (problems.length > 0) break;
-    for (const rt of [ref, wasm]) {
-      let k = 0;
-      const hs: number[] = [];
-      rt.deviceDo(Fish, (f) => void (k++ % 2 === 0 && hs.push(f.__h)));
-      for (const h of hs) rt.destroy(rt.get(Fish, h));
-    }
+    for (const rt of [ref, wasm]) deleteEverySecondFish(rt);
   }
   clear(ref);
   clear(wasm);

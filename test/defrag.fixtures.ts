@@ -88,6 +88,14 @@ export function build(rt: Runtime, s: Shape): void {
   for (const o of dead) rt.destroy(o);
 }
 
+/** Delete every second Fish (in deviceDo order): what the defragmentation tests do between two calls. */
+export function deleteEverySecondFish(rt: Runtime): void {
+  let k = 0;
+  const hs: number[] = [];
+  rt.deviceDo(Fish, (f) => void (k++ % 2 === 0 && hs.push(f.__h)));
+  for (const h of hs) rt.destroy(rt.get(Fish, h));
+}
+
 /** Delete every object (the same operations on two runtimes of the same history). */
 export function clear(rt: Runtime): void {
   for (const cls of [Fish, Shark, Holder]) {

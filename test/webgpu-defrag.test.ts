@@ -18,7 +18,7 @@
  * --defrag, and --json says `device: 'webgpu'`.
  */
 import { createRuntime, UsageError, type DefragResult, type DefragStats, type Runtime, type SmmoClass } from '../index.js';
-import { build, clear, CLASSES, firstDifference, heapBytes, Fish, type Shape } from './defrag.fixtures.js';
+import { build, clear, deleteEverySecondFish, CLASSES, firstDifference, heapBytes, type Shape } from './defrag.fixtures.js';
 import { gpuSuite } from './helpers/gpu-suite.js';
 import { remapAndHeapProblems } from './helpers/defrag-shapes.js';
 import { lastJson, smmo } from './helpers/child.js';
@@ -107,12 +107,7 @@ async function twice(
     if (tr.downloadBytes !== down) problems.push(`call ${call}: ${tr.downloadBytes} bytes downloaded, want ${down}`);
     problems.push(...compare(ref, g, r, p).map((x) => `call ${call}: ${x}`));
     if (problems.length > 0) break;
-    for (const rt of [ref, g]) {
-      let k = 0;
-      const hs: number[] = [];
-      rt.deviceDo(Fish, (f) => void (k++ % 2 === 0 && hs.push(f.__h)));
-      for (const h of hs) rt.destroy(rt.get(Fish, h));
-    }
+    for (const rt of [ref, g]) deleteEverySecondFish(rt);
   }
   clear(ref);
   clear(g);
