@@ -55,7 +55,8 @@ export type KernelParam =
   /** Rank → handle of the objects of concrete class `class` in the pass (apps/grid.ts cell ids): a table of the pass. */
   | { readonly kind: 'ranks'; readonly class: string };
 
-export type WgslArgKind = 'f32' | 'u32' | 'i32';
+/** A number argument's Params words: one f32, u32 or i32; 'df64' two f32, hi and lo, whose sum is the number (double-single). */
+export type WgslArgKind = 'f32' | 'u32' | 'i32' | 'df64';
 
 /**
  * The WGSL kernel of a method (backend 'webgpu'; runtime/webgpu/wgsl-kernels.ts checks it
@@ -68,7 +69,7 @@ export interface WgslKernel {
   readonly libraries?: readonly string[];
   /** Field name → kind, bound to `override F_<name>` (byte offset of the field in a block). */
   readonly fields: Readonly<Record<string, ScalarKind>>;
-  /** Kinds of the method's arguments, packed from byte 16 of the Params uniform (4 bytes each). */
+  /** Kinds of the method's arguments, packed from byte 16 of the Params uniform (4 bytes each, 'df64' 8). */
   readonly args: readonly WgslArgKind[];
   /**
    * Arguments of the method after `args` that the kernel does not read (nor the spec's

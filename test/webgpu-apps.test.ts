@@ -32,19 +32,11 @@ const SMALL: Record<string, string[]> = {
 
 /**
  * The passes that may run in TypeScript on WebGPU, per app (everything else must run on the
- * GPU, hand-written or generated): barnes-hut's with f64 fields (WGSL has no f64),
+ * GPU, hand-written or generated; barnes-hut's f64 passes in double-single arithmetic):
  * linux-scalability's benchmark method (it calls JavaScript). A change that sends another
  * pass back to TypeScript fails here.
  */
 const TS_PASSES: Record<string, readonly string[]> = {
-  'barnes-hut': [
-    'BodyNode.clearNode',
-    'BodyNode.computeForce',
-    'BodyNode.descend',
-    'BodyNode.update',
-    'TreeNode.settle',
-    'TreeNode.summarize',
-  ],
   'linux-scalability': ['Allocator8.allocFree'],
 };
 

@@ -16,9 +16,10 @@
  *       not in JavaScript: a method that relies on that is outside the subset). Signed and
  *       unsigned values compare exactly (mixed comparisons go through mix_cmp). `a / b`
  *       is a float unless it is floored (Math.floor, `| 0`).
- *  (W2) Other numbers are f32 (WGSL has no f64): a float method gives results within the
- *       app's tolerance, not bit-identical ones (Math.fround(x) is x; WGSL's division and
- *       sqrt are not correctly rounded). An f64 field is outside the subset.
+ *  (W2) Other numbers are f32 in a method that touches no f64 field: a float method gives
+ *       results within the app's tolerance, not bit-identical ones (Math.fround(x) is x;
+ *       WGSL's division and sqrt are not correctly rounded). W10 says what happens in a
+ *       method that reads or writes an f64 field.
  *  (W3) Constant subexpressions are folded with JavaScript's arithmetic before typing
  *       (MAX / 2 is the integer 5 when MAX is 10, as in JavaScript).
  *  (W4) What JavaScript would throw (a null dereference, an inline-array index out of
@@ -50,11 +51,31 @@
  *       list and the set bits of their iteration words: the objects the pass started with,
  *       in the order of the list (a method that depends on the order is racy anyway).
  *
+ * (W10) WGSL has no f64. A method that reads or writes an f64 field computes every number
+ *       that is not an integer in double-single arithmetic: a pair of f32 (hi, lo) whose
+ *       sum is the value, hi the f32 nearest to it (vec2<f32>; the scheme of Dekker, "A
+ *       floating-point technique for extending the available precision", 1971, and of
+ *       the double-double libraries). About 48 significant bits instead of JavaScript's 53:
+ *       results within 2⁻⁴⁴ or so of JavaScript's per operation, not bit-identical.
+ *       + - * / Math.sqrt, floor, ceil, trunc, round, abs, min, max, sign, hypot and the
+ *       comparisons are double-single (a product is four exact products of 12-bit halves,
+ *       so a shader compiler that fuses a multiply with an add changes none of them);
+ *       float constants and float arguments are passed as such pairs (the runner packs an
+ *       argument as two words: WgslArgKind 'df64'); f32 fields convert exactly. An f64
+ *       field is loaded from its two words into a pair (magnitudes outside f32's normal
+ *       range become 0 or ±∞; below about 2⁻¹⁰⁰ the low part underflows) and stored as
+ *       the double nearest hi + lo (two word stores: a racing reader of the same field
+ *       may see half of it — a race the method has on the CPU too). Other Math functions,
+ *       `%` and `**` of such values are outside the subset (no double-single versions).
+ *       Non-finite values (NaN, ±∞) are carried but their arithmetic is f32's, not
+ *       JavaScript's.
+ *
  * Outside the subset (the method then runs in TypeScript, and the runner says why):
- * JavaScript values (the form's Dyn/Box/Unbox nodes, except inside a `throw`), f64
- * fields, strings and undefined as values (W1's `x?.f === y` excepted), a mix of booleans
- * and numbers in one local. Arguments are typed by the values of the call (an integer → i32 or u32,
- * another number → f32): the runner generates one kernel per argument signature.
+ * JavaScript values (the form's Dyn/Box/Unbox nodes, except inside a `throw`), strings
+ * and undefined as values (W1's `x?.f === y` excepted), a mix of booleans and numbers in
+ * one local, what W10 excludes. Arguments are typed by the values of the call (an integer
+ * → i32 or u32, another number → f32, or double-single under W10): the runner generates
+ * one kernel per argument signature.
  */
 import { BLOCK_TYPE_WORD, type FieldLayout, type TypeLayout } from '../layout.js';
 import { rankTable } from '../rank-table.js';
@@ -62,7 +83,7 @@ import { STATUS } from '../webgpu/errors.js';
 import type { BinaryOp, Expr, FieldRef, MethodIR, Stmt } from './ir.js';
 
 /** WGSL value types of the form's numbers (ilit: an integer literal, typed by its use). */
-type WTy = 'i32' | 'u32' | 'f32' | 'bool' | 'h' | 'ilit' | 'null' | 'ctx' | 'void' | 'ranks';
+type WTy = 'i32' | 'u32' | 'f32' | 'f64' | 'bool' | 'h' | 'ilit' | 'null' | 'ctx' | 'void' | 'ranks';
 
 /** An argument's WGSL type: a number's, or 'h' for an smmo object (its handle; the form then types it by its class). */
 export type WgslArg = 'i32' | 'u32' | 'f32' | 'h';
@@ -78,6 +99,8 @@ export interface WgslMethod {
   readonly ranks: TypeLayout | null;
   /** Concrete classes the kernel creates objects of. */
   readonly creates: readonly TypeLayout[];
+  /** The Params words of the arguments, in order (an 'f32' argument is two words, hi and lo: 'df64'). */
+  readonly args: readonly ('i32' | 'u32' | 'df64')[];
 }
 
 /** What the emitter asks of the runtime: the class layout of a class value the method names. */
@@ -100,7 +123,8 @@ export function wgslArgKind(v: unknown): 'i32' | 'u32' | 'f32' | { reason: strin
 }
 
 const INT = (t: WTy): boolean => t === 'i32' || t === 'u32' || t === 'ilit';
-const NUMERIC = (t: WTy): boolean => INT(t) || t === 'f32';
+const FLOAT = (t: WTy): boolean => t === 'f32' || t === 'f64';
+const NUMERIC = (t: WTy): boolean => INT(t) || FLOAT(t);
 
 function join(a: WTy | undefined, b: WTy): WTy {
   if (a === undefined || a === b) return b;
@@ -109,6 +133,7 @@ function join(a: WTy | undefined, b: WTy): WTy {
   // A handle is a u32 (`let selected = 0; … selected = agent.handle`).
   if ((a === 'h' && INT(b)) || (b === 'h' && INT(a))) return 'u32';
   if (NUMERIC(a) && NUMERIC(b)) {
+    if (a === 'f64' || b === 'f64') return 'f64';
     if (a === 'f32' || b === 'f32') return 'f32';
     if (a === 'ilit') return b;
     if (b === 'ilit') return a;
@@ -195,6 +220,18 @@ function f32Literal(v: number): string {
   // Exact f32 bits (a decimal literal may round differently in the shader compiler).
   const b = new Float32Array([f]);
   return `bitcast<f32>(${new Uint32Array(b.buffer)[0]}u)`;
+}
+
+/** W10: the pair (hi, lo) of f32 whose sum is v (hi the f32 nearest to v; both NaN or ±∞ when v is). */
+export function doubleSingle(v: number): [number, number] {
+  const hi = Math.fround(v);
+  return [hi, Number.isFinite(hi) ? Math.fround(v - hi) : 0];
+}
+
+/** A double-single constant (W10). */
+function dfLiteral(v: number): string {
+  const [hi, lo] = doubleSingle(v);
+  return `vec2<f32>(${f32Literal(hi)}, ${f32Literal(lo)})`;
 }
 
 /** Whether evaluating e writes something (a field, a local, the allocator): earlier operands must be evaluated first. */
@@ -289,6 +326,13 @@ function stmtParts(s: Stmt): readonly (Expr | readonly Stmt[])[] {
 }
 
 const isStmts = (p: Expr | readonly Stmt[]): p is readonly Stmt[] => Array.isArray(p);
+
+/** Whether the method reads or writes an f64 field (then its non-integer numbers are double-single, W10). */
+function touchesF64(body: readonly Stmt[]): boolean {
+  const inE = (e: Expr): boolean => ((e.op === 'load' || e.op === 'store') && e.field.kind === 'f64') || children(e).some(inE);
+  const inS = (ss: readonly Stmt[]): boolean => ss.some((s) => stmtParts(s).some((p) => (isStmts(p) ? inS(p) : inE(p))));
+  return inS(body);
+}
 
 /** The first node outside the subset (outside `throw` statements' values), as a reason; null if none. */
 function unsupportedIn(body: readonly Stmt[], ranks: RankInfo, voids: ReadonlySet<number>): string | null {
@@ -509,6 +553,9 @@ class RankInfo {
   }
 }
 
+/** 32-bit words of the runner's Params uniform (64 bytes): 4 for the pass, the rest for the arguments. */
+export const PARAM_WORDS = 16;
+
 class WgslEmitter {
   private readonly localTy = new Map<number, WTy>();
   private lines: string[] = [];
@@ -521,12 +568,16 @@ class WgslEmitter {
 
   private ranked: TypeLayout | null = null;
   private readonly creates = new Set<TypeLayout>();
+  /** W10: the method touches an f64 field, so its non-integer numbers are double-single. */
+  private readonly doubles: boolean;
 
   constructor(
     private readonly ir: MethodIR,
     private readonly argKinds: readonly WgslArg[],
     private readonly ranks: RankInfo,
-  ) {}
+  ) {
+    this.doubles = touchesF64(ir.body);
+  }
 
   emit(): WgslMethod {
     this.inferLocals();
@@ -538,8 +589,22 @@ class WgslEmitter {
       decls.push(`  var l${l.id}: ${this.wgslType(t)}; // ${l.name}`);
     }
     if (this.usesCtl) decls.push('  var ctl = 0u;');
-    const params = ['  list_start: u32,', '  list_count: u32,', '  type_id: u32,', '  p3: u32,'];
-    this.argKinds.forEach((k, i) => params.push(`  a${i}: ${this.wgslType(k)},`));
+    // Word 3 is 1.0 (the runner writes it), which the shader compiler cannot know (W10's df_o).
+    const params = ['  list_start: u32,', '  list_count: u32,', '  type_id: u32,', '  one: f32,'];
+    const args: ('i32' | 'u32' | 'df64')[] = [];
+    this.argKinds.forEach((k, i) => {
+      if (k === 'f32') {
+        // Two words, hi and lo (W10); a method without f64 fields reads hi, the argument's f32 rounding.
+        params.push(`  a${i}: f32,`, `  a${i}_lo: f32,`);
+        args.push('df64');
+      } else {
+        params.push(`  a${i}: ${this.wgslType(k)},`);
+        args.push(k === 'i32' ? 'i32' : 'u32');
+      }
+    });
+    if (params.length > PARAM_WORDS)
+      fail(`its arguments take ${params.length - 4} words of the Params uniform, which holds ${PARAM_WORDS - 4}`);
+    if (this.doubles) this.helpers.add('df64');
     const src = [
       `// ${this.ir.cls.name}.${this.ir.method}: generated from the method's compiled form (runtime/compiler/emit-wgsl.ts).`,
       'override WG: u32 = 64u;',
@@ -565,7 +630,15 @@ class WgslEmitter {
       '',
     ].join('\n');
     const reports = body.some((l) => /\bk_(fail|report)\(/.test(l)) || this.helpers.has('store_sub');
-    return { source: src, allocates: this.ir.allocates, frees: this.ir.frees, reports, ranks: this.ranked, creates: [...this.creates] };
+    return {
+      source: src,
+      allocates: this.ir.allocates,
+      frees: this.ir.frees,
+      reports,
+      ranks: this.ranked,
+      creates: [...this.creates],
+      args,
+    };
   }
 
   // ------------------------------------------------------------------ types
@@ -577,9 +650,22 @@ class WgslEmitter {
         return 'u32';
       case 'ilit':
         return 'i32';
+      case 'f64':
+        return 'vec2<f32>';
       default:
         return t;
     }
+  }
+
+  /** A constant's type: constTy's, double-single for a non-integer under W10. */
+  private kTy(k: number | boolean | null): WTy {
+    const t = constTy(k);
+    return t === 'f32' && this.doubles ? 'f64' : t;
+  }
+
+  /** The type of arithmetic on two numbers, at least one of them a float: double-single under W10 or with an f64 operand. */
+  private floatOf(a: WTy, b: WTy): WTy {
+    return this.doubles || a === 'f64' || b === 'f64' ? 'f64' : 'f32';
   }
 
   /** Local types: the join of every value assigned, to a fixed point (W1). */
@@ -619,7 +705,7 @@ class WgslEmitter {
   /** The type of e without emitting it. */
   typeOf(e: Expr): WTy {
     const k = constValue(e);
-    if (k !== undefined) return constTy(k);
+    if (k !== undefined) return this.kTy(k);
     if (this.ranks.isCall(e)) return 'ranks';
     if (e.op === 'dynIndex' && this.ranks.isValue(e.obj)) return 'u32';
     const eq = this.exactQuotient(e);
@@ -636,6 +722,7 @@ class WgslEmitter {
         return 'h';
       case 'arg': {
         const a = this.argKinds[e.index];
+        if (a === 'f32' && this.doubles) return 'f64';
         return a ?? fail(`argument ${e.index} was not passed`);
       }
       case 'ctx':
@@ -693,7 +780,7 @@ class WgslEmitter {
       case '~':
         return 'i32';
       case '-':
-        if (a === 'f32') return 'f32';
+        if (FLOAT(a)) return a;
         if (INT(a)) return a === 'ilit' ? 'ilit' : 'i32';
         return fail(`unary - of a ${a}`);
       case '+':
@@ -711,7 +798,7 @@ class WgslEmitter {
       case '-':
       case '*': {
         if (!NUMERIC(a) || !NUMERIC(b)) return fail(`${a} ${o} ${b}`);
-        if (a === 'f32' || b === 'f32') return 'f32';
+        if (FLOAT(a) || FLOAT(b)) return this.floatOf(a, b);
         if (a === 'ilit' && b === 'ilit') return 'ilit';
         if ((a === 'u32' || a === 'ilit') && (b === 'u32' || b === 'ilit')) return 'u32';
         return 'i32'; // i32 with u32: the same bits (W1)
@@ -719,13 +806,17 @@ class WgslEmitter {
       case '%': {
         // JavaScript's remainder has the dividend's sign: the dividend's type (W1).
         if (!NUMERIC(a) || !NUMERIC(b)) return fail(`${a} ${o} ${b}`);
+        if (a === 'f64' || b === 'f64') return fail('% of a double-single value (W10)');
         if (a === 'f32' || b === 'f32') return 'f32';
         if (a === 'ilit') return b === 'ilit' ? 'ilit' : b === 'u32' ? 'u32' : 'i32';
         return a;
       }
       case '/':
+        if (!NUMERIC(a) || !NUMERIC(b)) return fail(`${a} ${o} ${b}`);
+        return this.floatOf(a, b);
       case '**':
         if (!NUMERIC(a) || !NUMERIC(b)) return fail(`${a} ${o} ${b}`);
+        if (this.floatOf(a, b) === 'f64') return fail('** in a method with f64 fields (no double-single pow, W10)');
         return 'f32';
       case '|':
       case '&':
@@ -743,6 +834,8 @@ class WgslEmitter {
 
   private mathTy(name: string, args: readonly WTy[], e: Expr): WTy {
     const allInt = args.every(INT);
+    // Of a float: double-single if an argument is (W10), else f32.
+    const exact: WTy = args.includes('f64') ? 'f64' : 'f32';
     switch (name) {
       case 'floor':
       case 'ceil':
@@ -753,9 +846,9 @@ class WgslEmitter {
           const k = this.intDivKind(e.args[0]!);
           if (k !== null) return k;
         }
-        return 'f32';
+        return exact;
       case 'abs':
-        return allInt ? (args[0] === 'u32' ? 'u32' : 'i32') : 'f32';
+        return allInt ? (args[0] === 'u32' ? 'u32' : 'i32') : exact;
       case 'min':
       case 'max': {
         if (args.length === 0) return fail(`Math.${name}() with no arguments`);
@@ -768,9 +861,13 @@ class WgslEmitter {
       case 'clz32':
         return 'u32';
       case 'sign':
-        return allInt ? 'i32' : 'f32';
+        return allInt ? 'i32' : exact;
       case 'fround':
+        return 'f32';
       case 'sqrt':
+      case 'hypot':
+        // JavaScript's square root of an f32 value is a double too.
+        return this.doubles ? 'f64' : exact;
       case 'sin':
       case 'cos':
       case 'tan':
@@ -782,7 +879,7 @@ class WgslEmitter {
       case 'log':
       case 'log2':
       case 'pow':
-      case 'hypot':
+        if (this.doubles) return fail(`Math.${name} in a method with f64 fields (no double-single ${name}, W10)`);
         return 'f32';
       default:
         return fail(`Math.${name}`);
@@ -1003,17 +1100,22 @@ class WgslEmitter {
         if (t !== undefined && t !== 'ctx' && t !== 'ranks') this.line(`l${e.id} = ${this.conv(v, t)};`);
         return;
       }
-      case 'updateLocal': {
-        const t = this.localTy.get(e.id)!;
-        this.line(`l${e.id} = l${e.id} ${e.delta > 0 ? '+' : '-'} ${this.lit(1, t)};`);
+      case 'updateLocal':
+        this.line(this.step(e));
         return;
-      }
       default: {
         const v = this.expr(e);
         // A pure value is dropped; a call with effects (free, alloc) has emitted its statement.
         void v;
       }
     }
+  }
+
+  /** ++ or -- of a local, as a statement. */
+  private step(e: Extract<Expr, { op: 'updateLocal' }>): string {
+    const t = this.localTy.get(e.id)!;
+    if (t === 'f64') return `l${e.id} = df_add(l${e.id}, ${this.lit(e.delta > 0 ? 1 : -1, t)});`;
+    return `l${e.id} = l${e.id} ${e.delta > 0 ? '+' : '-'} ${this.lit(1, t)};`;
   }
 
   /** A temporary holding v's value now (so later effects do not change it). */
@@ -1040,7 +1142,7 @@ class WgslEmitter {
     const k = constValue(e);
     if (k !== undefined) {
       // Constant subexpressions are folded (W3), their effects (none: constants only) dropped.
-      const ty = constTy(k);
+      const ty = this.kTy(k);
       return { code: this.constCode(k, ty), ty, konst: k };
     }
     if (this.ranks.isCall(e)) return this.rankTableCall(e as Extract<Expr, { op: 'dynCall' }>);
@@ -1056,8 +1158,10 @@ class WgslEmitter {
       }
       case 'self':
         return { code: 'self_h', ty: 'h' };
-      case 'arg':
-        return { code: `P.a${e.index}`, ty: this.typeOf(e) };
+      case 'arg': {
+        const ty = this.typeOf(e);
+        return { code: ty === 'f64' ? `vec2<f32>(P.a${e.index}, P.a${e.index}_lo)` : `P.a${e.index}`, ty };
+      }
       case 'ctx':
         return { code: '', ty: 'ctx' };
       case 'unary':
@@ -1104,7 +1208,7 @@ class WgslEmitter {
       }
       case 'updateLocal': {
         const t = this.localTy.get(e.id)!;
-        const step = `l${e.id} = l${e.id} ${e.delta > 0 ? '+' : '-'} ${this.lit(1, t)};`;
+        const step = this.step(e);
         if (e.prefix) {
           this.line(step);
           return { code: `l${e.id}`, ty: t };
@@ -1177,16 +1281,18 @@ class WgslEmitter {
     if (k === null) return '0u';
     if (ty === 'ilit') return String(k);
     if (ty === 'u32') return `${k}u`;
-    return f32Literal(k);
+    return ty === 'f64' ? dfLiteral(k) : f32Literal(k);
   }
 
   private lit(n: number, ty: WTy): string {
     if (ty === 'f32') return f32Literal(n);
+    if (ty === 'f64') return dfLiteral(n);
     if (ty === 'u32' || ty === 'h') return `${n >>> 0}u`;
     return `${n | 0}i`;
   }
 
   private zero(t: WTy): string {
+    if (t === 'f64') return 'vec2<f32>(0.0f)';
     return t === 'bool' ? 'false' : t === 'f32' ? '0.0f' : t === 'u32' || t === 'h' || t === 'null' ? '0u' : '0i';
   }
 
@@ -1197,7 +1303,7 @@ class WgslEmitter {
     if (v.konst !== undefined && v.konst !== null) {
       const n = typeof v.konst === 'boolean' ? Number(v.konst) : v.konst;
       if (to === 'bool') return String(Boolean(n));
-      if (to === 'f32' || to === 'u32' || to === 'h' || to === 'i32' || to === 'ilit') return this.lit(n, to);
+      if (to === 'f32' || to === 'f64' || to === 'u32' || to === 'h' || to === 'i32' || to === 'ilit') return this.lit(n, to);
     }
     if (v.konst === null && (to === 'h' || to === 'u32')) return '0u';
     switch (to) {
@@ -1210,6 +1316,7 @@ class WgslEmitter {
         if (from === 'i32') return `bitcast<u32>(${v.code})`;
         if (from === 'ilit') return `u32(${v.code})`;
         if (from === 'f32') return `bitcast<u32>(i32(${v.code}))`;
+        if (from === 'f64') return `bitcast<u32>(df_to_i32(${v.code}))`;
         if (from === 'bool') return `select(0u, 1u, ${v.code})`;
         break;
       case 'i32':
@@ -1217,11 +1324,20 @@ class WgslEmitter {
         if (from === 'u32' || from === 'h') return `bitcast<i32>(${v.code})`;
         if (from === 'ilit') return `i32(${v.code})`;
         if (from === 'f32') return `i32(${v.code})`;
+        if (from === 'f64') return `df_to_i32(${v.code})`;
         if (from === 'bool') return `select(0i, 1i, ${v.code})`;
         break;
       case 'f32':
         if (INT(from)) return `f32(${v.code})`;
+        if (from === 'f64') return `df_to_f32(${v.code})`;
         if (from === 'bool') return `select(0.0f, 1.0f, ${v.code})`;
+        break;
+      case 'f64':
+        // Exact: an integer as two f32 parts, an f32 as hi.
+        if (from === 'i32' || from === 'ilit') return `df_from_i32(${this.conv(v, 'i32')})`;
+        if (from === 'u32' || from === 'h') return `df_from_u32(${v.code})`;
+        if (from === 'f32') return `vec2<f32>(${v.code}, 0.0f)`;
+        if (from === 'bool') return `select(vec2<f32>(0.0f), vec2<f32>(1.0f, 0.0f), ${v.code})`;
         break;
       case 'bool':
         return this.truthy(v);
@@ -1238,6 +1354,8 @@ class WgslEmitter {
         return v.code;
       case 'f32':
         return `(${v.code} != 0.0f)`;
+      case 'f64':
+        return `((${v.code}).x != 0.0f)`;
       case 'u32':
       case 'h':
       case 'null':
@@ -1274,6 +1392,7 @@ class WgslEmitter {
       case '*': {
         let ty = this.binaryTy(o, a.ty, b.ty);
         if (ty === 'ilit') ty = 'i32';
+        if (ty === 'f64') return { code: `${DF_OP[o]}(${this.conv(a, ty)}, ${this.conv(b, ty)})`, ty };
         return { code: `(${this.conv(a, ty)} ${o} ${this.conv(b, ty)})`, ty };
       }
       case '%': {
@@ -1293,8 +1412,11 @@ class WgslEmitter {
         }
         return { code: `(${this.conv(a, 'i32')} % ${this.conv(b, 'i32')})`, ty };
       }
-      case '/':
+      case '/': {
+        const ty = this.binaryTy(o, a.ty, b.ty);
+        if (ty === 'f64') return { code: `df_div(${this.conv(a, ty)}, ${this.conv(b, ty)})`, ty };
         return { code: `(${this.conv(a, 'f32')} / ${this.conv(b, 'f32')})`, ty: 'f32' };
+      }
       case '**':
         return { code: `pow(${this.conv(a, 'f32')}, ${this.conv(b, 'f32')})`, ty: 'f32' };
       case '|':
@@ -1430,6 +1552,25 @@ class WgslEmitter {
       return `(${this.conv(a, 'i32')} ${op} ${this.conv(b, 'i32')})`;
     }
     if (!NUMERIC(a.ty) || !NUMERIC(b.ty)) return fail(`${a.ty} ${o} ${b.ty}`);
+    if (a.ty === 'f64' || b.ty === 'f64') {
+      // W10: df_lt / df_le with the operands swapped for > and >=.
+      const x = this.conv(a, 'f64');
+      const y = this.conv(b, 'f64');
+      switch (op) {
+        case '<':
+          return `df_lt(${x}, ${y})`;
+        case '<=':
+          return `df_le(${x}, ${y})`;
+        case '>':
+          return `df_lt(${y}, ${x})`;
+        case '>=':
+          return `df_le(${y}, ${x})`;
+        case '==':
+          return `df_eq(${x}, ${y})`;
+        default:
+          return `!df_eq(${x}, ${y})`;
+      }
+    }
     if (a.ty === 'f32' || b.ty === 'f32') return `(${this.conv(a, 'f32')} ${op} ${this.conv(b, 'f32')})`;
     const lit = (v: Val): boolean => v.konst !== undefined;
     if (a.ty === b.ty || lit(a) || lit(b)) {
@@ -1482,6 +1623,7 @@ class WgslEmitter {
       e,
     );
     const f = (i: number): string => this.conv(args[i]!, 'f32');
+    if (ty === 'f64') return this.dfMath(e.name, args);
     switch (e.name) {
       case 'floor':
       case 'ceil':
@@ -1512,6 +1654,37 @@ class WgslEmitter {
         return { code: `${e.name}(${f(0)}, ${f(1)})`, ty };
       default:
         return { code: `${e.name}(${f(0)})`, ty };
+    }
+  }
+
+  /** Math.* of double-single values (W10; mathTy has excluded the functions without a double-single version). */
+  private dfMath(name: string, args: readonly Val[]): Val {
+    const d = (i: number): string => this.conv(args[i]!, 'f64');
+    const ty: WTy = 'f64';
+    switch (name) {
+      case 'floor':
+      case 'ceil':
+      case 'trunc':
+      case 'abs':
+      case 'sqrt':
+        return { code: `df_${name}(${d(0)})`, ty };
+      case 'round':
+        return { code: `df_floor(df_add(${d(0)}, vec2<f32>(0.5f, 0.0f)))`, ty };
+      case 'min':
+      case 'max': {
+        let code = d(0);
+        for (let i = 1; i < args.length; i++) code = `df_${name}(${code}, ${d(i)})`;
+        return { code, ty };
+      }
+      case 'sign':
+        return { code: `vec2<f32>(sign((${d(0)}).x), 0.0f)`, ty };
+      case 'hypot': {
+        if (args.length === 0) return { code: 'vec2<f32>(0.0f)', ty };
+        const vs = args.map((_, i) => this.hoist({ code: d(i), ty }).code);
+        return { code: `df_sqrt(${vs.map((v) => `df_mul(${v}, ${v})`).reduce((x, y) => `df_add(${x}, ${y})`)})`, ty };
+      }
+      default:
+        return fail(`Math.${name} of a double-single value (W10)`);
     }
   }
 
@@ -1578,7 +1751,6 @@ class WgslEmitter {
     const fls = [...f.layouts.entries()];
     if (fls.length === 0) fail(`${f.cls.name}.${f.name} has no concrete layout`);
     const bytes = fls[0]![1].elemBytes;
-    if (bytes === 8) fail(`${f.cls.name}.${f.name} is an f64 field (WGSL has no f64)`);
     const isSelf = h.code === 'self_h';
     const single: FieldLayout | null = isSelf
       ? (f.layouts.get(this.ir.cls.id) ?? null)
@@ -1602,6 +1774,7 @@ class WgslEmitter {
     }
     const base = `block_word(${h.code} >> SLOT_BITS) + (${off} >> 2u)`;
     const slot = `(${h.code} & 31u)`;
+    if (bytes === 8) return { word: `${base} + 2u * ${slot}`, shift: '0u', bytes }; // the low word; the high one follows (W10)
     if (bytes === 4) return { word: `${base} + ${slot}`, shift: '0u', bytes };
     if (bytes === 2) return { word: `${base} + (${slot} >> 1u)`, shift: `(16u * (${slot} & 1u))`, bytes };
     return { word: `${base} + (${slot} >> 2u)`, shift: `(8u * (${slot} & 3u))`, bytes };
@@ -1621,8 +1794,12 @@ class WgslEmitter {
     if (e.elem !== null && writes(e.elem)) h = this.hoist(h);
     const el = this.element(e.field, e.elem, e.inBounds);
     const { word, shift, bytes } = this.address(e.field, h, el);
-    const raw = `atomicLoad(&heap[${word}])`;
     const kind = e.field.kind;
+    if (bytes === 8) {
+      const w = this.hoist({ code: word, ty: 'u32' }).code;
+      return { code: `df_load(atomicLoad(&heap[${w}]), atomicLoad(&heap[${w} + 1u]))`, ty: 'f64' };
+    }
+    const raw = `atomicLoad(&heap[${word}])`;
     let code: string;
     if (bytes === 4) {
       code = kind === 'f32' ? `bitcast<f32>(${raw})` : kind === 'i32' ? `bitcast<i32>(${raw})` : raw;
@@ -1645,6 +1822,10 @@ class WgslEmitter {
     const checked = elemV === null ? null : this.checkedIndex(e.field, elemV, e.inBounds);
     const { word, shift, bytes } = this.address(e.field, h, checked);
     const kind = e.field.kind;
+    if (kind === 'f64') {
+      this.line(`df_store(${word}, ${this.conv(value, 'f64')});`);
+      return asValue ? value : { code: '', ty: 'void' };
+    }
     let bits: string;
     if (kind === 'f32') bits = `bitcast<u32>(${this.conv(value, 'f32')})`;
     else if (kind === 'bool') bits = `select(0u, 1u, ${this.truthy(value)})`;
@@ -1666,6 +1847,7 @@ class WgslEmitter {
    */
   private checkedIndex(f: FieldRef, v: Val, inBounds: boolean | undefined): Val {
     if (typeof v.konst === 'number' && Number.isInteger(v.konst) && v.konst >= 0 && v.konst < f.length) return v;
+    if (v.ty === 'f64') fail(`an inline-array index of ${f.cls.name}.${f.name} computed in double-single (W10): use an integer`);
     if (v.ty === 'f32') {
       const t = this.hoist(v);
       this.failIf(`!(${t.code} == floor(${t.code}) && ${t.code} >= 0.0f && ${t.code} < ${f.length}.0f)`, STATUS.RANGE);
@@ -1716,7 +1898,7 @@ function fieldTy(f: FieldRef): WTy {
     case 'f32':
       return 'f32';
     case 'f64':
-      return fail(`${f.cls.name}.${f.name} is an f64 field (WGSL has no f64)`);
+      return 'f64';
     case 'i8':
     case 'i16':
     case 'i32':
@@ -1729,6 +1911,9 @@ function fieldTy(f: FieldRef): WTy {
       return 'u32';
   }
 }
+
+/** The double-single functions of + - * (W10, HELPERS.df64). */
+const DF_OP: Readonly<Record<string, string>> = { '+': 'df_add', '-': 'df_sub', '*': 'df_mul' };
 
 const COMPARISONS: ReadonlySet<BinaryOp> = new Set<BinaryOp>(['<', '<=', '>', '>=', '==', '===', '!=', '!==']);
 
@@ -1765,6 +1950,205 @@ fn k_report() {
 }`;
 
 const HELPERS: Record<string, string> = {
+  df64: `/**
+ * W10: double-single numbers, vec2<f32>(hi, lo) with hi + lo the value and hi = fl(hi + lo)
+ * (every function ends with df_quick, so a value has one representation and compares
+ * by its parts). Only additions and products of 12-bit halves (exact) are used where
+ * exactness matters, so fused multiply-adds do not change the results. Some shader
+ * compilers simplify floating-point algebra as if it were exact ((a + b) - a to b), which
+ * drops the error terms: df_o multiplies by P.one, 1.0 from the uniform, which the
+ * compiler cannot see through, at each step such a rewrite would break.
+ */
+fn df_o(x: f32) -> f32 {
+  return x * P.one;
+}
+fn df_two_sum(a: f32, b: f32) -> vec2<f32> {
+  let s = df_o(a + b);
+  let v = df_o(s - a);
+  return vec2<f32>(s, df_o(a - df_o(s - v)) + (b - v));
+}
+/** a + b as (hi, lo) when |a| >= |b| (or a is 0); a zero b keeps a's sign (-0 stays -0, as in JavaScript). */
+fn df_quick(a: f32, b: f32) -> vec2<f32> {
+  let s = select(df_o(a + b), a, b == 0.0f);
+  return vec2<f32>(s, b - df_o(s - a));
+}
+/** a · b to about 48 bits: the four products of the 12-bit halves of a and b are exact. */
+fn df_prod(a: f32, b: f32) -> vec2<f32> {
+  let ah = bitcast<f32>(bitcast<u32>(a) & 0xfffff000u);
+  let al = df_o(a - ah);
+  let bh = bitcast<f32>(bitcast<u32>(b) & 0xfffff000u);
+  let bl = df_o(b - bh);
+  let m = df_two_sum(ah * bl, al * bh);
+  let s = df_two_sum(ah * bh, m.x);
+  return df_quick(s.x, s.y + (m.y + al * bl));
+}
+fn df_add(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  let s = df_two_sum(a.x, b.x);
+  let t = df_two_sum(a.y, b.y);
+  let u = df_quick(s.x, s.y + t.x);
+  return df_quick(u.x, u.y + t.y);
+}
+fn df_sub(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  return df_add(a, -b);
+}
+fn df_mul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  let p = df_prod(a.x, b.x);
+  return df_quick(p.x, p.y + (a.x * b.y + a.y * b.x));
+}
+/** a / b: an f32 quotient and two corrections from exact remainders (b = 0: f32's quotient). */
+fn df_div(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  if (b.x == 0.0f) {
+    return vec2<f32>(a.x / b.x, 0.0f);
+  }
+  let q1 = a.x / b.x;
+  let r1 = df_sub(a, df_mul(b, vec2<f32>(q1, 0.0f)));
+  let q2 = r1.x / b.x;
+  let r2 = df_sub(r1, df_mul(b, vec2<f32>(q2, 0.0f)));
+  return df_add(df_quick(q1, q2), vec2<f32>(r2.x / b.x, 0.0f));
+}
+/** Math.sqrt: f32's root and two Newton steps on exact remainders (0 and -0 kept; a negative: NaN). */
+fn df_sqrt(a: vec2<f32>) -> vec2<f32> {
+  if (a.x == 0.0f) {
+    return a;
+  }
+  if (a.x < 0.0f) {
+    return vec2<f32>(bitcast<f32>(k_nan), 0.0f);
+  }
+  let x = sqrt(a.x);
+  let r1 = df_sub(a, df_prod(x, x));
+  let y = df_quick(x, r1.x / (2.0f * x));
+  let r2 = df_sub(a, df_mul(y, y));
+  return df_add(y, vec2<f32>(r2.x / (2.0f * y.x), 0.0f));
+}
+fn df_lt(a: vec2<f32>, b: vec2<f32>) -> bool {
+  return a.x < b.x || (a.x == b.x && a.y < b.y);
+}
+fn df_le(a: vec2<f32>, b: vec2<f32>) -> bool {
+  return a.x < b.x || (a.x == b.x && a.y <= b.y);
+}
+fn df_eq(a: vec2<f32>, b: vec2<f32>) -> bool {
+  return a.x == b.x && a.y == b.y;
+}
+fn df_min(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  return select(b, a, df_lt(a, b));
+}
+fn df_max(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  return select(b, a, df_lt(b, a));
+}
+fn df_abs(a: vec2<f32>) -> vec2<f32> {
+  return select(a, -a, a.x < 0.0f);
+}
+/** Math.floor: hi's floor, unless hi is an integer (then hi + floor(lo)). */
+fn df_floor(a: vec2<f32>) -> vec2<f32> {
+  let h = floor(a.x);
+  if (h != a.x) {
+    return vec2<f32>(h, 0.0f);
+  }
+  return df_quick(h, floor(a.y));
+}
+fn df_ceil(a: vec2<f32>) -> vec2<f32> {
+  return -df_floor(-a);
+}
+fn df_trunc(a: vec2<f32>) -> vec2<f32> {
+  return select(df_floor(a), -df_floor(-a), a.x < 0.0f);
+}
+/** JavaScript's ToUint32 of an f32 that is an integer (or ±∞, NaN: 0): modulo 2³², from its bits. */
+fn df_wrap(f: f32) -> u32 {
+  let b = bitcast<u32>(f);
+  let e = i32((b >> 23u) & 0xffu) - 127;
+  if (e < 31) {
+    return bitcast<u32>(i32(f));
+  }
+  if (e > 54) {
+    return 0u;
+  }
+  let v = ((b & 0x7fffffu) | 0x800000u) << u32(e - 23);
+  return select(v, 0u - v, (b >> 31u) != 0u);
+}
+/** JavaScript's ToInt32: truncated, modulo 2³² (both parts of the truncated pair are integers). */
+fn df_to_i32(a: vec2<f32>) -> i32 {
+  let t = df_trunc(a);
+  return bitcast<i32>(df_wrap(t.x) + df_wrap(t.y));
+}
+fn df_to_f32(a: vec2<f32>) -> f32 {
+  return select(a.x + a.y, a.x, a.y == 0.0f);
+}
+/** Integers exactly: the parts above and below bit 8 are exact f32. */
+fn df_from_i32(v: i32) -> vec2<f32> {
+  return df_two_sum(f32(v & ~0xffi), f32(v & 0xffi));
+}
+fn df_from_u32(v: u32) -> vec2<f32> {
+  return df_two_sum(f32(v & 0xffffff00u), f32(v & 0xffu));
+}
+/** The double of words (w0 low, w1 high) as a pair (outside f32's normal range: ±0 or ±∞). */
+fn df_load(w0: u32, w1: u32) -> vec2<f32> {
+  let e = i32((w1 >> 20u) & 0x7ffu) - 1023;
+  let s = w1 & 0x80000000u;
+  if (e == 1024) {
+    let nan = ((w1 & 0xfffffu) | w0) != 0u;
+    return vec2<f32>(bitcast<f32>(s | select(0x7f800000u, 0x7fc00000u, nan)), 0.0f);
+  }
+  if (e < -126) {
+    return vec2<f32>(bitcast<f32>(s), 0.0f);
+  }
+  if (e > 127) {
+    return vec2<f32>(bitcast<f32>(s | 0x7f800000u), 0.0f);
+  }
+  // hi: the top 24 of the 53 significand bits; lo: the 29 below them, times 2^(e - 52).
+  let hi = bitcast<f32>(s | (u32(e + 127) << 23u) | ((w1 & 0xfffffu) << 3u) | (w0 >> 29u));
+  let lo = ldexp(ldexp(f32(w0 & 0x1fffffffu), -52), e);
+  return df_quick(hi, select(lo, -lo, s != 0u));
+}
+/** r · 2^(k - x), in two steps where one would pass ldexp an exponent beyond f32's. */
+fn df_units(r: f32, x: i32, k: i32) -> f32 {
+  if (x > 0) {
+    return ldexp(r, k - x);
+  }
+  return ldexp(ldexp(r, k), -x);
+}
+/** The words (low, high) of the double nearest hi + lo (hi subnormal: ±0). */
+fn df_bits(v: vec2<f32>) -> vec2<u32> {
+  let hb = bitcast<u32>(v.x);
+  let s = hb & 0x80000000u;
+  let eb = (hb >> 23u) & 0xffu;
+  if (eb == 0u) {
+    return vec2<u32>(0u, s);
+  }
+  if (eb == 0xffu) {
+    return vec2<u32>(0u, s | 0x7ff00000u | select(0u, 0x80000u, (hb & 0x7fffffu) != 0u));
+  }
+  let x = i32(eb) - 127;
+  let m = (hb & 0x7fffffu) | 0x800000u;
+  let rel = select(v.y, -v.y, s != 0u);
+  // |value| = m · 2^(x - 23) + rel = (m · 2^(k - 23) + q) · 2^(x - k), |rel| <= 2^(x - 24):
+  // k = 52 (a 53-bit significand) unless hi is a power of two and lo pulls it below (k = 53).
+  var k = 52;
+  var q = i32(round(df_units(rel, x, 52)));
+  if (m == 0x800000u && rel < 0.0f) {
+    let q2 = i32(round(df_units(rel, x, 53)));
+    if (q2 < 0i) {
+      k = 53;
+      q = q2;
+    }
+  }
+  var lw = m << u32(k - 23);
+  var hw = m >> u32(55 - k);
+  if (q >= 0i) {
+    let t = lw + u32(q);
+    hw = hw + select(0u, 1u, t < lw);
+    lw = t;
+  } else {
+    let d = u32(-q);
+    hw = hw - select(0u, 1u, lw < d);
+    lw = lw - d;
+  }
+  return vec2<u32>(lw, s | (u32(x - k + 52 + 1023) << 20u) | (hw & 0xfffffu));
+}
+fn df_store(w: u32, v: vec2<f32>) {
+  let b = df_bits(v);
+  atomicStore(&heap[w], b.x);
+  atomicStore(&heap[w + 1u], b.y);
+}`,
   mix_cmp: `/** -1, 0 or 1 as the integer a compares with the unsigned b. */
 fn mix_cmp(a: i32, b: u32) -> i32 {
   if (a < 0i) {

@@ -68,7 +68,7 @@ import { kernelClassMismatch, kernelKey, kernelMismatch, kernelValues } from './
 import { arrayOffsets, kernelArrayMismatch } from './wgsl-kernels.js'; // array fields (WgslKernel.arrays)
 import { loadWgsl, overridesOf, wgslPrelude } from './wgsl.js';
 import { lowerForBackend } from '../compiler/index.js';
-import { emitWgsl, wgslArgKind, WgslUnsupported, type WgslArg, type WgslMethod } from '../compiler/emit-wgsl.js';
+import { doubleSingle, emitWgsl, PARAM_WORDS, wgslArgKind, WgslUnsupported, type WgslArg, type WgslMethod } from '../compiler/emit-wgsl.js';
 
 const MAX_IN_FLIGHT = 3;
 /** SPLIT = 0 (auto): aim at this many workgroups per dispatch, with at most AUTO_SPLIT_MAX parts (measured on an H100: docs/webgpu.md). */
@@ -102,7 +102,7 @@ interface CountRead {
 }
 /** Compiled pipelines per device, keyed by source + entry + constants. */
 const PIPELINES = new WeakMap<GpuContext, Map<string, Promise<GPUComputePipeline>>>();
-const PARAMS_BYTES = 64;
+const PARAMS_BYTES = 4 * PARAM_WORDS;
 const MAX_PARAM_CACHE = 512;
 
 /** WebGpuOptions with the internal `gpu` option typed (the public declaration has no WebGPU types). */
@@ -507,7 +507,7 @@ export class GpuRunner {
       file,
       libraries: ['objects.wgsl', 'alloc.wgsl'],
       fields: {},
-      args: kinds.map((k) => (k === 'h' ? 'u32' : k)),
+      args: m.args,
       tunables: { WG: 64 },
       dispatch: 'per-object',
       gpuLists: true,
@@ -943,13 +943,24 @@ export class GpuRunner {
       dv.setUint32(0, start, true);
       dv.setUint32(4, count, true);
       dv.setUint32(8, t.id, true); // Params word 2: the type id (gpuLists kernels: gpu-snapshot.ts G4)
+      dv.setFloat32(12, 1, true); // word 3: 1.0, the generated kernels' P.one (emit-wgsl.ts W10); the hand-written ones leave it unread
+      let at = 16;
       k.args.forEach((kind, i) => {
         const v = Number(args[i]);
         if (!Number.isFinite(v))
           throw new UsageError(`parallelDo(${label}): argument ${i} must be a finite number, got ${String(args[i])}`);
-        if (kind === 'f32') dv.setFloat32(16 + 4 * i, v, true);
-        else if (kind === 'u32') dv.setUint32(16 + 4 * i, v >>> 0, true);
-        else dv.setInt32(16 + 4 * i, v | 0, true);
+        if (kind === 'df64') {
+          // Two words, hi and lo (runtime/compiler/emit-wgsl.ts W10).
+          const [hi, lo] = doubleSingle(v);
+          dv.setFloat32(at, hi, true);
+          dv.setFloat32(at + 4, lo, true);
+          at += 8;
+          return;
+        }
+        if (kind === 'f32') dv.setFloat32(at, v, true);
+        else if (kind === 'u32') dv.setUint32(at, v >>> 0, true);
+        else dv.setInt32(at, v | 0, true);
+        at += 4;
       });
       const buffer = this.gpu.device.createBuffer({
         size: PARAMS_BYTES,
