@@ -28,7 +28,7 @@ import { IN_SMMO_WORKER, MAX_ARG_BYTES, oversizeArgs, unclonableArg, type Execut
 import { Heap } from './heap.js';
 import { configureBackend } from './kernels.js';
 import { checkBackend, type Backend } from './kernel-spec.js';
-import { DEFAULT_KEEP_BLOCKS, planTypes, type TypeLayout, type TypeTable } from './layout.js';
+import { DEFAULT_KEEP_BLOCKS, planTypes, SLOT_BITS, type FieldLayout, type TypeLayout, type TypeTable } from './layout.js';
 import { checkAllocatorOptions, checkModules, checkOptions, MAX_THREADS, parseSize, type RuntimeOptions } from './options.js';
 import { DEFAULT_INLINE_BLOCKS, DEFAULT_INLINE_MICROS, PassScheduler } from './schedule.js';
 import type { SmmoClass, SmmoObject } from './schema.js';
@@ -344,6 +344,66 @@ export class Runtime {
   /** A view of the object named by `handle` (always checked: live and of class `cls`). */
   get<C extends SmmoClass>(cls: C, handle: number): InstanceType<C> {
     return this.live('get').getChecked(cls, handle);
+  }
+
+  /**
+   * One field of one object (an inline array's element `index`), read without bringing
+   * the whole heap to the host: on backend 'webgpu', while the GPU holds newer data, only
+   * the object's block is copied back (a host loop that tests a flag between GPU passes
+   * reads a few hundred bytes, not the heap); elsewhere the field itself. A reference reads
+   * as its handle, or null. The handle is checked as get() checks it (InvalidHandleError);
+   * an unknown field, or an index missing, extra or out of range, is a UsageError.
+   */
+  async readField(cls: SmmoClass, handle: number, field: string, index?: number): Promise<number | boolean | null> {
+    const { obj, f } = await this.fieldAccess('readField', cls, handle, field, index);
+    const v = f.length === 0 ? obj[field] : (obj[field] as { get(i: number): unknown }).get(index!);
+    return v !== null && typeof v === 'object' ? (v as SmmoObject).handle : (v as number | boolean | null);
+  }
+
+  /**
+   * One field of one object := value, without a whole-heap download or upload (backend
+   * 'webgpu': the object's block read back while the GPU holds newer data, and the
+   * changed word written to the GPU's copy). A number or a boolean, as the field's setter
+   * takes it; a reference field is a UsageError here (set it through the object after
+   * `await rt.sync()`). Checks as readField.
+   */
+  async writeField(cls: SmmoClass, handle: number, field: string, value: number | boolean, index?: number): Promise<void> {
+    const { obj, f, at } = await this.fieldAccess('writeField', cls, handle, field, index);
+    if (f.kind === 'ref')
+      throw new UsageError(
+        `writeField: ${f.declaredIn}.${field} is a reference; set it through the object (get()) after \`await rt.sync()\``,
+      );
+    if (f.length === 0) obj[field] = value;
+    else (obj[field] as { set(i: number, v: unknown): void }).set(index!, value);
+    this.gpu?.pushBytes(at, at + f.elemBytes);
+  }
+
+  /** readField's and writeField's checks; on 'webgpu' with newer GPU data, the object's block fetched first. */
+  private async fieldAccess(
+    where: string,
+    cls: SmmoClass,
+    handle: number,
+    field: string,
+    index: number | undefined,
+  ): Promise<{ obj: Record<string, unknown>; f: FieldLayout; at: number }> {
+    if (this.closed) throw new UsageError(`${where}: the runtime is closed`);
+    const ctx = this.main;
+    const t = ctx.typeOf(cls, where);
+    const heap = this.heap;
+    const inHeap = typeof handle === 'number' && Number.isInteger(handle) && handle >= 32 && handle < heap.numBlocks * 32;
+    // Out of range: checkHandle below says so, without a GPU read.
+    if (this.gpu?.gpuNewer && inHeap) await this.gpu.fetchBlock(handle >>> SLOT_BITS);
+    const ct = this.table.types[ctx.checkHandle(handle, t.id, `${where}(${t.name})`)]!;
+    const f = ct.fields.find((x) => x.name === field);
+    if (f === undefined)
+      throw new UsageError(`${where}: ${ct.name} has no field '${field}' (its fields: ${ct.fields.map((x) => x.name).join(', ')})`);
+    if (f.length === 0 && index !== undefined) throw new UsageError(`${where}: ${ct.name}.${field} is not an inline array; pass no index`);
+    if (f.length > 0 && !(Number.isInteger(index) && index! >= 0 && index! < f.length))
+      throw new UsageError(
+        `${where}: ${ct.name}.${field} is an inline array of ${f.length}; pass an index 0 … ${f.length - 1}, got ${String(index)}`,
+      );
+    const at = heap.blockOffset(handle >>> SLOT_BITS) + f.offsets[index ?? 0]! + (handle & 31) * f.elemBytes;
+    return { obj: ctx.view(handle) as unknown as Record<string, unknown>, f, at };
   }
 
   /** Live objects of `cls` and its subclasses. */

@@ -113,12 +113,11 @@ async function insert(rt: Runtime, root: number): Promise<void> {
   const sim = simOf(rt);
   sim.rounds = 0;
   for (;;) {
-    // Backend 'webgpu': the host reads and writes the root between passes (rt.sync is a no-op elsewhere).
-    await rt.sync();
-    rt.get(TreeNode, root).pending = false;
+    // The host reads and writes the root's flag between passes: on backend 'webgpu' a copy
+    // of the root's block, not of the heap (readField / writeField).
+    await rt.writeField(TreeNode, root, 'pending', false);
     await rt.parallelDo(BodyNode, 'descend', root);
-    await rt.sync();
-    if (!rt.get(TreeNode, root).pending) return;
+    if (!(await rt.readField(TreeNode, root, 'pending'))) return;
     await rt.parallelDo(BodyNode, 'claim');
     await rt.parallelDo(TreeNode, 'settle');
     sim.rounds++;
@@ -135,8 +134,7 @@ async function bottomUp(rt: Runtime, root: number, method: 'summarize' | 'collap
   await rt.parallelDo(TreeNode, 'initializeFrontier');
   for (;;) {
     await rt.parallelDo(TreeNode, method);
-    await rt.sync(); // backend 'webgpu': the host reads the root
-    if (rt.get(TreeNode, root).done) return;
+    if (await rt.readField(TreeNode, root, 'done')) return;
     await rt.parallelDo(TreeNode, 'updateFrontier');
   }
 }

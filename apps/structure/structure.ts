@@ -105,20 +105,21 @@ export const GPU_BFS_BATCH = 8;
 /** The original's bfs_and_delete(): distances from the anchors; what they do not reach goes. */
 export async function bfsAndDelete(rt: Runtime): Promise<void> {
   await rt.parallelDo(NodeBase, 'initializeBfs');
-  // Backend 'webgpu': the host reads and writes the Bfs object between passes (no-op elsewhere).
+  // Backend 'webgpu': the host finds the Bfs object (no-op elsewhere); later it reads and
+  // writes only its fields (readField / writeField: a block, not the heap).
   await rt.sync();
-  const bfs = bfsOf(rt);
-  bfs.levels = 0;
-  // The host reads `grew` after every level; on the GPU a read is a heap download and
-  // upload, so there it looks after every GPU_BFS_BATCH levels instead. The levels run past
+  const bfs = bfsOf(rt); // passed to bfsVisit; its fields are read and written by handle
+  const h = bfs.handle;
+  await rt.writeField(Bfs, h, 'levels', 0);
+  // The host reads `grew` after every level; on the GPU a read waits for the passes before
+  // it, so there it looks after every GPU_BFS_BATCH levels instead. The levels run past
   // the last growth change nothing (no node is at distance i + 1 after a level i that grew
   // nothing, so level i + 1 grows nothing either), and bfsVisit records the deepest level.
   const batch = rt.backend === 'webgpu' ? GPU_BFS_BATCH : 1;
   for (let level = 0; level < MAX_DISTANCE - 1;) {
-    bfs.grew = false;
+    await rt.writeField(Bfs, h, 'grew', false);
     for (const end = Math.min(level + batch, MAX_DISTANCE - 1); level < end; level++) await rt.parallelDo(NodeBase, 'bfsVisit', level, bfs);
-    await rt.sync();
-    if (!bfs.grew) break;
+    if (!(await rt.readField(Bfs, h, 'grew'))) break;
   }
   await rt.parallelDo(Spring, 'bfsDelete');
   await rt.parallelDo(NodeBase, 'bfsDelete');

@@ -66,7 +66,7 @@ import { declaredMethods, kernelFor, type WgslKernel } from '../kernel-spec.js';
 import { gpuDeclaredMethods, gpuKernelFor, type WgslSpec } from '../kernel-spec.js';
 import { kernelClassMismatch, kernelKey, kernelMismatch, kernelValues } from './wgsl-kernels.js';
 import { arrayOffsets, kernelArrayMismatch } from './wgsl-kernels.js'; // array fields (WgslKernel.arrays)
-import { loadWgsl, overridesOf, wgslPrelude } from './wgsl.js';
+import { GPU_BASE_BYTES, loadWgsl, overridesOf, wgslPrelude } from './wgsl.js';
 import { lowerForBackend } from '../compiler/index.js';
 import { doubleSingle, emitWgsl, PARAM_WORDS, wgslArgKind, WgslUnsupported, type WgslArg, type WgslMethod } from '../compiler/emit-wgsl.js';
 
@@ -1120,12 +1120,12 @@ export class GpuRunner {
     });
   }
 
-  /** Submit pending work, then copy `bytes` of `src` (COPY_SRC usage) back to the host. */
-  async readBuffer(src: GPUBuffer, bytes = src.size): Promise<ArrayBuffer> {
+  /** Submit pending work, then copy `bytes` of `src` (COPY_SRC usage) from byte `from` back to the host. */
+  async readBuffer(src: GPUBuffer, bytes = src.size, from = 0): Promise<ArrayBuffer> {
     this.live('readBuffer');
     const staging = this.gpu.device.createBuffer({ size: bytes, usage: BufferUsage.MAP_READ | BufferUsage.COPY_DST });
     try {
-      this.copy(src, 0, staging, 0, bytes);
+      this.copy(src, from, staging, 0, bytes);
       this.submitNow();
       await staging.mapAsync(0x1);
       const out = staging.getMappedRange().slice(0); // copy out before unmap detaches it
@@ -1240,6 +1240,34 @@ export class GpuRunner {
     this.gpuListsValid = false;
     this.grewAt = this.generation; // block counts may change (splitCountsFor S2)
     for (const id of moved) this.ranksMadeAt.delete(id);
+  }
+
+  /**
+   * Block `bid` of the GPU's copy into the host heap's copy of that block only (the work
+   * encoded so far submitted, a failed kernel reported first, as toHost does): one object's
+   * fields read or written (Runtime.readField / writeField) without a whole-heap download.
+   * The rest of the host copy stays as stale as it was (gpuNewer unchanged).
+   */
+  async fetchBlock(bid: number): Promise<void> {
+    const heap = this.rt.heap;
+    const at = heap.blockOffset(bid);
+    const bytes = heap.plan.blockBytes; // a multiple of 16, as block offsets are (layout.ts)
+    const data = new Uint8Array(await this.readBuffer(this.gheap.buffer, bytes, at - GPU_BASE_BYTES));
+    await this.checkStatus();
+    heap.u8.set(data, at);
+  }
+
+  /**
+   * Host heap bytes [from, to) into the GPU's copy, after the work encoded so far, when the
+   * GPU's copy is otherwise current (writeField); a newer host heap is uploaded whole anyway.
+   */
+  pushBytes(from: number, to: number): void {
+    this.live('pushBytes');
+    if (this.gheap.hostNewer) return;
+    const a = from & ~3;
+    const b = (to + 3) & ~3;
+    this.submitNow();
+    this.gpu.device.queue.writeBuffer(this.gheap.buffer, a - GPU_BASE_BYTES, this.rt.heap.u8.slice(a, b)); // a copy: the heap may be shared memory
   }
 
   /** Upload the host heap now if it is newer (tests and custom kernels). */
