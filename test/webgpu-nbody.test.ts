@@ -283,10 +283,12 @@ gtest(title("Runtime with backend 'webgpu': passes on the GPU, host reads after 
 });
 
 gtest(title("backend 'webgpu' with worker threads: passes without a WGSL kernel run on the workers"), async (t) => {
-  // collision runs every pass on the GPU; Tally.bump (test/helpers/cpu-only.ts) has no kernel and runs on the workers.
+  // collision runs every pass on the GPU (hand-written kernels); Tally.bump (test/helpers/cpu-only.ts) has no kernel and,
+  // with generated kernels off, runs on the workers.
   const modules = [new URL('../apps/collision/index.js', import.meta.url), new URL('./helpers/cpu-only.js', import.meta.url)];
   const classes = [...collision.classes, Tally];
-  const rt = await createRuntime({ classes, heap: HEAP, backend: 'webgpu', webgpu: { gpu: gpu() }, threads: 2, modules, inlineBlocks: 0 });
+  const webgpu = { gpu: gpu(), generate: false };
+  const rt = await createRuntime({ classes, heap: HEAP, backend: 'webgpu', webgpu, threads: 2, modules, inlineBlocks: 0 });
   const ref = await createRuntime({ classes, heap: HEAP });
   try {
     for (const r of [rt, ref]) {
