@@ -195,17 +195,50 @@ export class Item extends object({
     this.hits = (this.link?.v === 1 ? 1 : 0) + (this.next?.key === this.key ? 2 : 0);
   }
 
+  /** Local typed arrays (W11): written and read back with computed indices. */
+  scratch(n: number): void {
+    const a = new Int32Array(n);
+    for (let i = 0; i < n; i++) a[i] = this.s * i - (this.key & 7);
+    let acc = 0;
+    for (let i = n - 1; i >= 0; i--) acc = (acc * 31 + a[i]!) | 0;
+    const u = new Uint32Array(3);
+    u[2] = this.key;
+    const f = new Float32Array(2);
+    f[1] = this.f * 0.5;
+    this.q = acc + (u[2]! % 1000) + u[0]!;
+    this.f = f[1]! + f[0]!;
+  }
+
+  /** `+=` on a typed array's element: outside the subset (W11 has a[i] and a[i] = v only). */
+  scratchPlus(): void {
+    const a = new Int32Array(2);
+    a[0]! += 1;
+    this.q = a[0]!;
+  }
+
   /** Such a constant in arithmetic (not a comparison): outside the GPU's subset. */
   wider(): void {
     this.q = (this.key + 4294967296) % 7;
   }
 
-  /** What JavaScript would throw: 1 a null dereference, 2 an index out of bounds, 3 a throw statement. */
+  /**
+   * What JavaScript would throw: 1 a null dereference, 2 an index out of bounds, 3 a throw
+   * statement; where the GPU cannot follow (W11): 4 a typed array past the cap, 5 one read
+   * outside its length.
+   */
   fail(which: number): void {
     if (this.id !== 11) return;
     if (which === 1) this.s = this.next!.s;
     else if (which === 2) this.s = this.arr.get(which + 4);
     else if (which === 3) throw new Error(`item ${this.id} failed`);
+    else if (which === 4) {
+      const big = new Uint32Array(which * 1000);
+      big[0] = 1;
+      this.s = big[0]!;
+    } else if (which === 5) {
+      const small = new Int32Array(2);
+      this.s = small[which]! | 0;
+    }
   }
 }
 
@@ -365,9 +398,11 @@ gtest(title('every pass of the fixture equals TypeScript field for field, run as
       t.deepEqual(state(rt, true), state(ref, true), `optional, step ${step}`);
       await both(ref, rt, 'census');
       t.deepEqual(state(rt, true), state(ref, true), `census, step ${step}`);
+      await both(ref, rt, 'scratch', 5 + step);
+      t.deepEqual(state(rt, true), state(ref, true), `scratch, step ${step}`);
     }
     const g = generated(rt);
-    for (const m of ['ints', 'loops', 'arrays', 'effects', 'floats', 'ranked', 'wide', 'optional', 'census'])
+    for (const m of ['ints', 'loops', 'arrays', 'effects', 'floats', 'ranked', 'wide', 'optional', 'census', 'scratch'])
       t.is(g[`Item.${m}`], 3, `Item.${m} ran as generated WGSL`);
     t.deepEqual(rt.stats().backend.webgpu!.fallbacks, {});
     t.is(rt.stats().backend.methods['Item.ints'], 'webgpu');
@@ -494,6 +529,8 @@ gtest(title("what JavaScript throws stops the kernel's invocation: GpuLaneError 
       [1, STATUS.NULL_DEREF],
       [2, STATUS.RANGE],
       [3, STATUS.THROW],
+      [4, STATUS.LOCAL_ARRAY],
+      [5, STATUS.LOCAL_ARRAY],
     ];
     for (const [which, code] of cases) {
       await rt.parallelDo(Item, 'fail', which);
@@ -502,7 +539,7 @@ gtest(title("what JavaScript throws stops the kernel's invocation: GpuLaneError 
       t.is(e!.failedInvocations, 1);
       t.deepEqual(e!.passes, ['Item.fail']);
       t.regex(e!.message, /backend 'ts'/);
-      // The TypeScript method throws there too.
+      // Cases 1–3: the TypeScript method throws there too; 4 and 5 are the GPU's limits (W11), JavaScript goes on.
       await rt.sync();
     }
     // A rank table of another length than the method says (the TypeScript method throws UsageError).
@@ -594,6 +631,14 @@ test('emitWgsl: the reasons a method is outside the subset', async (t) => {
     t.true(churn.allocates && churn.frees && churn.reports);
     t.regex(churn.source, /a_allocate\(\d+u\)/);
     t.throws(() => emitWgsl(irOf('Item', 'wider'), [], host), { instanceOf: WgslUnsupported, message: /beyond 32 bits/ });
+    const scratch = emitWgsl(irOf('Item', 'scratch'), ['i32'], host).source;
+    t.regex(scratch, /var l\d+: array<i32, 1024>;/);
+    t.regex(scratch, /var l\d+: array<f32, 1024>;/);
+    t.regex(scratch, new RegExp(`k_fail\\(${STATUS.LOCAL_ARRAY}u\\)`));
+    t.throws(() => emitWgsl(irOf('Item', 'scratchPlus'), [], host), {
+      instanceOf: WgslUnsupported,
+      message: /the \+= operator on a typed array's element/,
+    });
     t.regex(emitWgsl(irOf('Item', 'wide'), ['i32'], host).source, /w_cmp\(w_mul\(/);
     const ranked = emitWgsl(irOf('Item', 'ranked'), ['i32'], host);
     t.is(ranked.ranks?.name, 'Slot');

@@ -70,6 +70,14 @@
  *       Non-finite values (NaN, ±∞) are carried but their arithmetic is f32's, not
  *       JavaScript's.
  *
+ * (W11) A local that only ever holds `new Uint32Array(n)`, `new Int32Array(n)` or
+ *       `new Float32Array(n)` is a per-invocation WGSL array of LOCAL_ARRAY_CAP elements
+ *       and its length (linux-scalability's held handles). Creation zeroes the first n
+ *       elements; `a[i]` and `a[i] = v` (with the element type's conversion) are the only
+ *       uses. Where JavaScript would not throw but the GPU cannot follow, the invocation
+ *       stops with STATUS.LOCAL_ARRAY (GpuLaneError): n beyond the cap, or an index outside
+ *       the length (JavaScript reads undefined there and drops the write).
+ *
  * Outside the subset (the method then runs in TypeScript, and the runner says why):
  * JavaScript values (the form's Dyn/Box/Unbox nodes, except inside a `throw`), strings
  * and undefined as values (W1's `x?.f === y` excepted), a mix of booleans and numbers in
@@ -79,11 +87,11 @@
  */
 import { BLOCK_TYPE_WORD, type FieldLayout, type TypeLayout } from '../layout.js';
 import { rankTable } from '../rank-table.js';
-import { STATUS } from '../webgpu/errors.js';
+import { LOCAL_ARRAY_CAP, STATUS } from '../webgpu/errors.js';
 import type { BinaryOp, Expr, FieldRef, MethodIR, Stmt } from './ir.js';
 
 /** WGSL value types of the form's numbers (ilit: an integer literal, typed by its use). */
-type WTy = 'i32' | 'u32' | 'f32' | 'f64' | 'bool' | 'h' | 'ilit' | 'null' | 'ctx' | 'void' | 'ranks';
+type WTy = 'i32' | 'u32' | 'f32' | 'f64' | 'bool' | 'h' | 'ilit' | 'null' | 'ctx' | 'void' | 'ranks' | 'tarr';
 
 /** An argument's WGSL type: a number's, or 'h' for an smmo object (its handle; the form then types it by its class). */
 export type WgslArg = 'i32' | 'u32' | 'f32' | 'h';
@@ -242,6 +250,7 @@ function writes(e: Expr): boolean {
     case 'updateLocal':
     case 'alloc':
     case 'free':
+    case 'dynAssign':
       return true;
     case 'const':
     case 'local':
@@ -280,6 +289,12 @@ function children(e: Expr): readonly Expr[] {
       return e.args;
     case 'seq':
       return e.items;
+    case 'dynIndex':
+      return [e.obj, e.index];
+    case 'dynAssign':
+      return [e.target, e.value];
+    case 'dynNew':
+      return e.args;
     default:
       return [];
   }
@@ -335,10 +350,19 @@ function touchesF64(body: readonly Stmt[]): boolean {
 }
 
 /** The first node outside the subset (outside `throw` statements' values), as a reason; null if none. */
-function unsupportedIn(body: readonly Stmt[], ranks: RankInfo, voids: ReadonlySet<number>): string | null {
+function unsupportedIn(body: readonly Stmt[], ranks: RankInfo, arrays: TypedArrays, voids: ReadonlySet<number>): string | null {
   const inExpr = (e: Expr): string | null => {
     // The result local of an inlined call that returns nothing is assigned undefined: no value.
     if (e.op === 'setLocal' && voids.has(e.id) && isUndefinedConst(e.value)) return null;
+    // W11: a typed-array local's creation, element reads and element writes.
+    if (e.op === 'setLocal' && arrays.has(e.id)) return inExpr((e.value as Extract<Expr, { op: 'dynNew' }>).args[0]!);
+    const el = arrays.element(e);
+    if (el !== null) {
+      if (e.op === 'dynAssign')
+        return e.o === '=' ? (inExpr(el.index) ?? inExpr(e.value)) : `the ${e.o} operator on a typed array's element`;
+      return inExpr(el.index);
+    }
+    if (e.op === 'local' && arrays.has(e.id)) return 'a local typed array used as a value (only a[i] and a[i] = v)';
     if (ranks.isCall(e)) return inExpr((e as Extract<Expr, { op: 'dynCall' }>).args[2]!);
     if (e.op === 'dynIndex' && ranks.isValue(e.obj)) return inExpr(e.index);
     if (e.op === 'local' && ranks.locals.has(e.id)) return null;
@@ -357,6 +381,11 @@ function unsupportedIn(body: readonly Stmt[], ranks: RankInfo, voids: ReadonlySe
   const inStmts = (ss: readonly Stmt[]): string | null => {
     for (const s of ss) {
       if (s.s === 'let' && voids.has(s.id) && s.init !== null && isUndefinedConst(s.init)) continue;
+      if (s.s === 'let' && arrays.has(s.id) && s.init !== null) {
+        const r = inExpr({ op: 'setLocal', id: s.id, value: s.init });
+        if (r !== null) return r;
+        continue;
+      }
       for (const p of stmtParts(s)) {
         const r = isStmts(p) ? inStmts(p) : inExpr(p);
         if (r !== null) return r;
@@ -389,10 +418,11 @@ interface Target {
 export function emitWgsl(ir0: MethodIR, argKinds: readonly WgslArg[], host: WgslHost): WgslMethod {
   const ir: MethodIR = { ...ir0, body: ir0.body.map(strictUndefined) };
   const ranks = new RankInfo(ir, host);
+  const arrays = new TypedArrays(ir, ranks.assigns);
   const voids = new Set(ir.locals.filter((l) => l.ty.k === 'undef').map((l) => l.id));
-  const why = unsupportedIn(ir.body, ranks, voids);
+  const why = unsupportedIn(ir.body, ranks, arrays, voids);
   if (why !== null) fail(why);
-  return new WgslEmitter(ir, argKinds, ranks).emit();
+  return new WgslEmitter(ir, argKinds, ranks, arrays).emit();
 }
 
 function isUndefinedConst(e: Expr): boolean {
@@ -553,6 +583,45 @@ class RankInfo {
   }
 }
 
+const TYPED_ARRAYS = new Map<unknown, 'u32' | 'i32' | 'f32'>([
+  [Uint32Array, 'u32'],
+  [Int32Array, 'i32'],
+  [Float32Array, 'f32'],
+]);
+
+/** W11: the locals that only ever hold a new Uint32Array, Int32Array or Float32Array of one length argument, with their element type. */
+class TypedArrays {
+  private readonly elem = new Map<number, 'u32' | 'i32' | 'f32'>();
+
+  constructor(ir: MethodIR, assigns: readonly [number, Expr][]) {
+    const dyn = new Set(ir.locals.filter((l) => l.ty.k === 'dyn').map((l) => l.id));
+    const bad = new Set<number>();
+    for (const [id, v] of assigns) {
+      if (!dyn.has(id)) continue;
+      const t =
+        v.op === 'dynNew' && v.callee.op === 'static' && v.args.length === 1 ? TYPED_ARRAYS.get(ir.statics[v.callee.index]) : undefined;
+      if (t === undefined || (this.elem.has(id) && this.elem.get(id) !== t)) bad.add(id);
+      else this.elem.set(id, t);
+    }
+    for (const id of bad) this.elem.delete(id);
+  }
+
+  has(id: number): boolean {
+    return this.elem.has(id);
+  }
+
+  typeOf(id: number): 'u32' | 'i32' | 'f32' {
+    return this.elem.get(id)!;
+  }
+
+  /** a[i] (a read, or the target of a[i] = v) of a typed-array local: the local and the index; else null. */
+  element(e: Expr): { id: number; index: Expr } | null {
+    const x = e.op === 'dynAssign' ? e.target : e;
+    if (x.op !== 'dynIndex' || x.optional || x.obj.op !== 'local' || !this.elem.has(x.obj.id)) return null;
+    return { id: x.obj.id, index: x.index };
+  }
+}
+
 /** 32-bit words of the runner's Params uniform (64 bytes): 4 for the pass, the rest for the arguments. */
 export const PARAM_WORDS = 16;
 
@@ -575,6 +644,7 @@ class WgslEmitter {
     private readonly ir: MethodIR,
     private readonly argKinds: readonly WgslArg[],
     private readonly ranks: RankInfo,
+    private readonly arrays: TypedArrays,
   ) {
     this.doubles = touchesF64(ir.body);
   }
@@ -585,6 +655,10 @@ class WgslEmitter {
     const decls: string[] = [];
     for (const l of this.ir.locals) {
       const t = this.localTy.get(l.id);
+      if (t === 'tarr') {
+        decls.push(`  var l${l.id}: array<${this.arrays.typeOf(l.id)}, ${LOCAL_ARRAY_CAP}>; // ${l.name} (W11)`, `  var l${l.id}_n = 0u;`);
+        continue;
+      }
       if (t === undefined || t === 'ctx' || t === 'void' || t === 'ranks') continue;
       decls.push(`  var l${l.id}: ${this.wgslType(t)}; // ${l.name}`);
     }
@@ -676,6 +750,7 @@ class WgslEmitter {
       else if (l.ty.k === 'bool') this.localTy.set(l.id, 'bool');
       else if (l.ty.k === 'ctx') this.localTy.set(l.id, 'ctx');
       else if (this.ranks.locals.has(l.id)) this.localTy.set(l.id, 'ranks');
+      else if (this.arrays.has(l.id)) this.localTy.set(l.id, 'tarr');
       else if (l.ty.k === 'undef') this.localTy.set(l.id, 'void'); // an inlined call's result that is never a value
     }
     const fixed = new Set(this.localTy.keys());
@@ -708,6 +783,8 @@ class WgslEmitter {
     if (k !== undefined) return this.kTy(k);
     if (this.ranks.isCall(e)) return 'ranks';
     if (e.op === 'dynIndex' && this.ranks.isValue(e.obj)) return 'u32';
+    const el = this.arrays.element(e);
+    if (el !== null) return e.op === 'dynAssign' ? this.typeOf(e.value) : this.arrays.typeOf(el.id);
     const eq = this.exactQuotient(e);
     if (eq !== null) return eq;
     switch (e.op) {
@@ -920,7 +997,7 @@ class WgslEmitter {
       case 'let': {
         const t = this.localTy.get(s.id);
         if (s.init !== null) this.effect({ op: 'setLocal', id: s.id, value: s.init });
-        else if (t !== undefined && t !== 'ctx' && t !== 'ranks' && t !== 'void') this.line(`l${s.id} = ${this.zero(t)};`);
+        else if (t !== undefined && t !== 'ctx' && t !== 'ranks' && t !== 'void' && t !== 'tarr') this.line(`l${s.id} = ${this.zero(t)};`);
         return;
       }
       case 'expr':
@@ -1096,6 +1173,10 @@ class WgslEmitter {
           if (!isUndefinedConst(e.value)) this.effect(e.value);
           return;
         }
+        if (t === 'tarr') {
+          this.newArray(e.id, e.value);
+          return;
+        }
         const v = this.expr(e.value);
         if (t !== undefined && t !== 'ctx' && t !== 'ranks') this.line(`l${e.id} = ${this.conv(v, t)};`);
         return;
@@ -1147,6 +1228,8 @@ class WgslEmitter {
     }
     if (this.ranks.isCall(e)) return this.rankTableCall(e as Extract<Expr, { op: 'dynCall' }>);
     if (e.op === 'dynIndex' && this.ranks.isValue(e.obj)) return this.rankIndex(e);
+    const el = this.arrays.element(e);
+    if (el !== null) return this.arrayElement(el.id, el.index, e.op === 'dynAssign' ? e.value : null);
     const eq = this.exactQuotient(e);
     if (eq !== null) return { code: this.intDivision(e as Extract<Expr, { op: 'binary' }>, eq), ty: eq };
     switch (e.op) {
@@ -1195,7 +1278,7 @@ class WgslEmitter {
         return { code: t, ty: ty === 'ilit' ? 'i32' : ty };
       }
       case 'setLocal': {
-        if (this.localTy.get(e.id) === 'void') {
+        if (this.localTy.get(e.id) === 'void' || this.localTy.get(e.id) === 'tarr') {
           this.effect(e);
           return { code: '', ty: 'void' };
         }
@@ -1702,6 +1785,33 @@ class WgslEmitter {
     this.line('  k_report();');
     this.line('  return;');
     this.line('}');
+  }
+
+  // ------------------------------------------------------------------ typed-array locals (W11)
+
+  /** `a = new Uint32Array(n)`: the length checked against the cap, the first n elements zeroed. */
+  private newArray(id: number, value: Expr): void {
+    const n = this.hoist(this.expr((value as Extract<Expr, { op: 'dynNew' }>).args[0]!));
+    if (!INT(n.ty)) fail('a typed array whose length is not an integer');
+    const u = this.conv(n, 'u32'); // a negative i32 becomes a large u32: past the cap too
+    this.failIf(`${u} > ${LOCAL_ARRAY_CAP}u`, STATUS.LOCAL_ARRAY);
+    this.line(`l${id}_n = ${u};`);
+    this.line(`for (var z = 0u; z < l${id}_n; z++) {`);
+    this.line(`  l${id}[z] = ${this.zero(this.arrays.typeOf(id))};`);
+    this.line('}');
+  }
+
+  /** a[i], or a[i] = v (its value v, as JavaScript's assignment); an index outside the length stops the invocation. */
+  private arrayElement(id: number, index: Expr, value: Expr | null): Val {
+    const [iv, vv] = this.operands(value === null ? [index] : [index, value]);
+    if (!INT(iv!.ty)) fail('a typed-array index that is not an integer');
+    const i = this.hoist({ code: this.conv(iv!, 'u32'), ty: 'u32' }).code;
+    this.failIf(`${i} >= l${id}_n`, STATUS.LOCAL_ARRAY);
+    const t = this.arrays.typeOf(id);
+    if (vv === undefined) return { code: `l${id}[${i}]`, ty: t };
+    const v = this.hoist(vv);
+    this.line(`l${id}[${i}] = ${this.conv(v, t)};`);
+    return v;
   }
 
   // ------------------------------------------------------------------ rank tables (W7)

@@ -47,6 +47,9 @@ export class GpuHeapError extends SmmoError {
   }
 }
 
+/** Elements of a local typed array in a generated kernel (runtime/compiler/emit-wgsl.ts W11: a per-invocation array). */
+export const LOCAL_ARRAY_CAP = 1024;
+
 /** Status bits written by the WGSL allocator (must match alloc.wgsl). */
 export const STATUS = {
   HEAP_FULL: 1,
@@ -60,16 +63,18 @@ export const STATUS = {
   THROW: 128,
   BAD_HANDLE: 256,
   RANKS: 512,
+  LOCAL_ARRAY: 1024,
 } as const;
 
 /** The status bits of generated kernels' own checks (not the allocator's). */
-export const LANE_STATUS = STATUS.NULL_DEREF | STATUS.RANGE | STATUS.THROW | STATUS.BAD_HANDLE | STATUS.RANKS;
+export const LANE_STATUS = STATUS.NULL_DEREF | STATUS.RANGE | STATUS.THROW | STATUS.BAD_HANDLE | STATUS.RANKS | STATUS.LOCAL_ARRAY;
 
 /**
  * A generated WGSL kernel (runtime/compiler/emit-wgsl.ts) stopped invocations where the
  * JavaScript method would have thrown: a null dereference, an inline-array index out of
  * bounds, an invalid handle given to ctx.get(), a `throw` statement, a rank table of another
- * length than rankTable() was told (runtime/rank-table.ts R2). `passes` are the
+ * length than rankTable() was told (runtime/rank-table.ts R2); or where the GPU cannot
+ * follow JavaScript: a local typed array past LOCAL_ARRAY_CAP or indexed outside its length. `passes` are the
  * passes of such kernels since the status was last read (one of them failed).
  */
 export class GpuLaneError extends SmmoError {
@@ -105,11 +110,15 @@ const STATUS_TEXT: readonly (readonly [number, string])[] = [
   [STATUS.THROW, 'a throw statement was reached'],
   [STATUS.BAD_HANDLE, 'ctx.get() was given a number that is not a handle of a live object'],
   [STATUS.RANKS, "a rank table does not have the number of objects rankTable() was told (its class's objects were created or deleted)"],
+  [
+    STATUS.LOCAL_ARRAY,
+    `a local typed array was made longer than the GPU's ${LOCAL_ARRAY_CAP} elements, or indexed outside its length (where JavaScript reads undefined and drops a write)`,
+  ],
 ];
 
 export function describeStatus(codes: number): string {
   const parts = STATUS_TEXT.filter(([bit]) => (codes & bit) !== 0).map(([, text]) => text);
-  const other = codes & ~0x3ff;
+  const other = codes & ~0x7ff;
   if (other) parts.push(`unknown status bits 0x${other.toString(16)}`);
   return parts.join('; ') || 'no error';
 }
