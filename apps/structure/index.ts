@@ -1,6 +1,6 @@
 import type { App } from '../app.js';
 import { MAX_NODES, MIN_NODES } from './mesh.js';
-import { CLASSES, DEFAULTS, digest, init, nodesOf, ORIGINAL, picture, step } from './structure.js';
+import { CLASSES, DEFAULTS, digest, init, nodesOf, ORIGINAL, picture, remapBfs, step } from './structure.js';
 
 const app: App = {
   name: 'structure',
@@ -23,6 +23,7 @@ const app: App = {
   step: (rt) => step(rt),
   digest,
   picture,
-  defrag: { classes: CLASSES, results: 'exact' },
+  // The Bfs object's handle, kept outside the heap once found, follows it (remapBfs).
+  defrag: { classes: CLASSES, remap: remapBfs, results: 'exact' },
 };
 export default app;

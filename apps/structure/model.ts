@@ -70,8 +70,8 @@ export abstract class NodeBase extends object(
     this.distance = this instanceof AnchorNode ? 0 : MAX_DISTANCE;
   }
 
-  /** BFS level `level`: an unreached node next to a node at `level` is at level + 1. */
-  bfsVisit(level: number, bfs: Bfs): void {
+  /** BFS level `level`: an unreached node next to a node at `level` is at level + 1 (`bfs`: the Bfs object's handle). */
+  bfsVisit(level: number, bfs: number): void {
     if (this.distance !== MAX_DISTANCE) return;
     const springs = this.springs;
     for (let i = 0; i < MAX_DEGREE; i++) {
@@ -81,8 +81,9 @@ export abstract class NodeBase extends object(
       const other = p1.is(this) ? s.p2! : p1;
       if (other.distance === level) {
         this.distance = level + 1;
-        bfs.grew = true;
-        bfs.levels = level + 1;
+        const flag = this.runtime.get(Bfs, bfs);
+        flag.grew = true;
+        flag.levels = level + 1;
         return;
       }
     }

@@ -2,7 +2,7 @@
  * structure: initial state (the mesh of mesh.ts as smmo objects), step (the list of
  * do-all phases), digest, checksum, invariants and picture.
  */
-import { type Runtime } from '../../runtime/index.js';
+import { type DefragResult, type Runtime } from '../../runtime/index.js';
 import type { AppParams, Picture } from '../app.js';
 import {
   buildMesh,
@@ -82,12 +82,26 @@ export function init(rt: Runtime, nodes: number, seed: number): Promise<void> {
   return Promise.resolve();
 }
 
-/** The Bfs object. */
-function bfsOf(rt: Runtime): Bfs {
-  let handle = 0;
-  rt.deviceDo(Bfs, (b) => void (handle = b.handle));
-  if (handle === 0) throw new Error('structure: the heap has no Bfs object');
-  return rt.get(Bfs, handle);
+/** The Bfs object's handle per runtime: found once by a scan of the heap, then followed through defragmentation (remapBfs). */
+const bfsHandles = new WeakMap<Runtime, number>();
+
+/** The Bfs object's handle (the first time on backend 'webgpu': after a sync, for the scan). */
+async function bfsHandle(rt: Runtime): Promise<number> {
+  let h = bfsHandles.get(rt);
+  if (h === undefined) {
+    await rt.sync();
+    h = 0;
+    rt.deviceDo(Bfs, (b) => void (h = b.handle));
+    if (h === 0) throw new Error('structure: the heap has no Bfs object');
+    bfsHandles.set(rt, h);
+  }
+  return h;
+}
+
+/** After rt.defrag moved objects (App.defrag.remap): the kept Bfs handle names its new slot. */
+export function remapBfs(rt: Runtime, result: DefragResult): void {
+  const h = bfsHandles.get(rt);
+  if (h !== undefined) bfsHandles.set(rt, result.remap(h));
 }
 
 /** One compute round: the original's compute(), its removals as passes of their own (model.ts). */
@@ -105,11 +119,9 @@ export const GPU_BFS_BATCH = 8;
 /** The original's bfs_and_delete(): distances from the anchors; what they do not reach goes. */
 export async function bfsAndDelete(rt: Runtime): Promise<void> {
   await rt.parallelDo(NodeBase, 'initializeBfs');
-  // Backend 'webgpu': the host finds the Bfs object (no-op elsewhere); later it reads and
-  // writes only its fields (readField / writeField: a block, not the heap).
-  await rt.sync();
-  const bfs = bfsOf(rt); // passed to bfsVisit; its fields are read and written by handle
-  const h = bfs.handle;
+  // The host reads and writes only the Bfs object's fields (readField / writeField: on
+  // backend 'webgpu' its block crosses the bus, not the heap).
+  const h = await bfsHandle(rt);
   await rt.writeField(Bfs, h, 'levels', 0);
   // The host reads `grew` after every level; on the GPU a read waits for the passes before
   // it, so there it looks after every GPU_BFS_BATCH levels instead. The levels run past
@@ -118,7 +130,7 @@ export async function bfsAndDelete(rt: Runtime): Promise<void> {
   const batch = rt.backend === 'webgpu' ? GPU_BFS_BATCH : 1;
   for (let level = 0; level < MAX_DISTANCE - 1;) {
     await rt.writeField(Bfs, h, 'grew', false);
-    for (const end = Math.min(level + batch, MAX_DISTANCE - 1); level < end; level++) await rt.parallelDo(NodeBase, 'bfsVisit', level, bfs);
+    for (const end = Math.min(level + batch, MAX_DISTANCE - 1); level < end; level++) await rt.parallelDo(NodeBase, 'bfsVisit', level, h);
     if (!(await rt.readField(Bfs, h, 'grew'))) break;
   }
   await rt.parallelDo(Spring, 'bfsDelete');
