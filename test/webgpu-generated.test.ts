@@ -297,14 +297,19 @@ export class Dbl extends object({
 
 const CLASSES = [Base, Light, Heavy, Slot, Holder, Item, Wide, Dbl];
 
-async function runtime(backend: 'ts' | 'webgpu'): Promise<Runtime> {
-  const rt = await createRuntime({
+/** A runtime of the fixture's classes on `backend`, with no objects yet. */
+function emptyRuntime(backend: 'ts' | 'webgpu'): Promise<Runtime> {
+  return createRuntime({
     classes: CLASSES,
     heap: 8 << 20,
     threads: 1,
     backend,
     ...(backend === 'webgpu' ? { webgpu: { gpu: gpu() } } : {}),
   });
+}
+
+async function runtime(backend: 'ts' | 'webgpu'): Promise<Runtime> {
+  const rt = await emptyRuntime(backend);
   const items: Item[] = [];
   const bases: Base[] = [];
   for (let i = 0; i < 40; i++) {
@@ -456,13 +461,7 @@ function dblStart(i: number): { a: number; b: number; short: boolean } {
 
 gtest(title('f64 fields on the GPU: double-single arithmetic within 2⁻⁴⁴ of JavaScript, comparisons and integers exact'), async (t) => {
   const make = async (backend: 'ts' | 'webgpu'): Promise<Runtime> => {
-    const rt = await createRuntime({
-      classes: CLASSES,
-      heap: 8 << 20,
-      threads: 1,
-      backend,
-      ...(backend === 'webgpu' ? { webgpu: { gpu: gpu() } } : {}),
-    });
+    const rt = await emptyRuntime(backend);
     for (let i = 0; i < 400; i++) {
       const d = rt.create(Dbl);
       const { a, b } = dblStart(i);
