@@ -65,7 +65,8 @@ digest, objects ({class: count}), heap ({bytes, blockBytes, blockSize, blocks, u
 fragmentation}), params, seed, checked, heapValidated, allocator ({rotation, coalescing,
 bitmapAlloc, ownFirstBlock}), kernels, compiled, version, node, machine; with --backend webgpu
 gpu ({adapter, software, validation, generated: passes by Class.method that ran as WGSL generated
-from the compiled method, fallbacks: passes that ran in TypeScript with the reason}); with --init also init and
+from the compiled method, fallbacks: passes that ran in TypeScript with the reason, transfers: {uploads,
+downloads} of the whole heap, the final read included}); with --init also init and
 startIteration (and warnings: float columns of the state holding NaN or infinities), with
 --dump dump (the files), with --render frames; an app that measures something besides
 its digest adds results (linux-scalability: ns per allocation by k) and resultRows;

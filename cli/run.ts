@@ -75,6 +75,8 @@ export interface RunReport {
     validation: boolean;
     generated: Record<string, number>;
     fallbacks: Record<string, { passes: number; reason: string }>;
+    /** Whole-heap copies between host and GPU in the run (creation and the final read for the digest included). */
+    transfers: { uploads: number; downloads: number };
   };
   threads: number;
   iterations: number;
@@ -389,6 +391,7 @@ function gpuOf(w: NonNullable<RuntimeStats['backend']['webgpu']>): NonNullable<R
     validation: a.validation,
     generated: w.generated,
     fallbacks: w.fallbacks,
+    transfers: { uploads: w.uploads, downloads: w.downloads },
   };
 }
 

@@ -5,7 +5,10 @@
  * TS_PASSES, which run on the CPU (never silently: `--json` `kernels` names the backend of
  * each pass), and `--check` compares the result with the TypeScript reference
  * from the same start: every field by the comparator's rules and the app's digest, within
- * --check's default tolerance (objects the GPU creates are paired by the app's match key).
+ * --check's default tolerance (objects the GPU creates are paired by the app's match key);
+ * and the heap stays on the GPU: at most two whole-heap uploads and downloads in the run
+ * (`--json` `gpu.transfers`; every size here runs at least two iterations, so a copy per
+ * iteration would show).
  * Apps registered later are covered by the same loop: a size for each is required below.
  */
 import test from 'ava';
@@ -67,6 +70,8 @@ for (const app of appNames()) {
         [...(TS_PASSES[app] ?? [])],
         'the passes in TypeScript',
       );
+      const transfers = (j['gpu'] as { transfers: { uploads: number; downloads: number } }).transfers;
+      t.true(transfers.uploads <= 2 && transfers.downloads <= 2, `whole-heap copies: ${JSON.stringify(transfers)}`);
       const check = j['check'] as { ok: boolean; digest: { rel: number } };
       t.true(check.ok, JSON.stringify(check).slice(0, 2000));
       t.log(
