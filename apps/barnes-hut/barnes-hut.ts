@@ -129,11 +129,26 @@ export function insertionRounds(rt: Runtime): number {
   return simOf(rt).rounds;
 }
 
-/** A bottom-up pass over the tree: `method` on the frontier, then the next frontier, until the root is done. */
+/** Tree levels processed between two reads of the root's `done` on backend 'webgpu' (bottomUp). */
+export const GPU_LEVEL_BATCH = 8;
+
+/**
+ * A bottom-up pass over the tree: `method` on the frontier, then the next frontier, until
+ * the root is done. The host reads the root's flag after every level; on the GPU a read
+ * waits for the passes before it, so there it reads after every GPU_LEVEL_BATCH levels.
+ * The levels run after the root is done change nothing: every remaining TreeNode is done
+ * then (the root became frontier only when its TreeNode children were done, and so on
+ * down), so updateFrontier returns at once and no node is frontier for `method`.
+ */
 async function bottomUp(rt: Runtime, root: number, method: 'summarize' | 'collapse'): Promise<void> {
+  const batch = rt.backend === 'webgpu' ? GPU_LEVEL_BATCH : 1;
   await rt.parallelDo(TreeNode, 'initializeFrontier');
   for (;;) {
-    await rt.parallelDo(TreeNode, method);
+    for (let level = 1; ; level++) {
+      await rt.parallelDo(TreeNode, method);
+      if (level === batch) break;
+      await rt.parallelDo(TreeNode, 'updateFrontier');
+    }
     if (await rt.readField(TreeNode, root, 'done')) return;
     await rt.parallelDo(TreeNode, 'updateFrontier');
   }
