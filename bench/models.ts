@@ -7,7 +7,7 @@
  *
  *   node dist/bench/models.js [--model walkers|epidemic|particles|all] [--size 1024]
  *        [--steps 10] [--threads 1,2,4,8,16] [--runs 3] [--out bench-results/models.json]
- *        [--machine "name"] [--largest] [--passes] [--webgpu [--no-gpu-validation]]
+ *        [--machine "name"] [--largest] [--passes] [--webgpu [--no-gpu-validation] [--gpu-floats f32]]
  *
  * --webgpu adds the row 'webgpu': the model on backend 'webgpu', one thread, every method
  * as WGSL generated from its compiled form (a pass left in TypeScript is an error here);
@@ -48,8 +48,9 @@ interface Model {
   readonly counted: SmmoClass;
   /**
    * Whether the GPU must give the CPU's digest (--webgpu): an integer model; a model whose
-   * f32 fields take sums computed in f64 (JavaScript) gets f32 sums on the GPU
-   * (runtime/compiler/emit-wgsl.ts W2), so its hash of the float bits differs.
+   * f32 fields take sums computed in f64 (JavaScript) gets them in double-single (48 bits,
+   * runtime/compiler/emit-wgsl.ts W10) or with --gpu-floats f32 in f32 (W2) on the GPU, so
+   * a float's last bit, and the hash of the bits, may differ.
    */
   readonly exactOnGpu: boolean;
   init(rt: Runtime, width: number, height: number): Promise<unknown>;
@@ -110,6 +111,8 @@ const PASSES = process.argv.includes('--passes');
 /** --webgpu: also run each model on backend 'webgpu' (its methods as generated WGSL); --no-gpu-validation: Dawn's validation off. */
 const WEBGPU = process.argv.includes('--webgpu');
 const GPU_VALIDATION = !process.argv.includes('--no-gpu-validation');
+/** --gpu-floats f32: the generated kernels' non-integers in f32 (RuntimeOptions.webgpu.floats; default double-single). */
+const GPU_F32 = process.argv.includes('--gpu-floats') && process.argv[process.argv.indexOf('--gpu-floats') + 1] === 'f32';
 const THREADS = arg('threads', '1,2,4,8,16')
   .split(',')
   .map(Number)
@@ -158,7 +161,9 @@ async function child(m: Model, kind: string, threads: number): Promise<Sample> {
     blockSize: kind === 'largest' ? 'largest' : 'smallest',
     threads,
     modules: [m.moduleUrl],
-    ...(kind === 'webgpu' ? { backend: 'webgpu' as const, webgpu: { validation: GPU_VALIDATION } } : {}),
+    ...(kind === 'webgpu'
+      ? { backend: 'webgpu' as const, webgpu: { validation: GPU_VALIDATION, ...(GPU_F32 ? { floats: 'f32' as const } : {}) } }
+      : {}),
   });
   try {
     const world = await m.init(rt, SIZE, SIZE);
@@ -231,6 +236,7 @@ function bench(name: string, machine: { name: string; cpu: string; cores: number
           String(STEPS),
           ...(PASSES ? ['--passes'] : []),
           ...(GPU_VALIDATION ? [] : ['--no-gpu-validation']),
+          ...(GPU_F32 ? ['--gpu-floats', 'f32'] : []),
         ],
         {
           encoding: 'utf8',
@@ -299,7 +305,7 @@ function bench(name: string, machine: { name: string; cpu: string; cores: number
         ? 'webgpu: the same digest'
         : MODELS[name]!.exactOnGpu
           ? `WEBGPU DIGEST DIFFERS: ${[...gpuDigests].join(', ')}`
-          : `webgpu: digest ${[...gpuDigests].join(', ')} (f32 arithmetic on the GPU where JavaScript sums in f64: docs/webgpu.md, "Generated kernels")`,
+          : `webgpu: digest ${[...gpuDigests].join(', ')} (${GPU_F32 ? 'f32 arithmetic on the GPU where JavaScript sums in f64' : "double-single arithmetic on the GPU: 48 bits, not f64's 53"}: docs/webgpu.md, "Generated kernels")`,
     );
   }
   console.log('');

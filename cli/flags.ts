@@ -136,6 +136,15 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
     choices: ['auto', 'generated', 'declared'],
   },
   {
+    name: 'gpu-floats',
+    kind: 'choice',
+    value: 'F',
+    description:
+      "with --backend webgpu: how generated WGSL kernels compute numbers that are not integers: double-single (pairs of f32, about 48 bits: JavaScript's results to their last bits nearly always) | f32 (faster where arithmetic bounds a kernel; within the app's tolerance)",
+    defaultText: 'double-single',
+    choices: ['double-single', 'f32'],
+  },
+  {
     name: 'block-size',
     kind: 'choice',
     value: 'P',
@@ -275,6 +284,8 @@ export interface RunOptions {
   gpuValidation: boolean;
   /** --gpu-kernels: RuntimeOptions.webgpu.generate (auto: true, generated: 'always', declared: false). */
   gpuKernels: 'auto' | 'generated' | 'declared';
+  /** --gpu-floats: RuntimeOptions.webgpu.floats. */
+  gpuFloats: 'double-single' | 'f32';
   /** --block-size: which class the heap's blocks are sized for (RuntimeOptions.blockSize). */
   blockSize: 'smallest' | 'largest';
   /** --check: compare with the TypeScript reference run. */
@@ -384,6 +395,7 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
     allocator: allocatorFlags(values, where),
     gpuValidation: gpuValidation(values, where),
     gpuKernels: gpuKernels(values, where),
+    gpuFloats: gpuFloats(values, where),
     blockSize: (values['block-size'] === undefined ? 'smallest' : validate(spec('block-size'), text('block-size')!, where)) as
       'smallest' | 'largest',
     check: values['check'] === true,
@@ -450,6 +462,18 @@ function gpuKernels(values: Record<string, string | boolean | undefined>, where:
   const v = validate(spec('gpu-kernels'), String(raw), where) as RunOptions['gpuKernels'];
   if (values['backend'] !== 'webgpu')
     throw new CliUsageError(`${where}: --gpu-kernels chooses the WGSL kernels of --backend webgpu; add --backend webgpu or drop it`);
+  return v;
+}
+
+/** --gpu-floats: double-single | f32, only with --backend webgpu. */
+function gpuFloats(values: Record<string, string | boolean | undefined>, where: string): RunOptions['gpuFloats'] {
+  const raw = values['gpu-floats'];
+  if (raw === undefined) return 'double-single';
+  const v = validate(spec('gpu-floats'), String(raw), where) as RunOptions['gpuFloats'];
+  if (values['backend'] !== 'webgpu')
+    throw new CliUsageError(
+      `${where}: --gpu-floats chooses the arithmetic of --backend webgpu's generated kernels; add --backend webgpu or drop it`,
+    );
   return v;
 }
 
@@ -541,6 +565,7 @@ function defaults(app: App): RunOptions {
     allocator: { rotation: true, coalescing: true, bitmapAlloc: false, ownFirstBlock: false },
     gpuValidation: true,
     gpuKernels: 'auto',
+    gpuFloats: 'double-single',
     blockSize: 'smallest',
     check: false,
     tolerance: { ...DEFAULT_CHECK_TOLERANCE },

@@ -64,7 +64,7 @@ threads, iterations, seconds (the iterations only), initSeconds, iterationsPerSe
 digest, objects ({class: count}), heap ({bytes, blockBytes, blockSize, blocks, usedBlocks,
 fragmentation}), params, seed, checked, heapValidated, allocator ({rotation, coalescing,
 bitmapAlloc, ownFirstBlock}), kernels, compiled, version, node, machine; with --backend webgpu
-gpu ({adapter, software, validation, generated: passes by Class.method that ran as WGSL generated
+gpu ({adapter, software, validation, floats, generated: passes by Class.method that ran as WGSL generated
 from the compiled method, fallbacks: passes that ran in TypeScript with the reason, transfers: {uploads,
 downloads} of the whole heap, the final read included}); with --init also init and
 startIteration (and warnings: float columns of the state holding NaN or infinities), with

@@ -73,6 +73,8 @@ export interface RunReport {
     adapter: string;
     software: boolean;
     validation: boolean;
+    /** How generated kernels computed non-integers (--gpu-floats). */
+    floats: 'double-single' | 'f32';
     generated: Record<string, number>;
     fallbacks: Record<string, { passes: number; reason: string }>;
     /** Whole-heap copies between host and GPU in the run (creation and the final read for the digest included). */
@@ -237,10 +239,11 @@ function heapFor(app: App, opts: RunOptions, init: InitState | undefined, where:
 /** createRuntime with the run's options; its UsageErrors become CliUsageErrors. */
 async function startRuntime(app: App, opts: RunOptions, heapBytes: number, where: string): Promise<Runtime> {
   try {
-    // --no-gpu-validation, --gpu-kernels: the WebGPU options that differ from the defaults.
+    // --no-gpu-validation, --gpu-kernels, --gpu-floats: the WebGPU options that differ from the defaults.
     const webgpu: WebGpuOptions = {};
     if (!opts.gpuValidation) webgpu.validation = false;
     if (opts.gpuKernels !== 'auto') webgpu.generate = opts.gpuKernels === 'generated' ? 'always' : false;
+    if (opts.gpuFloats !== 'double-single') webgpu.floats = opts.gpuFloats;
     const options: RuntimeOptions = {
       classes: app.classes,
       heap: heapBytes,
@@ -389,6 +392,7 @@ function gpuOf(w: NonNullable<RuntimeStats['backend']['webgpu']>): NonNullable<R
     adapter: a.description || a.device,
     software: a.software,
     validation: a.validation,
+    floats: w.floats,
     generated: w.generated,
     fallbacks: w.fallbacks,
     transfers: { uploads: w.uploads, downloads: w.downloads },

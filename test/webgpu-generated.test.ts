@@ -630,6 +630,9 @@ test('emitWgsl: the reasons a method is outside the subset', async (t) => {
     t.true(churn.allocates && churn.frees && churn.reports);
     t.regex(churn.source, /a_allocate\(\d+u\)/);
     t.throws(() => emitWgsl(irOf('Item', 'wider'), [], host), { instanceOf: WgslUnsupported, message: /beyond 32 bits/ });
+    // Floats: double-single by default (W10), f32 when asked.
+    t.regex(emitWgsl(irOf('Item', 'floats'), ['f32'], host).source, /df_mul\(.*\n.*df_sqrt\(/);
+    t.notRegex(emitWgsl(irOf('Item', 'floats'), ['f32'], host, 'f32').source, /df_/);
     const scratch = emitWgsl(irOf('Item', 'scratch'), ['i32'], host).source;
     t.regex(scratch, /var l\d+: array<i32, 1024>;/);
     t.regex(scratch, /var l\d+: array<f32, 1024>;/);
@@ -678,6 +681,41 @@ gtest(title('smmo run --gpu-kernels generated: the hand-written kernels replaced
   t.deepEqual((auto['gpu'] as { generated: object }).generated, {}, 'auto: the hand-written kernels');
 });
 
+gtest(
+  title("webgpu.floats 'f32': the same fixture passes in f32 arithmetic (rounded with Math.fround every step: equal); --gpu-floats"),
+  async (t) => {
+    const ref = await emptyRuntime('ts');
+    const rt = await createRuntime({
+      classes: CLASSES,
+      heap: 8 << 20,
+      threads: 1,
+      backend: 'webgpu',
+      webgpu: { gpu: gpu(), floats: 'f32' },
+    });
+    try {
+      t.is(rt.stats().backend.webgpu!.floats, 'f32');
+      for (const r of [ref, rt]) for (let i = 0; i < N; i++) r.create(Item).f = Math.fround(i / 3);
+      await ref.parallelDo(Item, 'floats', 0.75);
+      await rt.parallelDo(Item, 'floats', 0.75);
+      await rt.sync();
+      const fs = (r: Runtime): number[] => {
+        const out: number[] = [];
+        r.deviceDo(Item, (it) => void out.push(it.f));
+        return out.sort((a, b) => a - b);
+      };
+      t.deepEqual(fs(rt), fs(ref));
+      t.is(generated(rt)['Item.floats'], 1);
+    } finally {
+      await rt.close();
+      await ref.close();
+    }
+    const args = ['run', 'structure', '--nodes', '300', '--iterations', '2', '--backend', 'webgpu', '--json'];
+    const f32 = lastJson((await smmo([...args, '--gpu-floats', 'f32'])).stdout);
+    t.is((f32['gpu'] as { floats: string }).floats, 'f32');
+    t.is((lastJson((await smmo(args)).stdout)['gpu'] as { floats: string }).floats, 'double-single', 'the default');
+  },
+);
+
 test('--gpu-kernels: a bad value, or without --backend webgpu, is a usage error', async (t) => {
   const bad = await smmo(['run', 'game-of-life', '--iterations', '1', '--backend', 'webgpu', '--gpu-kernels', 'handmade']);
   t.is(bad.code, 2, describeChild(bad));
@@ -685,4 +723,10 @@ test('--gpu-kernels: a bad value, or without --backend webgpu, is a usage error'
   const noGpu = await smmo(['run', 'game-of-life', '--iterations', '1', '--gpu-kernels', 'generated']);
   t.is(noGpu.code, 2, describeChild(noGpu));
   t.regex(noGpu.stderr, /add --backend webgpu/);
+  const badFloats = await smmo(['run', 'game-of-life', '--iterations', '1', '--backend', 'webgpu', '--gpu-floats', 'f16']);
+  t.is(badFloats.code, 2, describeChild(badFloats));
+  t.regex(badFloats.stderr, /--gpu-floats must be one of double-single, f32, got 'f16'/);
+  const floatsNoGpu = await smmo(['run', 'game-of-life', '--iterations', '1', '--gpu-floats', 'f32']);
+  t.is(floatsNoGpu.code, 2, describeChild(floatsNoGpu));
+  t.regex(floatsNoGpu.stderr, /--gpu-floats chooses the arithmetic of --backend webgpu's generated kernels; add --backend webgpu/);
 });

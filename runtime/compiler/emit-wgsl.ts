@@ -16,10 +16,10 @@
  *       not in JavaScript: a method that relies on that is outside the subset). Signed and
  *       unsigned values compare exactly (mixed comparisons go through mix_cmp). `a / b`
  *       is a float unless it is floored (Math.floor, `| 0`).
- *  (W2) Other numbers are f32 in a method that touches no f64 field: a float method gives
- *       results within the app's tolerance, not bit-identical ones (Math.fround(x) is x;
- *       WGSL's division and sqrt are not correctly rounded). W10 says what happens in a
- *       method that reads or writes an f64 field.
+ *  (W2) Other numbers are double-single (W10) unless the runner asks for f32
+ *       (WebGpuOptions.floats 'f32') and the method touches no f64 field: then they are f32,
+ *       and a float method gives results within the app's tolerance, not bit-identical ones
+ *       (Math.fround(x) is x; WGSL's division and sqrt are not correctly rounded).
  *  (W3) Constant subexpressions are folded with JavaScript's arithmetic before typing
  *       (MAX / 2 is the integer 5 when MAX is 10, as in JavaScript).
  *  (W4) What JavaScript would throw (a null dereference, an inline-array index out of
@@ -51,12 +51,14 @@
  *       list and the set bits of their iteration words: the objects the pass started with,
  *       in the order of the list (a method that depends on the order is racy anyway).
  *
- * (W10) WGSL has no f64. A method that reads or writes an f64 field computes every number
- *       that is not an integer in double-single arithmetic: a pair of f32 (hi, lo) whose
+ * (W10) WGSL has no f64. By default, and always in a method that reads or writes an f64
+ *       field, every number that is not an integer is double-single: a pair of f32 (hi, lo) whose
  *       sum is the value, hi the f32 nearest to it (vec2<f32>; the scheme of Dekker, "A
  *       floating-point technique for extending the available precision", 1971, and of
  *       the double-double libraries). About 48 significant bits instead of JavaScript's 53:
- *       results within 2⁻⁴⁴ or so of JavaScript's per operation, not bit-identical.
+ *       results within 2⁻⁴⁴ or so of JavaScript's per operation, not bit-identical; an f32
+ *       field stored from such a value gets JavaScript's f32 rounding unless JavaScript's f64
+ *       lies within about 2⁻⁴⁸ of a rounding boundary (about once in 10⁷ roundings).
  *       + - * / Math.sqrt, floor, ceil, trunc, round, abs, min, max, sign, hypot and the
  *       comparisons are double-single (a product is four exact products of 12-bit halves,
  *       so a shader compiler that fuses a multiply with an add changes none of them);
@@ -415,14 +417,19 @@ interface Target {
  * form's FieldRefs, per concrete class, from the heap's TypeLayouts).
  * Throws WgslUnsupported with the reason when the method is outside the subset.
  */
-export function emitWgsl(ir0: MethodIR, argKinds: readonly WgslArg[], host: WgslHost): WgslMethod {
+export function emitWgsl(
+  ir0: MethodIR,
+  argKinds: readonly WgslArg[],
+  host: WgslHost,
+  floats: 'double-single' | 'f32' = 'double-single',
+): WgslMethod {
   const ir: MethodIR = { ...ir0, body: ir0.body.map(strictUndefined) };
   const ranks = new RankInfo(ir, host);
   const arrays = new TypedArrays(ir, ranks.assigns);
   const voids = new Set(ir.locals.filter((l) => l.ty.k === 'undef').map((l) => l.id));
   const why = unsupportedIn(ir.body, ranks, arrays, voids);
   if (why !== null) fail(why);
-  return new WgslEmitter(ir, argKinds, ranks, arrays).emit();
+  return new WgslEmitter(ir, argKinds, ranks, arrays, floats).emit();
 }
 
 function isUndefinedConst(e: Expr): boolean {
@@ -637,7 +644,7 @@ class WgslEmitter {
 
   private ranked: TypeLayout | null = null;
   private readonly creates = new Set<TypeLayout>();
-  /** W10: the method touches an f64 field, so its non-integer numbers are double-single. */
+  /** W10: non-integer numbers are double-single (the runner's `floats`, or an f64 field in the method). */
   private readonly doubles: boolean;
 
   constructor(
@@ -645,8 +652,9 @@ class WgslEmitter {
     private readonly argKinds: readonly WgslArg[],
     private readonly ranks: RankInfo,
     private readonly arrays: TypedArrays,
+    floats: 'double-single' | 'f32',
   ) {
-    this.doubles = touchesF64(ir.body);
+    this.doubles = floats === 'double-single' || touchesF64(ir.body);
   }
 
   emit(): WgslMethod {
@@ -678,7 +686,7 @@ class WgslEmitter {
     });
     if (params.length > PARAM_WORDS)
       fail(`its arguments take ${params.length - 4} words of the Params uniform, which holds ${PARAM_WORDS - 4}`);
-    if (this.doubles) this.helpers.add('df64');
+    if (body.some((l) => /\bdf_/.test(l))) this.helpers.add('df64'); // only where double-single is used
     const src = [
       `// ${this.ir.cls.name}.${this.ir.method}: generated from the method's compiled form (runtime/compiler/emit-wgsl.ts).`,
       'override WG: u32 = 64u;',
@@ -1957,7 +1965,12 @@ class WgslEmitter {
    */
   private checkedIndex(f: FieldRef, v: Val, inBounds: boolean | undefined): Val {
     if (typeof v.konst === 'number' && Number.isInteger(v.konst) && v.konst >= 0 && v.konst < f.length) return v;
-    if (v.ty === 'f64') fail(`an inline-array index of ${f.cls.name}.${f.name} computed in double-single (W10): use an integer`);
+    if (v.ty === 'f64') {
+      // An integer of a double-single pair is exact in hi when it is in range (lo is 0).
+      const t = this.hoist(v);
+      this.failIf(`!(df_eq(df_floor(${t.code}), ${t.code}) && ${t.code}.x >= 0.0f && ${t.code}.x < ${f.length}.0f)`, STATUS.RANGE);
+      return { code: `u32(${t.code}.x)`, ty: 'u32' };
+    }
     if (v.ty === 'f32') {
       const t = this.hoist(v);
       this.failIf(`!(${t.code} == floor(${t.code}) && ${t.code} >= 0.0f && ${t.code} < ${f.length}.0f)`, STATUS.RANGE);

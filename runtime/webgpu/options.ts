@@ -70,6 +70,15 @@ export interface WebGpuOptions extends GpuOptions {
    * names the passes that ran generated.
    */
   generate?: boolean | 'always';
+  /**
+   * How generated kernels compute numbers that are not integers (runtime/compiler/emit-wgsl.ts
+   * W2, W10): 'double-single' (default) as pairs of f32, about 48 significant bits, so that
+   * results agree with JavaScript's f64 arithmetic to its last bits nearly always (an f32
+   * field then gets JavaScript's rounding of it); 'f32' in f32 arithmetic, faster where a
+   * kernel is bound by arithmetic, and within the app's tolerance. Methods with f64 fields
+   * are double-single either way.
+   */
+  floats?: 'double-single' | 'f32';
 }
 
 export interface GpuRunnerStats {
@@ -83,6 +92,8 @@ export interface GpuRunnerStats {
   fallbacks: Record<string, { passes: number; reason: string }>;
   /** Of `gpuPasses`, those run by generated WGSL (WebGpuOptions.generate), by 'Class.method'. */
   generated: Record<string, number>;
+  /** WebGpuOptions.floats in effect. */
+  floats: 'double-single' | 'f32';
   /** Tunables of the last GPU pass of each 'Class.method' (automatic values resolved). */
   tunables: Record<string, Record<string, number>>;
   dispatches: number;

@@ -159,6 +159,8 @@ export class GpuRunner {
   private readonly fallbacks: Record<string, { passes: number; reason: string }> = {};
   /** options.generate; generated kernels (per concrete type, method and argument kinds) and their sources by file name. */
   private readonly generate: boolean | 'always';
+  /** options.floats: how generated kernels compute non-integers (emit-wgsl.ts W2, W10). */
+  readonly floats: 'double-single' | 'f32';
   private readonly genKernels = new Map<string, Resolved | { reason: string }>();
   private readonly genSources = new Map<string, string>();
   private readonly generatedPasses: Record<string, number> = {};
@@ -203,6 +205,9 @@ export class GpuRunner {
     if (options.generate !== undefined && typeof options.generate !== 'boolean' && options.generate !== 'always')
       throw new UsageError(`webgpu.generate must be true, false or 'always', got ${String(options.generate)}`);
     this.generate = options.generate ?? true;
+    if (options.floats !== undefined && options.floats !== 'double-single' && options.floats !== 'f32')
+      throw new UsageError(`webgpu.floats must be 'double-single' or 'f32', got ${String(options.floats)}`);
+    this.floats = options.floats ?? 'double-single';
     this.gheap = new GpuHeap(gpu, rt.heap);
     this.prelude = wgslPrelude(rt.heap);
     this.scratch = gpu.device.createBuffer({ size: 256, usage: BufferUsage.STORAGE, label: 'smmo scratch' });
@@ -229,6 +234,7 @@ export class GpuRunner {
       ...this.counters,
       fallbacks: structuredClone(this.fallbacks),
       generated: { ...this.generatedPasses },
+      floats: this.floats,
       tunables: structuredClone(this.tunablesUsed),
       uploads: t.uploads,
       uploadBytes: t.uploadBytes,
@@ -489,7 +495,12 @@ export class GpuRunner {
     if ('reason' in ir) return { reason: `it does not compile (${ir.reason})` };
     let m: WgslMethod;
     try {
-      m = emitWgsl(ir, kinds, { classOf: (v) => (typeof v === 'function' ? this.rt.table.byClass(v as SmmoClass) : undefined) });
+      m = emitWgsl(
+        ir,
+        kinds,
+        { classOf: (v) => (typeof v === 'function' ? this.rt.table.byClass(v as SmmoClass) : undefined) },
+        this.floats,
+      );
     } catch (e) {
       if (e instanceof WgslUnsupported) return { reason: e.message };
       throw e;
