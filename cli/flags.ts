@@ -457,23 +457,26 @@ function gpuValidation(values: Record<string, string | boolean | undefined>, whe
 
 /** --gpu-kernels: auto | generated | declared, only with --backend webgpu. */
 function gpuKernels(values: Record<string, string | boolean | undefined>, where: string): RunOptions['gpuKernels'] {
-  const raw = values['gpu-kernels'];
-  if (raw === undefined) return 'auto';
-  const v = validate(spec('gpu-kernels'), String(raw), where) as RunOptions['gpuKernels'];
-  if (values['backend'] !== 'webgpu')
-    throw new CliUsageError(`${where}: --gpu-kernels chooses the WGSL kernels of --backend webgpu; add --backend webgpu or drop it`);
-  return v;
+  return webgpuChoice(values, where, 'gpu-kernels', 'auto', 'chooses the WGSL kernels of --backend webgpu');
 }
 
 /** --gpu-floats: double-single | f32, only with --backend webgpu. */
 function gpuFloats(values: Record<string, string | boolean | undefined>, where: string): RunOptions['gpuFloats'] {
-  const raw = values['gpu-floats'];
-  if (raw === undefined) return 'double-single';
-  const v = validate(spec('gpu-floats'), String(raw), where) as RunOptions['gpuFloats'];
-  if (values['backend'] !== 'webgpu')
-    throw new CliUsageError(
-      `${where}: --gpu-floats chooses the arithmetic of --backend webgpu's generated kernels; add --backend webgpu or drop it`,
-    );
+  return webgpuChoice(values, where, 'gpu-floats', 'double-single', "chooses the arithmetic of --backend webgpu's generated kernels");
+}
+
+/** A choice flag of --backend webgpu: `fallback` when absent, else a declared choice (validate()), given with --backend webgpu only. */
+function webgpuChoice<T extends string>(
+  values: Record<string, string | boolean | undefined>,
+  where: string,
+  name: string,
+  fallback: T,
+  what: string,
+): T {
+  const raw = values[name];
+  if (raw === undefined) return fallback;
+  const v = validate(spec(name), String(raw), where) as T;
+  if (values['backend'] !== 'webgpu') throw new CliUsageError(`${where}: --${name} ${what}; add --backend webgpu or drop it`);
   return v;
 }
 
