@@ -209,6 +209,11 @@ export class Item extends object({
     this.f = f[1]! + f[0]!;
   }
 
+  /** Math.sin, `%` and `**` of floats without f64 fields: computed in f32 under double-single (W10 has no versions of them). */
+  trig(): void {
+    this.f = Math.sin(this.f) + (this.f % 1.5) + this.f ** 2;
+  }
+
   /** `+=` on a typed array's element: outside the subset (W11 has a[i] and a[i] = v only). */
   scratchPlus(): void {
     const a = new Int32Array(2);
@@ -633,6 +638,10 @@ test('emitWgsl: the reasons a method is outside the subset', async (t) => {
     // Floats: double-single by default (W10), f32 when asked.
     t.regex(emitWgsl(irOf('Item', 'floats'), ['f32'], host).source, /df_mul\(.*\n.*df_sqrt\(/);
     t.notRegex(emitWgsl(irOf('Item', 'floats'), ['f32'], host, 'f32').source, /df_/);
+    const trig = emitWgsl(irOf('Item', 'trig'), [], host).source;
+    t.regex(trig, /vec2<f32>\(sin\(/);
+    t.regex(trig, /\) % bitcast<f32>/);
+    t.regex(trig, /pow\(/);
     const scratch = emitWgsl(irOf('Item', 'scratch'), ['i32'], host).source;
     t.regex(scratch, /var l\d+: array<i32, 1024>;/);
     t.regex(scratch, /var l\d+: array<f32, 1024>;/);

@@ -68,7 +68,8 @@
  *       range become 0 or ±∞; below about 2⁻¹⁰⁰ the low part underflows) and stored as
  *       the double nearest hi + lo (two word stores: a racing reader of the same field
  *       may see half of it — a race the method has on the CPU too). Other Math functions,
- *       `%` and `**` of such values are outside the subset (no double-single versions).
+ *       `%` and `**` have no double-single versions: in a method with f64 fields they are
+ *       outside the subset; elsewhere they are computed in f32, as with floats 'f32'.
  *       Non-finite values (NaN, ±∞) are carried but their arithmetic is f32's, not
  *       JavaScript's.
  *
@@ -644,6 +645,8 @@ class WgslEmitter {
 
   private ranked: TypeLayout | null = null;
   private readonly creates = new Set<TypeLayout>();
+  /** W10: the method reads or writes an f64 field (its non-integers are double-single whatever `floats` says). */
+  private readonly f64Fields: boolean;
   /** W10: non-integer numbers are double-single (the runner's `floats`, or an f64 field in the method). */
   private readonly doubles: boolean;
 
@@ -654,7 +657,8 @@ class WgslEmitter {
     private readonly arrays: TypedArrays,
     floats: 'double-single' | 'f32',
   ) {
-    this.doubles = floats === 'double-single' || touchesF64(ir.body);
+    this.f64Fields = touchesF64(ir.body);
+    this.doubles = floats === 'double-single' || this.f64Fields;
   }
 
   emit(): WgslMethod {
@@ -891,8 +895,9 @@ class WgslEmitter {
       case '%': {
         // JavaScript's remainder has the dividend's sign: the dividend's type (W1).
         if (!NUMERIC(a) || !NUMERIC(b)) return fail(`${a} ${o} ${b}`);
-        if (a === 'f64' || b === 'f64') return fail('% of a double-single value (W10)');
-        if (a === 'f32' || b === 'f32') return 'f32';
+        // No double-single remainder: f32's, except where f64 fields promise double-single (W10).
+        if (this.f64Fields && (a === 'f64' || b === 'f64')) return fail('% of a double-single value (W10)');
+        if (FLOAT(a) || FLOAT(b)) return 'f32';
         if (a === 'ilit') return b === 'ilit' ? 'ilit' : b === 'u32' ? 'u32' : 'i32';
         return a;
       }
@@ -901,7 +906,7 @@ class WgslEmitter {
         return this.floatOf(a, b);
       case '**':
         if (!NUMERIC(a) || !NUMERIC(b)) return fail(`${a} ${o} ${b}`);
-        if (this.floatOf(a, b) === 'f64') return fail('** in a method with f64 fields (no double-single pow, W10)');
+        if (this.f64Fields) return fail('** in a method with f64 fields (no double-single pow, W10)');
         return 'f32';
       case '|':
       case '&':
@@ -964,7 +969,7 @@ class WgslEmitter {
       case 'log':
       case 'log2':
       case 'pow':
-        if (this.doubles) return fail(`Math.${name} in a method with f64 fields (no double-single ${name}, W10)`);
+        if (this.f64Fields) return fail(`Math.${name} in a method with f64 fields (no double-single ${name}, W10)`);
         return 'f32';
       default:
         return fail(`Math.${name}`);
