@@ -127,10 +127,11 @@ export function masksWord(heap: Heap): number {
   return heap.plan.blockListOffset >>> 2;
 }
 
-/** Protocol "start": every mask 0. */
+/** Protocol "start": every mask 0. The block list R now holds masks: a do-all's snapshot must not reuse its lists. */
 export function clearMasks(heap: Heap): void {
   const w = masksWord(heap);
   heap.i32.fill(0, w, w + heap.numBlocks);
+  heap.blockSetChanged();
 }
 
 /**

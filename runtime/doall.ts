@@ -6,7 +6,7 @@
  *   1. runtime.ts     Runtime.parallelDo: checks (class, method, arguments), one pass at a time;
  *                     backend 'webgpu' first tries the GPU (webgpu/runner.ts).
  *   2. doall.ts       PassRunner.parallelDo: the snapshot (thread.ts) of the classes the method
- *                     can reach (reach()): block lists, then iteration words (on the workers
+ *                     can reach (plan().reach): block lists, then iteration words (on the workers
  *                     when large, schedule.ts P7); then one pass per concrete class of C, placed by
  *   3. schedule.ts    PassScheduler.doAll: on the calling thread, or on the executor in claims;
  *   4a. doall.ts      inline: runInline → ThreadContext.runBlocks (thread.ts);
@@ -34,6 +34,14 @@
  *       (`iterates` is empty), so the do-all reaches only its own concrete classes.
  * Then the do-all visits exactly the objects it visits with the separate copy; after it
  * every listed block's iteration word is the same (test/fused-copy.test.ts).
+ *
+ * On the calling thread such a do-all copies nothing at all: its passes take their lanes
+ * from the allocation words (thread.ts runBlocks R1), which F1 keeps equal to what the copy
+ * would have written; the iteration words keep an earlier snapshot's values, still ⊆
+ * allocation (thread.ts S2, S3), and no later pass reads them before its own snapshot.
+ * Its block lists come from the last walk while no block joined or left a class
+ * (thread.ts snapshotLists L1–L3). With both, a do-all of an ECS system over classes
+ * whose blocks did not change costs its passes and little else (test/pass-lists.test.ts).
  */
 import { DEBUG_LEVEL } from './debug.js';
 import { HeapCorruptionError, MethodError, PassTimeoutError, SmmoError } from './errors.js';
@@ -42,8 +50,20 @@ import type { Heap } from './heap.js';
 import type { TypeLayout, TypeTable } from './layout.js';
 import type { PassScheduler } from './schedule.js';
 import type { SmmoObject } from './schema.js';
-import { listedBlocks, type PassLists, type ThreadContext } from './thread.js';
+import type { KernelDispatch } from './kernels.js';
+import { listedBlocks, type PassLists, type Route, type ThreadContext } from './thread.js';
 import { timed, TimedOut } from './timed.js';
+
+/** PassRunner.plan: what every do-all of one (type, method) needs. */
+interface DoAllPlan {
+  /** The calling thread's dispatch the plan was made for. */
+  readonly kernels: KernelDispatch;
+  /** The concrete types to snapshot. */
+  readonly reach: readonly number[];
+  /** The concrete types visited (t.concrete) and, by index there, their routes (made on first need). */
+  readonly ids: readonly number[];
+  readonly routes: Route[];
+}
 
 /** A parallelNew init: a method name (with arguments) or a function (calling thread only). */
 export type NewInit = PassCall | ((obj: SmmoObject, index: number) => void);
@@ -63,21 +83,23 @@ export class PassRunner {
   /** parallelDo's passes: one per concrete class of `t`, each where the scheduler says. */
   async parallelDo(t: TypeLayout, method: string, args: readonly unknown[]): Promise<void> {
     const ctx = this.main;
-    const lists = ctx.snapshotLists(this.reach(t, method), this.lists);
+    const plan = this.plan(t, method);
+    const lists = ctx.snapshotLists(plan.reach, this.lists);
     const call = { method, args };
-    const fused = this.executor !== null && this.copyFusable(t, method, lists);
     try {
-      if (fused) this.counters.fusedCopies++;
+      const fused = this.copyFusable(plan, method, lists);
+      if (fused && this.executor !== null) this.counters.fusedCopies++;
       else await this.copyIteration(lists, `parallelDo(${t.name}, '${method}')`);
-      for (const id of t.concrete) {
+      const ids = plan.ids;
+      for (let i = 0; i < ids.length; i++) {
+        const id = ids[i]!;
         const from = lists[2 * id]!;
         const blocks = lists[2 * id + 1]!;
         if (blocks === 0) continue;
         const key = `${id}:${method}`;
         const where = this.scheduler.doAll(key, blocks);
         if (where.inline || this.executor === null) {
-          if (fused) ctx.copyIteration(from, from + blocks);
-          this.runInline(lists, id, method, args, from, from + blocks);
+          this.runInline(lists, id, method, args, from, from + blocks, fused, this.routeOf(plan, i, method));
           continue;
         }
         const operation = `parallelDo(${this.table.types[id]!.name}, '${method}')`;
@@ -96,17 +118,34 @@ export class PassRunner {
   /** Passes counted for tests: snapshot copies run as passes of their own, and do-alls that fused the copy (F1–F2). */
   readonly counters = { copyPasses: 0, fusedCopies: 0 };
 
-  /** Whether the do-all of `method` over `t` may fuse the snapshot's copy into its passes (F1–F2 in the file header). */
-  private copyFusable(t: TypeLayout, method: string, lists: Int32Array): boolean {
+  /**
+   * Whether every pass of the do-all of `method` over `t` that has blocks reads no
+   * iteration word and changes no allocation word (F1–F2 in the file header; thread.ts
+   * readsAllocation R1): its snapshot's copy may then be fused into its passes, or left
+   * out where the passes read the allocation words (runInline `direct`).
+   */
+  private copyFusable(plan: DoAllPlan, method: string, lists: Int32Array): boolean {
     const ctx = this.main;
     if (ctx.compiler === null) return false;
-    for (const id of t.concrete) {
+    const ids = plan.ids;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
       if (lists[2 * id + 1] === 0) continue; // no pass: nothing to copy or to decide
-      if (ctx.kernels.backendFor(id, method) !== 'ts') return false;
-      const c = ctx.compiler.compile(id, method, ctx.compileUse); // as the pass itself records it
-      if (!c.compiled || !c.portable || c.allocates || c.frees || c.iterates.length > 0) return false;
+      let reads: boolean;
+      try {
+        reads = ctx.readsAllocation(id, method, this.routeOf(plan, i, method));
+      } catch (e) {
+        // Choosing the route (a kernel that does not fit, …) fails as the pass would: runInline.
+        throw new MethodError(this.table.types[id]!.name, method, 0, 0, e);
+      }
+      if (!reads) return false;
     }
     return true;
+  }
+
+  /** The route of the plan's i-th concrete class (made on first need: stats() names only classes that ran). */
+  private routeOf(plan: DoAllPlan, i: number, method: string): Route {
+    return (plan.routes[i] ??= this.main.route(plan.ids[i]!, method));
   }
 
   /** The snapshot's copy of iteration words (thread.ts), on the executor when it is large (schedule.ts P7). */
@@ -125,14 +164,23 @@ export class PassRunner {
     );
   }
 
-  /** doAll: every pass on the calling thread. */
+  /**
+   * doAll: every pass on the calling thread. A do-all that changes no allocation word
+   * (F1–F2) copies no iteration word: its passes read the allocation words (R1).
+   */
   doAllHere(t: TypeLayout, method: string, args: readonly unknown[]): void {
-    const lists = this.main.snapshotLists(this.reach(t, method), this.lists);
-    this.main.copyIteration(0, listedBlocks(lists));
+    const plan = this.plan(t, method);
+    const lists = this.main.snapshotLists(plan.reach, this.lists);
     try {
-      for (const id of t.concrete) {
+      const direct = this.copyFusable(plan, method, lists);
+      if (!direct) this.main.copyIteration(0, listedBlocks(lists));
+      const ids = plan.ids;
+      for (let i = 0; i < ids.length; i++) {
+        const id = ids[i]!;
         const from = lists[2 * id]!;
-        this.runInline(lists, id, method, args, from, from + lists[2 * id + 1]!);
+        const blocks = lists[2 * id + 1]!;
+        // A class without blocks was not checked by copyFusable: it reads nothing either way.
+        this.runInline(lists, id, method, args, from, from + blocks, direct && blocks !== 0, this.routeOf(plan, i, method));
       }
     } finally {
       this.afterPass();
@@ -174,25 +222,30 @@ export class PassRunner {
   /** The block lists of the running do-all (one do-all at a time: Runtime.enter). */
   private readonly lists: PassLists;
 
-  /** reach()'s answers by type id, then method. */
-  private readonly reaches: Map<string, readonly number[]>[] = [];
+  /** plan()'s answers by type id, then method. */
+  private readonly plans: Map<string, DoAllPlan>[] = [];
 
   /**
-   * The concrete types a do-all of `method` over `t` must snapshot (thread.ts snapshot's
-   * invariant): the classes it visits and those its method's deviceDo loops iterate —
-   * known when the method compiled with nothing left as JavaScript, for every concrete
-   * class of `t`. Otherwise (interpreted, a hand-written kernel, a JavaScript call that
-   * might enumerate anything) every concrete type. Skipping the others is what makes a
-   * do-all over a few small classes cheap in a heap with many.
+   * What every do-all of `method` over `t` needs, worked out once (per dispatch: a new
+   * KernelDispatch on the calling thread makes a new plan): the concrete classes it
+   * visits, what it must snapshot (reach) and each class's route, so that a do-all of an
+   * ECS system over 26 small classes does no per-class lookup by name.
+   *
+   * The reach: the concrete types a do-all of `method` over `t` must snapshot (thread.ts
+   * snapshot's invariant): the classes it visits and those its method's deviceDo loops
+   * iterate — known when the method compiled with nothing left as JavaScript, for every
+   * concrete class of `t`. Otherwise (interpreted, a hand-written kernel, a JavaScript
+   * call that might enumerate anything) every concrete type. Skipping the others is what
+   * makes a do-all over a few small classes cheap in a heap with many.
    */
-  private reach(t: TypeLayout, method: string): readonly number[] {
-    const perType = this.reaches[t.id] ?? (this.reaches[t.id] = new Map());
-    let r = perType.get(method);
-    if (r === undefined) {
-      r = this.computeReach(t, method);
-      perType.set(method, r);
+  private plan(t: TypeLayout, method: string): DoAllPlan {
+    const perType = this.plans[t.id] ?? (this.plans[t.id] = new Map());
+    let p = perType.get(method);
+    if (p === undefined || p.kernels !== this.main.kernels) {
+      p = { kernels: this.main.kernels, reach: this.computeReach(t, method), ids: t.concrete, routes: [] };
+      perType.set(method, p);
     }
-    return r;
+    return p;
   }
 
   private computeReach(t: TypeLayout, method: string): readonly number[] {
@@ -224,7 +277,16 @@ export class PassRunner {
   }
 
   /** One concrete type's pass on the calling thread. */
-  private runInline(lists: Int32Array, id: number, method: string, args: readonly unknown[], from: number, to: number): void {
+  private runInline(
+    lists: Int32Array,
+    id: number,
+    method: string,
+    args: readonly unknown[],
+    from: number,
+    to: number,
+    direct: boolean,
+    route: Route,
+  ): void {
     const ctx = this.main;
     // One pass at a time on the calling thread (Runtime.enter): its marker object is reused.
     const pass = this.inlinePass;
@@ -234,11 +296,11 @@ export class PassRunner {
     ctx.pass = pass;
     const t0 = this.executor === null ? 0 : performance.now();
     try {
-      if (this.passTimeout === undefined) ctx.runBlocks(id, method, args, from, to);
+      if (this.passTimeout === undefined) ctx.runBlocks(id, method, args, from, to, direct, route);
       else
         this.timedPass(
           () => `parallelDo(${this.table.types[id]!.name}, '${method}')`,
-          () => ctx.runBlocks(id, method, args, from, to),
+          () => ctx.runBlocks(id, method, args, from, to, direct, route),
         );
       if (this.executor !== null) this.scheduler.ranInline(`${id}:${method}`, to - from, (performance.now() - t0) * 1000);
     } catch (e) {

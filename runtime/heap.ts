@@ -31,6 +31,7 @@ import {
   H_BLOCKS_OFFSET,
   H_BLOCK_BYTES,
   H_BLOCK_LIST_OFFSET,
+  H_BLOCK_SET_EPOCH,
   H_FREE_BITMAP_WORD,
   H_HEAP_BYTES,
   H_KEEP_BLOCKS,
@@ -271,6 +272,20 @@ export class Heap {
       i32[w + T_GEN_OFFSET] = t.genOffset;
     }
     (this.wasm.exports['smmo_heap_format'] as () => void)();
+  }
+
+  /** The block-set epoch (layout.ts H_BLOCK_SET_EPOCH): changes when some allocated[t] or the block list R changed. */
+  blockSetEpoch(): number {
+    return Atomics.load(this.i32, (HEADER_OFFSET >> 2) + H_BLOCK_SET_EPOCH);
+  }
+
+  /**
+   * Say that the block sets or the block list R changed outside the allocator core (a
+   * defrag's forwarding masks in R, a whole-heap download from the GPU): a do-all's
+   * snapshot then walks the bitmaps again instead of reusing its lists.
+   */
+  blockSetChanged(): void {
+    Atomics.add(this.i32, (HEADER_OFFSET >> 2) + H_BLOCK_SET_EPOCH, 1);
   }
 
   /** Word index of block `b`'s header. */

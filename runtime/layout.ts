@@ -22,7 +22,8 @@
  * atomic, rotation, coalescing, BitmapAlloc; kept blocks per type; where the free bitmap,
  * the type table and the states are; the level structure of every block bitmap, all of
  * which have numBlocks bits; the claim bitmap of the states). Written once by
- * Heap.create, read-only afterwards (but the claim words).
+ * Heap.create, read-only afterwards (but the claim words). H_BLOCK_SET_EPOCH counts
+ * changes of the block sets (below).
  *
  * Type table: TYPE_WORDS u32 per type id (T_*): word indices of allocated[t] and active[t],
  * highMask, slots (0 for an abstract type), and the byte offset within a block of the
@@ -117,6 +118,16 @@ export const H_LEVEL_OFFSETS = 16;
 export const H_LEVEL0_WORDS = 22;
 /** Claim bitmap of the states: MAX_ALLOC_STATES / 32 words. */
 export const H_STATE_CLAIM = 24;
+/**
+ * The block-set epoch: a counter that changes whenever a block joins or leaves some
+ * allocated[t] (the allocator core bumps it at each such change, on any thread) or
+ * something other than a do-all's snapshot writes the block list R (a defrag's forwarding
+ * masks, a whole-heap download from the GPU: they bump it from TypeScript). While it is
+ * unchanged, the block lists a snapshot wrote are still the lists it would write
+ * (ThreadContext.snapshotLists L1–L3). Alone on its 64-byte line (words 48–63): the
+ * threads that open and retire blocks write it. Zero when a heap is created.
+ */
+export const H_BLOCK_SET_EPOCH = 48;
 
 export const ALLOC_FLAG_ATOMIC = 1;
 export const ALLOC_FLAG_ROTATION = 2;
@@ -249,6 +260,7 @@ export function layoutConstants(): Record<string, number> {
     H_LEVEL_OFFSETS,
     H_LEVEL0_WORDS,
     H_STATE_CLAIM,
+    H_BLOCK_SET_EPOCH,
     ALLOC_FLAG_ATOMIC,
     ALLOC_FLAG_ROTATION,
     ALLOC_FLAG_COALESCING,

@@ -66,7 +66,7 @@ export type PassLists = Int32Array;
 const EMPTY_LISTS = new Int32Array(0);
 
 /** How runBlocks runs one (type, method) on this thread (ThreadContext.routes). */
-interface Route {
+export interface Route {
   readonly kernel: BoundKernel | null;
   compiled: CompileOutcome | undefined;
 }
@@ -121,6 +121,8 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     this.typeIds = new Map(table.types.map((t) => [t.cls, t.id]));
     this.views = table.types.map((t) => (t.abstract ? null : makeAccessorClass(t, heap, this, checked, this.typeIds)));
     this.blockList = new Uint32Array(heap.buffer, heap.plan.blockListOffset, heap.numBlocks);
+    this.listedStart = new Int32Array(table.types.length);
+    this.listedCount = new Int32Array(table.types.length).fill(-1);
     this.zeroers = table.types.map((t) => makeZeroer(t, heap));
     this.kernels = new KernelDispatch(this);
     if (compile) this.compiler = new MethodCompiler(this);
@@ -480,29 +482,45 @@ export class ThreadContext implements SmmoContext, AccessorHost {
 
   /**
    * Run `method` on the objects of concrete type `typeId` in blocks list[from … to),
-   * each block as one virtual warp: lanes are the set bits of its iteration bitmap.
+   * each block as one virtual warp: lanes are the set bits of its iteration bitmap — or,
+   * with `direct`, of its allocation bitmap (R1: only for a pass that readsAllocation()
+   * allows, whose snapshot copied no iteration words).
    */
-  runBlocks(typeId: number, method: string, args: readonly unknown[], from: number, to: number): void {
-    if (this.routesOf !== this.kernels) {
-      this.routes = []; // configureBackend gave this thread another dispatch: choose again
-      this.routesOf = this.kernels;
-    }
-    const route = this.routes[typeId]?.get(method) ?? this.newRoute(typeId, method);
+  runBlocks(
+    typeId: number,
+    method: string,
+    args: readonly unknown[],
+    from: number,
+    to: number,
+    direct = false,
+    route: Route = this.route(typeId, method),
+  ): void {
     // A kernel of the chosen backend, if the method has one for this type (kernels.ts K1–K3).
     if (route.kernel !== null && route.kernel.run(from, to, args)) return;
+    if (direct && route.compiled?.compiled !== true) {
+      throw new Error(`runBlocks(${this.table.types[typeId]!.name}, '${method}'): direct lanes need a compiled method (R1)`);
+    }
     const heap = this.heap;
     if (this.compiler !== null) {
       const c = (route.compiled ??= this.compiler.compile(typeId, method, this.compileUse));
       if (c.compiled) {
         const pass = this.pass;
         try {
-          c.run(this, this.blockList, from, to, args, pass !== null ? pass.lists : EMPTY_LISTS);
+          c.run(
+            this,
+            this.blockList,
+            from,
+            to,
+            args,
+            pass !== null ? pass.lists : EMPTY_LISTS,
+            direct ? BLOCK_ALLOC_WORD : BLOCK_ITER_WORD,
+          );
         } catch (e) {
           if (pass) pass.current = { __h: c.state.handle } as SmmoObject;
           throw e;
         } finally {
-          // As below: a method that threw leaves its warp open.
-          this.allocator.warpEnd();
+          // As below: a method that threw leaves its warp open (one that allocates nothing, R1, opens none).
+          if (!direct) this.allocator.warpEnd();
         }
         return;
       }
@@ -543,6 +561,32 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    */
   private routes: (Map<string, Route> | undefined)[] = [];
   private routesOf: KernelDispatch | null = null;
+
+  /** The route of (typeId, method) on this thread; the same object until configureBackend gives another dispatch. */
+  route(typeId: number, method: string): Route {
+    if (this.routesOf !== this.kernels) {
+      this.routes = []; // configureBackend gave this thread another dispatch: choose again
+      this.routesOf = this.kernels;
+    }
+    return this.routes[typeId]?.get(method) ?? this.newRoute(typeId, method);
+  }
+
+  /**
+   * (R1) Whether a pass of `method` over `typeId` may take its lanes from the allocation
+   * words (runBlocks `direct`) — and whether a snapshot's copy may be fused into it
+   * (doall.ts F1–F2): its route on this thread is a compiled method (no kernel, no
+   * interpreted method, whose effects are not known) that is portable (calls no
+   * JavaScript), neither creates nor deletes objects, and has no deviceDo. Then no
+   * allocation word changes while the pass runs, and no lane reads an iteration word: a
+   * block's allocation word without the slots its class lacks is, at every moment of the
+   * pass, the iteration word the snapshot's copy would have written. Compiles the method
+   * on first need (as the pass itself would, recorded in stats().compiled).
+   */
+  readsAllocation(typeId: number, method: string, route: Route = this.route(typeId, method)): boolean {
+    if (route.kernel !== null || this.compiler === null) return false;
+    const c = (route.compiled ??= this.compiler.compile(typeId, method, this.compileUse));
+    return c.compiled && c.portable && !c.allocates && !c.frees && c.iterates.length === 0;
+  }
 
   private newRoute(typeId: number, method: string): Route {
     const route: Route = { kernel: this.kernels.note(typeId, method), compiled: undefined };
@@ -659,22 +703,71 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    * The snapshot's first half: the block lists of `types`, iteration words untouched.
    * Written into `lists` (2 words per type id; a caller that runs one pass at a time may
    * pass the same array every time) or a new array.
+   *
+   * Lists reused while the block sets stand still. A do-all of an ECS system over a few
+   * small classes spent a fifth of its time walking bitmaps that had not changed since
+   * the last do-all. The lists a walk wrote stay in R and are reused when
+   *  (L1) the block-set epoch (layout.ts H_BLOCK_SET_EPOCH) is the one read before that
+   *       walk: the allocator core bumps it whenever a block joins or leaves any
+   *       allocated[t], and whatever else writes R (a defrag's forwarding masks, a GPU
+   *       download) bumps it too, so no allocated[t] and no word of R changed since; and
+   *  (L2) every type asked for now was walked then (`listedCount` ≥ 0): a do-all over Z
+   *       after one over Z's abstract base finds Z's list where the first put it.
+   * Then the lists are exactly those a walk would write now: a walk lists allocated[t] in
+   * ascending order, a function of the bitmap alone. (L3) Only this method writes lists
+   * into R on the CPU, and only the calling thread's context calls it, between passes.
+   * The epoch is a u32 counter: reuse would go wrong only if 2³² block changes happened
+   * between two snapshots and brought it back to the same value.
    */
   snapshotLists(
     types: readonly number[] = this.table.concreteIds,
     lists: PassLists = new Int32Array(2 * this.table.types.length),
   ): PassLists {
     const heap = this.heap;
+    const epoch = heap.blockSetEpoch();
+    const start = this.listedStart;
+    const count = this.listedCount;
     lists.fill(0);
+    if (this.listedValid && epoch === this.listedEpoch) {
+      let all = true;
+      for (let i = 0; i < types.length; i++) {
+        const id = types[i]!;
+        if (count[id]! < 0) {
+          all = false;
+          break;
+        }
+        lists[2 * id] = start[id]!;
+        lists[2 * id + 1] = count[id]!;
+      }
+      if (all) {
+        this.listsReused++;
+        return lists;
+      }
+      lists.fill(0);
+    }
+    count.fill(-1);
     let at = 0;
-    for (const id of types) {
+    for (let i = 0; i < types.length; i++) {
+      const id = types[i]!;
       const n = heap.allocated[id]!.indices(this.blockList, at);
       lists[2 * id] = at;
       lists[2 * id + 1] = n;
+      start[id] = at;
+      count[id] = n;
       at += n;
     }
+    this.listedEpoch = epoch;
+    this.listedValid = true;
     return lists;
   }
+
+  /** What the last walk of snapshotLists wrote into R (L1–L3): by type id, first index and count (-1: not walked). */
+  private readonly listedStart: Int32Array;
+  private readonly listedCount: Int32Array;
+  private listedEpoch = 0;
+  private listedValid = false;
+  /** Snapshots whose block lists were reused (L1–L2), for tests. */
+  listsReused = 0;
 
   /**
    * The snapshot's second half for block-list entries [from, to): each listed block's

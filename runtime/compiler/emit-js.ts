@@ -137,6 +137,11 @@ ${this.stmts(this.ir.body, '            ')}
 ${copies.join('\n')}
         }`;
     }
+    // The block's lanes: its iteration word, or (word = BLOCK_ALLOC_WORD, a do-all that
+    // changes no allocation word: thread.ts runBlocks R1) its allocation word without the
+    // slots the class does not have. Both are ⊆ that mask, so one expression serves.
+    const liveMask = ~this.selfT.highMask;
+    const live = liveMask === -1 ? `Atomics.load(I32, bw + word) | 0` : `Atomics.load(I32, bw + word) & ${liveMask}`;
     const locals = this.ir.locals.map((l) => `l${l.id}`);
     for (let i = 0; i < this.temps; i++) locals.push(`$t${i}`);
     const args = Array.from({ length: this.ir.arity }, (_, i) => `const a${i} = args[${i}];`).join(' ');
@@ -152,7 +157,7 @@ const popc = H.popc, $take = H.takeCachedSlot;
 ${statics}
 ${this.tables.join('\n')}
 ${allocs}
-return function run_${safeName(this.selfT.name)}_${safeName(this.ir.method)}(ctx, list, from, to, args, lists) {
+return function run_${safeName(this.selfT.name)}_${safeName(this.ir.method)}(ctx, list, from, to, args, lists, word) {
   ${args}
   ${locals.length > 0 ? `let ${locals.join(', ')};` : ''}
   let self = 0;
@@ -160,7 +165,7 @@ return function run_${safeName(this.selfT.name)}_${safeName(this.ir.method)}(ctx
     for (let i = from; i < to; i++) {
       const bid = list[i];
       const bw = BW + bid * BWORDS;
-      let bits = Atomics.load(I32, bw + ${BLOCK_ITER_WORD}) | 0;
+      let bits = ${live};
       if (bits === 0) continue;
       const b1 = BB + bid * BBYTES, b2 = b1 >>> 1, b4 = b1 >>> 2, b8 = b1 >>> 3, hb = bid * 32;
       ${warpBegin}

@@ -73,7 +73,11 @@ export interface CompilerContext {
   count(cls: unknown): number;
 }
 
-/** A compiled warp loop: runs the method on the blocks list[from … to) of the running pass. */
+/**
+ * A compiled warp loop: runs the method on the blocks list[from … to) of the running pass,
+ * each block's lanes read from its header word `word` (BLOCK_ITER_WORD, or BLOCK_ALLOC_WORD
+ * for a do-all that changes no allocation word: runtime/thread.ts runBlocks R1).
+ */
 export type Runner = (
   ctx: CompilerContext,
   list: Uint32Array,
@@ -81,6 +85,7 @@ export type Runner = (
   to: number,
   args: readonly unknown[],
   lists: Int32Array,
+  word: number,
 ) => void;
 
 export type CompileOutcome =

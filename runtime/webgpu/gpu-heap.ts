@@ -109,6 +109,9 @@ export class GpuHeap {
       staging.unmap();
     }
     this.gpu.checkErrors('download');
+    // The GPU's allocator opened and retired blocks without the block-set epoch, and R holds
+    // the GPU's lists: the host's next snapshot walks the bitmaps again.
+    this.heap.blockSetChanged();
     this.gpuNewer = false;
     this.stats.downloads++;
     this.stats.downloadBytes += this.bytes;

@@ -78,6 +78,8 @@ import {
   BLOCK_GEN_WORD,
   BLOCK_ITER_WORD,
   BLOCK_TYPE_WORD,
+  H_BLOCK_SET_EPOCH,
+  HEADER_OFFSET,
   SLOT_BITS,
   type TypeLayout,
 } from '../../runtime/layout.js';
@@ -325,6 +327,11 @@ export class OracleAllocator {
   // so that test/interleavings.test.ts can run them one at a time in a chosen order
   // (forced interleavings on one thread); production code calls allocate/release.
 
+  /** A block joined or left allocated[t]: the block-set epoch moves, as the core's does (layout.ts H_BLOCK_SET_EPOCH). */
+  private blockSetChanged(): void {
+    addWord(this.mem, (HEADER_OFFSET >> 2) + H_BLOCK_SET_EPOCH, 1);
+  }
+
   /** @internal Take a free block for type `t` (Alg. 1 l. 4–7); returns its index. */
   newBlock(t: TypeLayout): number {
     const heap = this.heap;
@@ -356,6 +363,7 @@ export class OracleAllocator {
     addWord(this.mem, w + BLOCK_GEN_WORD, 1);
     storeWord(this.mem, w + BLOCK_ALLOC_WORD, t.highMask);
     this.allocated[t.id]!.set(bid);
+    this.blockSetChanged();
     this.active[t.id]!.set(bid);
   }
 
@@ -440,6 +448,7 @@ export class OracleAllocator {
     if (this.bitmapAlloc) {
       storeWord(mem, w + BLOCK_ITER_WORD, 0);
       this.allocated[t]!.clear(bid);
+      this.blockSetChanged();
       storeWord(mem, w + BLOCK_TYPE_WORD, FREE_TYPE);
       storeWord(mem, w + BLOCK_ALLOC_WORD, ALL_ONES);
       this.free.set(bid);
@@ -565,6 +574,7 @@ export class OracleAllocator {
     storeWord(this.mem, w + BLOCK_ITER_WORD, 0);
     this.active[t]!.clear(bid);
     this.allocated[t]!.clear(bid);
+    this.blockSetChanged();
     storeWord(this.mem, w + BLOCK_TYPE_WORD, FREE_TYPE);
     this.free.set(bid);
   }
@@ -635,6 +645,7 @@ export class OracleAllocator {
     addWord(this.mem, w + BLOCK_GEN_WORD, 1);
     storeWord(this.mem, w + BLOCK_ALLOC_WORD, ALL_ONES);
     this.allocated[t.id]!.set(bid);
+    this.blockSetChanged();
     return bid * 32;
   }
 

@@ -341,6 +341,11 @@ impl<M: Mem> Alloc<M> {
         // SAFETY: the note above: w is a word of this heap; M is atomic where others may touch it.
         unsafe { M::add(w, v) }
     }
+    /// A block joined or left allocated[t]: bump the block-set epoch (layout H_BLOCK_SET_EPOCH),
+    /// by which the host knows that a do-all's block lists must be walked again.
+    fn block_set_changed(&self) {
+        self.add(HEADER_WORD + H_BLOCK_SET_EPOCH, 1);
+    }
 
     /// The type id in a block header, checked against the type table.
     fn block_type(&self, bid: u32) -> R<u32> {
@@ -479,6 +484,7 @@ impl<M: Mem> Alloc<M> {
         self.add(w + BLOCK_GEN_WORD, 1);
         self.store(w + BLOCK_ALLOC_WORD, U32_ALL_ONES); // its one slot taken: full, not active
         self.set(self.allocated_bm(t), bid)?;
+        self.block_set_changed();
         Ok(bid * 32)
     }
 
@@ -705,6 +711,7 @@ impl<M: Mem> Alloc<M> {
         self.add(w + BLOCK_GEN_WORD, 1);
         self.store(w + BLOCK_ALLOC_WORD, self.high_mask(t));
         self.set(self.allocated_bm(t), bid)?;
+        self.block_set_changed();
         self.set(self.active_bm(t), bid)?;
         self.settled(bid, t, TR_OPEN)
     }
@@ -1050,6 +1057,7 @@ impl<M: Mem> Alloc<M> {
         let w = self.block_word(bid);
         self.store(w + BLOCK_ITER_WORD, 0);
         self.clear(self.allocated_bm(t), bid)?;
+        self.block_set_changed();
         self.store(w + BLOCK_TYPE_WORD, U32_FREE_TYPE);
         self.store(w + BLOCK_ALLOC_WORD, U32_ALL_ONES);
         self.set(self.free_bm(), bid)
@@ -1150,6 +1158,7 @@ impl<M: Mem> Alloc<M> {
         self.store(w + BLOCK_ITER_WORD, 0);
         self.clear(self.active_bm(t), bid)?;
         self.clear(self.allocated_bm(t), bid)?;
+        self.block_set_changed();
         self.store(w + BLOCK_TYPE_WORD, U32_FREE_TYPE);
         self.set(self.free_bm(), bid)?;
         self.settled(bid, t, TR_RETIRE)
