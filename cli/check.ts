@@ -238,6 +238,7 @@ export async function checkOneStep(app: App, rt: Runtime, iteration = 0, toleran
   try {
     if (ref.heap.buffer.byteLength !== rt.heap.buffer.byteLength) throw new UsageError('checkOneStep: heap sizes differ');
     new Uint8Array(ref.heap.buffer).set(new Uint8Array(rt.heap.buffer));
+    ref.heap.blockSetChanged(); // another heap's bitmaps and R (thread.ts L1)
     let t0 = performance.now();
     await app.step(ref, iteration);
     const tsMs = performance.now() - t0;

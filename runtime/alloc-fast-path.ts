@@ -33,10 +33,11 @@
  *       of several threads every release is the core's: JavaScript's Atomics made the
  *       release twice as slow as the call into the core (measured, dev VM). If the word
  *       before the AND shows that nothing but the slot's bit changes — the block was not
- *       full (no FULL → ACTIVE), is not emptied (no EMPTY: invalidation or K4), and the slot
- *       is not in the iteration bitmap — the release is complete, exactly as core.rs
- *       `released` would leave it (it does nothing then). Otherwise the core finishes it
- *       (smmo_alloc_release_end → `released`) with the generation read before the AND.
+ *       full (no FULL → ACTIVE) and is not emptied (no EMPTY: invalidation or K4) — the
+ *       release is complete once the slot's iteration bit is cleared, exactly as core.rs
+ *       `released` would leave it (it clears that bit and does nothing else then).
+ *       Otherwise the core finishes it (smmo_alloc_release_end → `released`, which finds
+ *       the iteration bit already clear) with the generation read before the AND.
  *       Allocator.releaseHandle calls it; a compiled method's destroy calls it directly and
  *       Allocator.releaseRest only when it returns non-zero. The retry limits
  *       (shared.ts retryLimits) are copied into the state only before the core's whole
@@ -116,10 +117,13 @@ export class FastRelease {
     i32[w + BLOCK_ALLOC_WORD] = before & ~mask;
     // Not allocated (deleted twice?): the AND changed nothing; the core's release reports it (F3).
     if ((before & mask) === 0) return RELEASE_BY_CORE;
-    // FULL → ACTIVE (before all ones), EMPTY (only the high bits left), or an iteration bit
-    // to clear: the core's `released` (F2). The iteration word is only written by the
-    // host's snapshot between do-alls.
-    if (before === -1 || (before & ~mask) === this.highMask[t] || (i32[w + BLOCK_ITER_WORD]! & mask) !== 0) {
+    // The iteration bit first, as `released` does (a plain read-modify-write, as the core's
+    // on one thread; the common case of an object deleting itself in a do-all over its class).
+    const iter = i32[w + BLOCK_ITER_WORD]!;
+    if ((iter & mask) !== 0) i32[w + BLOCK_ITER_WORD] = iter & ~mask;
+    // FULL → ACTIVE (before all ones) or EMPTY (only the high bits left): the rest of the
+    // core's `released` (F2), which finds the iteration bit already clear.
+    if (before === -1 || (before & ~mask) === this.highMask[t]) {
       return this.releaseEnd(this.state, bid, t, gen, before, slot);
     }
     return 0;

@@ -280,12 +280,22 @@ export class Heap {
   }
 
   /**
+   * Host-side rewrites of heap bytes outside the allocator (blockSetChanged calls), on this
+   * thread's Heap object. Not in shared memory: a rewrite may put back an older epoch word
+   * (a heap snapshot restored, a GPU copy downloaded), so the epoch alone could come back to
+   * a value a cache holds; this counter only grows.
+   */
+  hostRewrites = 0;
+
+  /**
    * Say that the block sets or the block list R changed outside the allocator core (a
-   * defrag's forwarding masks in R, a whole-heap download from the GPU): a do-all's
-   * snapshot then walks the bitmaps again instead of reusing its lists.
+   * defrag's forwarding masks in R, a whole-heap download from the GPU, a heap snapshot
+   * put back): a do-all's snapshot then walks the bitmaps again instead of reusing its
+   * lists (thread.ts snapshotLists L1).
    */
   blockSetChanged(): void {
     Atomics.add(this.i32, (HEADER_OFFSET >> 2) + H_BLOCK_SET_EPOCH, 1);
+    this.hostRewrites++;
   }
 
   /** Word index of block `b`'s header. */

@@ -121,9 +121,10 @@ export const H_STATE_CLAIM = 24;
 /**
  * The block-set epoch: a counter that changes whenever a block joins or leaves some
  * allocated[t] (the allocator core bumps it at each such change, on any thread) or
- * something other than a do-all's snapshot writes the block list R (a defrag's forwarding
- * masks, a whole-heap download from the GPU: they bump it from TypeScript). While it is
- * unchanged, the block lists a snapshot wrote are still the lists it would write
+ * something other than a do-all's snapshot writes the block list R or the bitmaps on the
+ * host (a defrag's forwarding masks, a GPU download, a heap snapshot put back: they call
+ * Heap.blockSetChanged, which also counts the rewrite on the host). While it is unchanged,
+ * the block lists a snapshot wrote are still the lists it would write
  * (ThreadContext.snapshotLists L1–L3). Alone on its 64-byte line (words 48–63): the
  * threads that open and retire blocks write it. Zero when a heap is created.
  */

@@ -97,4 +97,5 @@ export async function restoreHeap(rt: Runtime, snapshot: Uint8Array): Promise<vo
     throw new UsageError(`restoreHeap: the snapshot holds ${snapshot.length} heap bytes, the runtime ${target.length}: not its snapshot`);
   await rt.sync(); // backend 'webgpu': the host is current, and marked newer (the next GPU pass uploads)
   target.set(snapshot);
+  rt.heap.blockSetChanged(); // the bitmaps and R are the snapshot's: the next do-all walks them (thread.ts L1)
 }

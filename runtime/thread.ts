@@ -707,10 +707,13 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    * Lists reused while the block sets stand still. A do-all of an ECS system over a few
    * small classes spent a fifth of its time walking bitmaps that had not changed since
    * the last do-all. The lists a walk wrote stay in R and are reused when
-   *  (L1) the block-set epoch (layout.ts H_BLOCK_SET_EPOCH) is the one read before that
-   *       walk: the allocator core bumps it whenever a block joins or leaves any
-   *       allocated[t], and whatever else writes R (a defrag's forwarding masks, a GPU
-   *       download) bumps it too, so no allocated[t] and no word of R changed since; and
+   *  (L1) the block-set epoch (layout.ts H_BLOCK_SET_EPOCH) and the heap's count of host
+   *       rewrites (Heap.hostRewrites) are those read before that walk: the allocator core
+   *       bumps the epoch whenever a block joins or leaves any allocated[t], and whatever
+   *       else writes R or the bitmaps on the host (a defrag's forwarding masks, a GPU
+   *       download or metadata read, a heap snapshot put back: Heap.blockSetChanged)
+   *       counts a rewrite — which, unlike the epoch word it may overwrite with an older
+   *       value, only grows — so no allocated[t] and no word of R changed since; and
    *  (L2) every type asked for now was walked then (`listedCount` ≥ 0): a do-all over Z
    *       after one over Z's abstract base finds Z's list where the first put it.
    * Then the lists are exactly those a walk would write now: a walk lists allocated[t] in
@@ -725,10 +728,11 @@ export class ThreadContext implements SmmoContext, AccessorHost {
   ): PassLists {
     const heap = this.heap;
     const epoch = heap.blockSetEpoch();
+    const rewrites = heap.hostRewrites;
     const start = this.listedStart;
     const count = this.listedCount;
     lists.fill(0);
-    if (this.listedValid && epoch === this.listedEpoch) {
+    if (this.listedValid && epoch === this.listedEpoch && rewrites === this.listedRewrites) {
       let all = true;
       for (let i = 0; i < types.length; i++) {
         const id = types[i]!;
@@ -757,6 +761,7 @@ export class ThreadContext implements SmmoContext, AccessorHost {
       at += n;
     }
     this.listedEpoch = epoch;
+    this.listedRewrites = rewrites;
     this.listedValid = true;
     return lists;
   }
@@ -765,6 +770,7 @@ export class ThreadContext implements SmmoContext, AccessorHost {
   private readonly listedStart: Int32Array;
   private readonly listedCount: Int32Array;
   private listedEpoch = 0;
+  private listedRewrites = 0;
   private listedValid = false;
   /** Snapshots whose block lists were reused (L1–L2), for tests. */
   listsReused = 0;

@@ -277,6 +277,23 @@ test('F2: on a one-thread heap only the releases that change a block’s state r
   s.heap.validate();
 });
 
+test('F2: a release whose slot is in the iteration bitmap (an object deleting itself in a do-all) is JavaScript’s too', (t) => {
+  const s = side({ keepBlocks: 4, atomic: false });
+  const [tA] = s.types;
+  const hs: number[] = [];
+  for (let i = 0; i < 32; i++) hs.push(s.alloc.allocate(tA!)); // one full block
+  const w = s.heap.blockWord(hs[0]! >>> 5);
+  s.heap.i32[w + BLOCK_ITER_WORD] = -1; // the snapshot of a do-all: every slot is a lane
+  s.alloc.releaseHandle(hs[0]!); // FULL → ACTIVE: the core
+  t.is(count(s, 'smmo_alloc_release_end'), 1);
+  for (let i = 1; i < 31; i++) s.alloc.releaseHandle(hs[i]!);
+  t.is(count(s, 'smmo_alloc_release_end'), 1, 'no call for the 30 releases in the middle');
+  t.is(s.heap.i32[w + BLOCK_ITER_WORD], 1 << (hs[31]! & 31), 'each release cleared its iteration bit');
+  s.alloc.releaseHandle(hs[31]!); // EMPTY: the core
+  t.is(count(s, 'smmo_alloc_release_end'), 2);
+  s.heap.validate();
+});
+
 for (const [name, options] of [
   ['several threads', { keepBlocks: 4, atomic: true }],
   ['BitmapAlloc', { atomic: false, bitmapAlloc: true }],

@@ -9,13 +9,16 @@
  *  - a do-all that creates objects copies the iteration words and does not visit its own
  *    new objects;
  *  - a defrag whose WebAssembly rewrite keeps its forwarding masks in the block list R
- *    (runtime/defrag-wasm.ts) makes the next do-all walk again, even when it moved nothing.
+ *    (runtime/defrag-wasm.ts) makes the next do-all walk again, even when it moved nothing;
+ *  - a heap snapshot put back (runtime/pass-hook.ts restoreHeap), whose epoch word is older
+ *    than the lists' and may, bumped once, equal it: the next do-all walks again.
  * Every check compares with the same program run interpreted (compile: false), which
  * copies the iteration words before every pass.
  */
 import test from 'ava';
 import { createRuntime, f64, i32, object, type Runtime } from '../index.js';
 import { BLOCK_ITER_WORD } from '../runtime/layout.js';
+import { heapSnapshot, restoreHeap } from '../runtime/pass-hook.js';
 import type { ThreadContext } from '../runtime/thread.js';
 
 /** 32 slots a block (the smallest class). */
@@ -179,6 +182,31 @@ test('a defrag on WebAssembly lanes overwrites R: the next do-all walks the bitm
     let sum = 0;
     rt.deviceDo(Dot, (o) => void (sum += o.v));
     t.is(sum, (63 * 64) / 2 + 3 * 64);
+    rt.validateHeap();
+  } finally {
+    await rt.close();
+  }
+});
+
+test('a heap snapshot put back: the next do-all walks again even when the epoch word comes back to the lists’ value', async (t) => {
+  const rt = await make(true);
+  try {
+    const hs: number[] = [];
+    for (let i = 0; i < 70; i++) hs.push(rt.create(Dot, { v: i }).handle); // two full blocks and one of 6
+    rt.doAll(Dot, 'bump');
+    const snap = await heapSnapshot(rt);
+    const epoch = rt.heap.blockSetEpoch();
+    const last = Math.max(...hs.map((h) => h >>> 5));
+    for (const h of hs.filter((x) => x >>> 5 === last)) rt.destroy(rt.get(Dot, h)); // empties the third block
+    rt.doAll(Dot, 'bump'); // the emptied block is retired at its end (kept blocks, K2)
+    t.is(rt.heap.blockSetEpoch(), epoch + 1, 'one block retired');
+    rt.doAll(Dot, 'bump'); // lists of two blocks, at epoch + 1
+    await restoreHeap(rt, snap); // three blocks again; the word says epoch, + 1 for the rewrite
+    rt.doAll(Dot, 'bump');
+    let sum = 0;
+    rt.deviceDo(Dot, (o) => void (sum += o.v));
+    t.is(rt.count(Dot), 70);
+    t.is(sum, (69 * 70) / 2 + 2 * 70, 'the restored objects, bumped once before the snapshot and once after it');
     rt.validateHeap();
   } finally {
     await rt.close();

@@ -266,6 +266,7 @@ export async function gpuDefragment(runner: GpuRunner, host: DefragHost, types: 
       const meta = metaBytes(heap);
       const m = new Uint8Array(await runner.readBuffer(gheap.buffer, meta));
       heap.u8.set(m, GPU_BASE_BYTES);
+      heap.blockSetChanged(); // the GPU's bitmaps and R (thread.ts L1)
       const out = call.buffer(new Uint32Array(0), nb * rec * 4, 'smmo defrag records');
       await call.run('gather', [out, gensBuf], nb);
       before = new Uint32Array(await runner.readBuffer(out, nb * rec * 4));
