@@ -6,7 +6,7 @@
  * runnerFor) with the method inlined into it:
  *
  *   for each block b of the pass's block list [from, to):     a virtual warp
- *     bits = iteration bitmap of b                              (Atomics.load, as the executor)
+ *     bits = iteration bitmap of b                              (a plain load: see emit())
  *     warp hooks (allocation coalescing, when the method allocates)
  *     lanes: while (bits) { slot = lowest bit; self = b·32 + slot; <method body> }
  *       (a full block: for (slot = 0; slot < N_T; slot++), the same lanes in the same order;
@@ -534,7 +534,8 @@ ${body}
         return (
           `${ind}for (let ${i} = lists[${2 * s.typeId}], ${e} = ${i} + lists[${2 * s.typeId + 1}]; ${i} < ${e}; ${i}++) {\n` +
           `${ind}  const ${b} = list[${i}];\n` +
-          `${ind}  let ${m} = Atomics.load(I32, BW + ${b} * BWORDS + ${BLOCK_ITER_WORD});\n` +
+          // A plain load, as the runner's own (emit()): set by the snapshot, only cleared during the pass.
+          `${ind}  let ${m} = I32[BW + ${b} * BWORDS + ${BLOCK_ITER_WORD}] | 0;\n` +
           `${ind}  const ${h} = ${b} * 32;\n` +
           `${ind}  ${s.label}: while (${m} !== 0) {\n` +
           `${ind}    const ${sl} = 31 - Math.clz32(${m} & -${m});\n` +
