@@ -498,7 +498,7 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     // A kernel of the chosen backend, if the method has one for this type (kernels.ts K1–K3).
     if (route.kernel !== null && route.kernel.run(from, to, args)) return;
     if (direct && route.compiled?.compiled !== true) {
-      throw new Error(`runBlocks(${this.table.types[typeId]!.name}, '${method}'): direct lanes need a compiled method (R1)`);
+      throw new Error(`runBlocks(${this.table.types[typeId]!.name}, '${method}'): direct lanes need a compiled method (R1; a bug in smmo)`);
     }
     const heap = this.heap;
     if (this.compiler !== null) {
