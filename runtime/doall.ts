@@ -63,6 +63,8 @@ interface DoAllPlan {
   /** The concrete types visited (t.concrete) and, by index there, their routes (made on first need). */
   readonly ids: readonly number[];
   readonly routes: Route[];
+  /** By index in ids: 1 when the class's pass reads the allocation words (R1), 2 when not, 0 not yet known. */
+  readonly direct: Uint8Array;
 }
 
 /** A parallelNew init: a method name (with arguments) or a function (calling thread only). */
@@ -131,14 +133,18 @@ export class PassRunner {
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]!;
       if (lists[2 * id + 1] === 0) continue; // no pass: nothing to copy or to decide
-      let reads: boolean;
-      try {
-        reads = ctx.readsAllocation(id, method, this.routeOf(plan, i, method));
-      } catch (e) {
-        // Choosing the route (a kernel that does not fit, …) fails as the pass would: runInline.
-        throw new MethodError(this.table.types[id]!.name, method, 0, 0, e);
+      let known = plan.direct[i]!;
+      if (known === 0) {
+        // Known once per route: its kernel and its compiled method do not change.
+        try {
+          known = ctx.readsAllocation(id, method, this.routeOf(plan, i, method)) ? 1 : 2;
+        } catch (e) {
+          // Choosing the route (a kernel that does not fit, …) fails as the pass would: runInline.
+          throw new MethodError(this.table.types[id]!.name, method, 0, 0, e);
+        }
+        plan.direct[i] = known;
       }
-      if (!reads) return false;
+      if (known !== 1) return false;
     }
     return true;
   }
@@ -242,7 +248,8 @@ export class PassRunner {
     const perType = this.plans[t.id] ?? (this.plans[t.id] = new Map());
     let p = perType.get(method);
     if (p === undefined || p.kernels !== this.main.kernels) {
-      p = { kernels: this.main.kernels, reach: this.computeReach(t, method), ids: t.concrete, routes: [] };
+      const ids = t.concrete;
+      p = { kernels: this.main.kernels, reach: this.computeReach(t, method), ids, routes: [], direct: new Uint8Array(ids.length) };
       perType.set(method, p);
     }
     return p;
