@@ -27,6 +27,7 @@
  * class, references checked on read and write, destroy's rules).
  */
 import { BLOCK_ITER_WORD, BLOCK_TYPE_WORD, TS_WORDS, type FieldLayout, type TypeLayout } from '../layout.js';
+import { rankTableReads, type RankInfo } from './emit-wgsl.js';
 import type { Expr, FieldRef, MethodIR, Stmt, Ty } from './ir.js';
 
 /** Heap geometry and helpers the emitted code is made with (one object per thread context). */
@@ -83,11 +84,16 @@ class Emitter {
   /** What a lane's early exit (returnLane) emits: leave the lane, in the loop or in an unrolled copy. */
   private laneExit = 'continue lanes;';
 
+  /** Rank tables whose elements need no block check (unchecked mode only; see 'checkHandle'). */
+  private readonly ranks: RankInfo | null;
+
   constructor(
     private readonly ir: MethodIR,
     private readonly host: EmitHost,
   ) {
     this.selfT = ir.cls;
+    const classOf = (v: unknown): TypeLayout | undefined => host.types.find((t) => t.cls === v);
+    this.ranks = host.checked ? null : rankTableReads(ir, { classOf });
   }
 
   emit(): string {
@@ -371,6 +377,13 @@ ${body}
           // Unchecked get(): the helper's tests inline (an integer in the heap, in a block
           // of a concrete class); only a failing handle calls it, to throw its error.
           const t = this.temp();
+          const h = e.value;
+          if (this.ranks !== null && h.op === 'dynIndex' && !h.optional && this.ranks.isValue(h.obj)) {
+            // An element of a rank table (rankTableReads): a live object's handle, or
+            // undefined past the table's end. The block's type word, a load from another
+            // cache line per lookup (game-of-life: 8 per agent), is not read.
+            return `((${t} = ${this.expr(h)}) !== undefined ? ${t} : $get(ctx, ${t}, -1))`;
+          }
           const viewable = new Array<number>(this.host.typeCount + 1).fill(0);
           for (const ty of this.host.types) if (!ty.abstract) viewable[ty.id + 1] = 1;
           const v = this.table('Uint8Array', viewable);

@@ -541,8 +541,24 @@ function assignmentsOf(body: readonly Stmt[]): [number, Expr][] {
   return out;
 }
 
+/**
+ * For the JavaScript emitter (emit-js.ts): the rank tables of a method whose only
+ * JavaScript is what W7 allows — rankTable(ctx, C, n) calls, locals that only ever hold
+ * their results, and reads `table[i]` — or null. In such a method no table is written,
+ * passed to a function or stored anywhere, and nothing can reset one during the pass
+ * (no other JavaScript runs), so `table[i]` is, by runtime/rank-table.ts R2, a handle of a
+ * live object of C or undefined.
+ */
+export function rankTableReads(ir0: MethodIR, host: WgslHost): RankInfo | null {
+  const ir: MethodIR = { ...ir0, body: ir0.body.map(strictUndefined) };
+  const ranks = new RankInfo(ir, host);
+  const arrays = new TypedArrays(ir, ranks.assigns);
+  const voids = new Set(ir.locals.filter((l) => l.ty.k === 'undef').map((l) => l.id));
+  return unsupportedIn(ir.body, ranks, arrays, voids) === null ? ranks : null;
+}
+
 /** The method's rank-table calls and the locals that hold their tables (W7). */
-class RankInfo {
+export class RankInfo {
   /** Every assignment of a local (assignmentsOf), also what the emitter infers local types from. */
   readonly assigns: readonly [number, Expr][];
   readonly locals = new Set<number>();
