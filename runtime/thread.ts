@@ -731,47 +731,31 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     const rewrites = heap.hostRewrites;
     const start = this.listedStart;
     const count = this.listedCount;
+    const reuse = epoch === this.listedEpoch && rewrites === this.listedRewrites && types.every((id) => count[id]! >= 0);
+    if (!reuse) count.fill(-1);
     lists.fill(0);
-    if (this.listedValid && epoch === this.listedEpoch && rewrites === this.listedRewrites) {
-      let all = true;
-      for (let i = 0; i < types.length; i++) {
-        const id = types[i]!;
-        if (count[id]! < 0) {
-          all = false;
-          break;
-        }
-        lists[2 * id] = start[id]!;
-        lists[2 * id + 1] = count[id]!;
-      }
-      if (all) {
-        this.listsReused++;
-        return lists;
-      }
-      lists.fill(0);
-    }
-    count.fill(-1);
     let at = 0;
     for (let i = 0; i < types.length; i++) {
       const id = types[i]!;
-      const n = heap.allocated[id]!.indices(this.blockList, at);
-      lists[2 * id] = at;
-      lists[2 * id + 1] = n;
-      start[id] = at;
-      count[id] = n;
-      at += n;
+      if (!reuse) {
+        start[id] = at;
+        count[id] = heap.allocated[id]!.indices(this.blockList, at);
+        at += count[id]!;
+      }
+      lists[2 * id] = start[id]!;
+      lists[2 * id + 1] = count[id]!;
     }
+    if (reuse) this.listsReused++;
     this.listedEpoch = epoch;
     this.listedRewrites = rewrites;
-    this.listedValid = true;
     return lists;
   }
 
-  /** What the last walk of snapshotLists wrote into R (L1–L3): by type id, first index and count (-1: not walked). */
+  /** What the last walk of snapshotLists wrote into R (L1–L3): by type id, first index and count (-1: not walked, as every type at first). */
   private readonly listedStart: Int32Array;
   private readonly listedCount: Int32Array;
   private listedEpoch = 0;
   private listedRewrites = 0;
-  private listedValid = false;
   /** Snapshots whose block lists were reused (L1–L2), for tests. */
   listsReused = 0;
 
