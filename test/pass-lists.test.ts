@@ -48,6 +48,18 @@ async function make(compile: boolean): Promise<Runtime> {
   return createRuntime({ classes: CLASSES, heap: '8MB', threads: 1, compile, seed: 3 });
 }
 
+/** Run `check` on a compiled and an interpreted runtime of the same program, then close both. */
+async function withBoth(check: (compiled: Runtime, interpreted: Runtime) => Promise<void> | void): Promise<void> {
+  const compiled = await make(true);
+  const interpreted = await make(false);
+  try {
+    await check(compiled, interpreted);
+  } finally {
+    await compiled.close();
+    await interpreted.close();
+  }
+}
+
 /** Every object's class and v, sorted: what a run computed, independent of handles. */
 function state(rt: Runtime): string {
   const rows: string[] = [];
@@ -57,9 +69,7 @@ function state(rt: Runtime): string {
 }
 
 test('block lists are reused while no block joins or leaves a class, walked again when one does', async (t) => {
-  const compiled = await make(true);
-  const interpreted = await make(false);
-  try {
+  await withBoth(async (compiled, interpreted) => {
     const ctx = contextOf(compiled);
     const dots = new Map<Runtime, number[]>();
     for (const rt of [compiled, interpreted]) {
@@ -97,16 +107,11 @@ test('block lists are reused while no block joins or leaves a class, walked agai
     step('Dot after a do-all over Big', false);
     t.is(compiled.count(Dot), 40);
     compiled.validateHeap();
-  } finally {
-    await compiled.close();
-    await interpreted.close();
-  }
+  });
 });
 
 test('a do-all that changes no allocation word reads the allocation words and copies no iteration word', async (t) => {
-  const compiled = await make(true);
-  const interpreted = await make(false);
-  try {
+  await withBoth(async (compiled, interpreted) => {
     const handles = new Map<Runtime, number[]>();
     for (const rt of [compiled, interpreted]) {
       const hs: number[] = [];
@@ -136,16 +141,11 @@ test('a do-all that changes no allocation word reads the allocation words and co
     t.is(compiled.count(Big), 70 - 4 * 3 + 4 * 2);
     t.true(compiled.stats().compiled['Big.bump']?.compiled === true);
     compiled.validateHeap();
-  } finally {
-    await compiled.close();
-    await interpreted.close();
-  }
+  });
 });
 
 test('a do-all that creates objects copies the iteration words and does not visit its new objects', async (t) => {
-  const compiled = await make(true);
-  const interpreted = await make(false);
-  try {
+  await withBoth(async (compiled, interpreted) => {
     for (const rt of [compiled, interpreted]) for (let i = 0; i < 50; i++) rt.create(Dot, { v: i });
     for (const rt of [compiled, interpreted]) {
       rt.doAll(Dot, 'bump'); // reads the allocation words
@@ -160,10 +160,7 @@ test('a do-all that creates objects copies the iteration words and does not visi
     });
     t.is(fresh, 50);
     compiled.validateHeap();
-  } finally {
-    await compiled.close();
-    await interpreted.close();
-  }
+  });
 });
 
 test('a defrag on WebAssembly lanes overwrites R: the next do-all walks the bitmaps again', async (t) => {
