@@ -263,7 +263,9 @@ export class PassRunner {
     for (const id of t.concrete) {
       if (ctx.kernels.backendFor(id, method) !== 'ts') return all;
       const c = ctx.compiler.compile(id, method, ctx.compileUse);
-      if (!c.compiled || c.notes.length > 0) return all;
+      // JavaScript the method calls may do-all or deviceDo over any class; rankTable reads no
+      // snapshot (rank-table.ts R5).
+      if (!c.compiled || (c.notes.length > 0 && !c.ranksOnly)) return all;
       ids.add(id);
       for (const j of c.iterates) ids.add(j);
     }

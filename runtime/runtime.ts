@@ -33,6 +33,7 @@ import { checkAllocatorOptions, checkModules, checkOptions, MAX_THREADS, parseSi
 import { DEFAULT_INLINE_BLOCKS, DEFAULT_INLINE_MICROS, PassScheduler } from './schedule.js';
 import type { SmmoClass, SmmoObject } from './schema.js';
 import { ThreadContext } from './thread.js';
+import { LIVE_HANDLES } from './rank-table.js';
 import type { GpuRunnerStats, WebGpuOptions } from './webgpu/options.js';
 import type { GpuRunner, GpuRunnerOptions } from './webgpu/runner.js';
 
@@ -520,6 +521,11 @@ export class Runtime {
     checkArgsSize(`parallelDo(${t.name}, '${method}')`, method, args);
     ctx.checkArgViews(args, `parallelDo(${t.name}, '${method}')`); // objects of this runtime; checked: live and not stale
     return t;
+  }
+
+  /** The live objects of `cls` by handle, from the allocation words (rank-table.ts R5). */
+  [LIVE_HANDLES](cls: SmmoClass): Uint32Array {
+    return this.live('rankTable')[LIVE_HANDLES](cls);
   }
 
   /** Sequential for-each over all objects of `cls` (outside do-alls: all live objects). */

@@ -27,6 +27,7 @@ import { Allocator } from './allocator.js';
 import { popc } from './bits.js';
 import type { Init, SmmoContext } from './schema.js';
 import { InvalidHandleError, UsageError } from './errors.js';
+import { LIVE_HANDLES } from './rank-table.js';
 import { FREE_TYPE, Heap } from './heap.js';
 import { KernelDispatch, type Backend, type BoundKernel } from './kernels.js';
 import { MethodCompiler, type CompileOutcome } from './compiler/index.js';
@@ -478,6 +479,46 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     }
   }
 
+  /**
+   * The live objects of `cls` (its concrete classes in turn, each in ascending handle order)
+   * from the allocation words of their blocks, inside a do-all or not: what rank tables are
+   * made of (rank-table.ts R5). Objects created or deleted meanwhile by other threads may or
+   * may not be seen; a ranked class has none (R2).
+   */
+  [LIVE_HANDLES](cls: SmmoClass): Uint32Array {
+    const t = this.typeOf(cls, 'rankTable');
+    const heap = this.heap;
+    const i32 = heap.i32;
+    const parts: Uint32Array[] = [];
+    let total = 0;
+    for (const id of t.concrete) {
+      const blocks = new Uint32Array(heap.allocated[id]!.count());
+      const nb = Math.min(heap.allocated[id]!.indices(blocks), blocks.length);
+      const mask = ~heap.highMask[id]!;
+      const out = new Uint32Array(nb * 32);
+      let k = 0;
+      for (let i = 0; i < nb; i++) {
+        const bid = blocks[i]!;
+        let bits = Atomics.load(i32, heap.blockWord(bid) + BLOCK_ALLOC_WORD) & mask;
+        while (bits !== 0) {
+          const slot = 31 - Math.clz32(bits & -bits);
+          bits &= bits - 1;
+          out[k++] = bid * 32 + slot;
+        }
+      }
+      parts.push(out.subarray(0, k));
+      total += k;
+    }
+    if (parts.length === 1) return parts[0]!.slice();
+    const all = new Uint32Array(total);
+    let at = 0;
+    for (const p of parts) {
+      all.set(p, at);
+      at += p.length;
+    }
+    return all;
+  }
+
   // ---------------------------------------------------------------- do-all executor
 
   /**
@@ -576,7 +617,8 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    * words (runBlocks `direct`) — and whether a snapshot's copy may be fused into it
    * (doall.ts F1–F2): its route on this thread is a compiled method (no kernel, no
    * interpreted method, whose effects are not known) that is portable (calls no
-   * JavaScript), neither creates nor deletes objects, and has no deviceDo. Then no
+   * JavaScript but rankTable, which reads allocation words only: rank-table.ts R5), neither
+   * creates nor deletes objects, and has no deviceDo. Then no
    * allocation word changes while the pass runs, and no lane reads an iteration word: a
    * block's allocation word without the slots its class lacks is, at every moment of the
    * pass, the iteration word the snapshot's copy would have written. Compiles the method
@@ -585,7 +627,7 @@ export class ThreadContext implements SmmoContext, AccessorHost {
   readsAllocation(typeId: number, method: string, route: Route = this.route(typeId, method)): boolean {
     if (route.kernel !== null || this.compiler === null) return false;
     const c = (route.compiled ??= this.compiler.compile(typeId, method, this.compileUse));
-    return c.compiled && c.portable && !c.allocates && !c.frees && c.iterates.length === 0;
+    return c.compiled && (c.portable || c.ranksOnly) && !c.allocates && !c.frees && c.iterates.length === 0;
   }
 
   private newRoute(typeId: number, method: string): Route {

@@ -7,11 +7,22 @@
  *  - the same heap as the interpreted method, and the unchecked form in the source;
  *  - an index past the end throws the interpreted error;
  *  - a method that writes into its table, or passes it to a function, keeps the check;
- *  - checked mode keeps every check.
+ *  - checked mode keeps every check;
+ *  - the table's block form (rank-table.ts rankBlocks): made only where every element is
+ *    starts[⌊i / N⌋] + i mod N; compiled reads through it give the interpreted heap for
+ *    N = 32 and for a class of fewer slots, and a table without the form (objects deleted
+ *    before the first rankTable) is read element by element; an index that is not an
+ *    integer throws as the interpreted method does;
+ *  - a method whose only JavaScript is rankTable (onlyRanks): its do-all snapshots only the
+ *    classes it visits (the ranked class's iteration words are not written; its table is
+ *    made from allocation words, rank-table.ts R5), it keeps no warp words, and its heap
+ *    is the interpreted one.
  */
 import test from 'ava';
-import { createRuntime, i32, object, rankTable, type Runtime } from '../index.js';
+import { array, createRuntime, f64, i32, object, rankTable, type Runtime } from '../index.js';
 import { InvalidHandleError } from '../runtime/errors.js';
+import { BLOCK_ITER_WORD } from '../runtime/layout.js';
+import { NO_RANK_BLOCKS, rankBlocks } from '../runtime/rank-table.js';
 import type { ThreadContext } from '../runtime/thread.js';
 import { persistentHeapBytes } from './helpers/heap-bytes.js';
 
@@ -43,6 +54,13 @@ class Tile extends object({ rank: i32, v: i32, sum: i32 }) {
   past(count: number): void {
     const ctx = this.runtime;
     this.sum = ctx.get(Tile, rankTable(ctx, Tile, count)[this.rank + 1]!).v;
+  }
+
+  /** A rank that is not an integer (undefined in the table) for every tile. */
+  half(count: number): void {
+    const ctx = this.runtime;
+    const table = rankTable(ctx, Tile, count);
+    this.sum = ctx.get(Tile, table[this.rank + 0.5]!).v;
   }
 
   /** Writes into its table: its reads keep the block check. */
@@ -136,5 +154,160 @@ test('a table written to or handed to a function, and checked mode, keep the blo
     await a.close();
     await b.close();
     await c.close();
+  }
+});
+
+/** A class of fewer than 32 slots per block beside a small one (blocks are sized for the smallest class). */
+class Wide extends object({ rank: i32, v: i32, sum: i32, pad: array(f64, 2) }) {
+  gather(count: number): void {
+    const ctx = this.runtime;
+    const table = rankTable(ctx, Wide, count);
+    let s = 0;
+    for (let d = -3; d <= 3; d++) {
+      const r = this.rank + d;
+      if (d !== 0 && r >= 0 && r < count) s += ctx.get(Wide, table[r]!).v * (d + 4);
+    }
+    this.sum = s;
+  }
+}
+class Small extends object({ a: i32, b: i32, c: i32 }) {
+  /** Reads the Wide of rank a: the only JavaScript is rankTable. */
+  look(count: number): void {
+    const w = this.runtime.get(Wide, rankTable(this.runtime, Wide, count)[this.a]!);
+    this.b = w.v + this.c;
+  }
+
+  /** As look, and creates a Small now and then: its do-all copies iteration words. */
+  grow(count: number): void {
+    this.look(count);
+    if (this.c % 10 === 0) this.runtime.create(Small).a = this.a;
+  }
+}
+
+/** Calls into the block form: a compiled read through `starts`. */
+const BLOCK_FORM = /l\d+\$s\[\(?\$t\d+ (>>> \d+|\/ \d+)/;
+
+test('rankBlocks: the block form exactly where every element is starts[i / N] + i mod N', (t) => {
+  const dense = Uint32Array.from({ length: 70 }, (_, i) => 64 + 32 * Math.floor(i / 32) * 3 + (i % 32));
+  t.deepEqual([...rankBlocks(dense, 32)], [64, 160, 256], 'blocks 2, 5, 8; the last one partly used');
+  const twenty = Uint32Array.from({ length: 45 }, (_, i) => 32 * (1 + Math.floor(i / 20)) + (i % 20));
+  t.deepEqual([...rankBlocks(twenty, 20)], [32, 64, 96]);
+  t.is(rankBlocks(twenty, 32), NO_RANK_BLOCKS, 'the same table for another slot count');
+  const gap = dense.slice();
+  gap[40] = gap[40]! + 1; // an object missing in the middle of a block
+  t.is(rankBlocks(gap, 32), NO_RANK_BLOCKS);
+  const late = twenty.slice(1); // a block's objects not from its first slot
+  t.is(rankBlocks(late, 20), NO_RANK_BLOCKS);
+  t.is(rankBlocks(new Uint32Array(0), 32), NO_RANK_BLOCKS);
+});
+
+test('rank tables read through their block form: the interpreted heap, N = 32 and N < 32, with and without the form', async (t) => {
+  const makeWide = async (compile: boolean, holes: boolean): Promise<{ rt: Runtime; slots: number }> => {
+    const rt = await createRuntime({ classes: [Wide, Small], heap: '8MB', compile, seed: 3 });
+    const made = Array.from({ length: COUNT + (holes ? 9 : 0) }, () => rt.create(Wide));
+    // Deleted before the first rankTable (R2 allows it): the table then has holes in blocks.
+    if (holes) for (let k = 0; k < 9; k++) rt.destroy(made[5 + 11 * k]!);
+    rankTable(rt, Wide, COUNT).forEach((h, r) => {
+      const w = rt.get(Wide, h);
+      w.rank = r;
+      w.v = r * 7 + 2;
+    });
+    const slots = (rt.context as unknown as ThreadContext).table.types.find((ty) => ty.cls === Wide)!.slots;
+    return { rt, slots };
+  };
+  for (const holes of [false, true]) {
+    const a = await makeWide(false, holes);
+    const b = await makeWide(true, holes);
+    try {
+      t.true(b.slots < 32 && (b.slots & (b.slots - 1)) !== 0, `Wide has ${b.slots} slots per block: not a power of two`);
+      const form = rankBlocks(rankTable(b.rt, Wide, COUNT), b.slots);
+      t.is(form === NO_RANK_BLOCKS, holes, holes ? 'no block form with holes' : 'a block form without');
+      for (const { rt } of [a, b]) {
+        rt.doAll(Wide, 'gather', COUNT);
+        rt.doAll(Wide, 'gather', COUNT);
+      }
+      t.deepEqual(persistentHeapBytes(b.rt), persistentHeapBytes(a.rt), holes ? 'with holes' : 'block form');
+      t.regex(sourceOf(b.rt, 'Wide.gather'), BLOCK_FORM);
+      let sum = 0;
+      b.rt.deviceDo(Wide, (o) => void (sum += o.sum));
+      t.true(sum > 0);
+    } finally {
+      await a.rt.close();
+      await b.rt.close();
+    }
+  }
+  // N = 32: Tile's table has the block form (one class, created in order).
+  const a = await make(false);
+  const b = await make(true);
+  try {
+    t.not(rankBlocks(rankTable(b, Tile, COUNT), 32), NO_RANK_BLOCKS);
+    for (const rt of [a, b]) rt.doAll(Tile, 'gather', COUNT);
+    t.deepEqual(persistentHeapBytes(b), persistentHeapBytes(a));
+    t.regex(sourceOf(b, 'Tile.gather'), BLOCK_FORM);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+test('a rank that is not an integer: the interpreted error with the block form', async (t) => {
+  const errors: string[] = [];
+  for (const compile of [false, true]) {
+    const rt = await make(compile);
+    try {
+      if (compile) t.not(rankBlocks(rankTable(rt, Tile, COUNT), 32), NO_RANK_BLOCKS);
+      const e = t.throws(() => rt.doAll(Tile, 'half', COUNT));
+      const cause = (e as Error).cause;
+      t.true(cause instanceof InvalidHandleError, String(cause));
+      errors.push(String((cause as Error).message));
+      if (compile) t.regex(sourceOf(rt, 'Tile.half'), BLOCK_FORM);
+    } finally {
+      await rt.close();
+    }
+  }
+  t.is(errors[1], errors[0]);
+});
+
+test('a method whose only JavaScript is rankTable: its do-all snapshots only its class, no warp words, the interpreted heap', async (t) => {
+  const make2 = async (compile: boolean): Promise<Runtime> => {
+    const rt = await createRuntime({ classes: [Wide, Small], heap: '8MB', compile, seed: 4 });
+    for (let i = 0; i < COUNT; i++) rt.create(Wide, { v: i * 5 + 1 });
+    for (let i = 0; i < 40; i++) rt.create(Small, { a: (i * 37) % COUNT, c: i });
+    return rt;
+  };
+  const a = await make2(false);
+  const b = await make2(true);
+  try {
+    const wideWords = (rt: Runtime): number[] => {
+      const words = new Set<number>();
+      rt.deviceDo(Wide, (o) => void words.add(rt.heap.blockWord(o.handle >>> 5) + BLOCK_ITER_WORD));
+      return [...words];
+    };
+    // An allocating do-all copies the iteration words of the classes its snapshot reaches.
+    for (const rt of [a, b]) for (const w of wideWords(rt)) rt.heap.i32[w] = 0;
+    for (const rt of [a, b]) rt.doAll(Small, 'grow', COUNT);
+    t.true(
+      wideWords(a).every((w) => a.heap.i32[w] !== 0),
+      'interpreted: every class snapshotted',
+    );
+    t.true(
+      wideWords(b).every((w) => b.heap.i32[w] === 0),
+      'compiled: Wide not snapshotted',
+    );
+    t.deepEqual(persistentHeapBytes(b), persistentHeapBytes(a));
+    t.is(b.count(Small), 44);
+    for (const rt of [a, b]) rt.doAll(Small, 'look', COUNT);
+    t.deepEqual(persistentHeapBytes(b), persistentHeapBytes(a));
+    const c = (b.context as unknown as ThreadContext).compileUse.get('Small.look');
+    t.true(c !== undefined && c.compiled && c.ranksOnly && !c.portable, 'Small.look: onlyRanks');
+    t.notRegex(sourceOf(b, 'Small.look'), /= left--/, 'no warp words');
+    t.regex(sourceOf(b, 'Small.grow'), /= left--/, 'warp words where the method creates objects');
+    const table = rankTable(b, Wide, COUNT);
+    let wrong = 0;
+    b.deviceDo(Small, (o) => void (o.b !== b.get(Wide, table[o.a]!).v + o.c && wrong++));
+    t.is(wrong, 0);
+  } finally {
+    await a.close();
+    await b.close();
   }
 });

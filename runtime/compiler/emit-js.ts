@@ -70,6 +70,15 @@ const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const UNROLL = 4;
 const UNROLL_MAX_BODY = 600;
 
+/**
+ * Whether the method's only JavaScript is rankTable(ctx, C, n) calls and element reads of
+ * their tables (emit-wgsl.ts rankTableReads, W7's subset), with at least one such call:
+ * JavaScript that creates nothing, deletes nothing and reads no do-all snapshot.
+ */
+export function onlyRanks(ir: MethodIR, types: readonly TypeLayout[]): boolean {
+  return !ir.portable && rankTableReads(ir, { classOf: (v) => types.find((t) => t.cls === v) }) !== null;
+}
+
 /** The emitted source: a factory `(H, S) => runner` (H: helpers, S: the method's statics). */
 export function emitJs(ir: MethodIR, host: EmitHost): string {
   return new Emitter(ir, host).emit();
@@ -86,6 +95,15 @@ class Emitter {
 
   /** Rank tables whose elements need no block check (unchecked mode only; see 'checkHandle'). */
   private readonly ranks: RankInfo | null;
+  /**
+   * Rank-table locals read through the table's block form (runtime/rank-table.ts
+   * rankBlocks): local id → slots per block of the one class every value of the local ranks.
+   * Beside local lX the runner keeps lX$s (the form's starts, empty without a form) and
+   * lX$n (the ranks the form covers: 0 without one), set at every assignment of lX.
+   */
+  private readonly rankPer = new Map<number, number>();
+  /** onlyRanks(): the method's JavaScript allocates nothing, so it needs no warp bookkeeping of its own. */
+  private readonly ranksOnly: boolean;
 
   constructor(
     private readonly ir: MethodIR,
@@ -93,7 +111,27 @@ class Emitter {
   ) {
     this.selfT = ir.cls;
     const classOf = (v: unknown): TypeLayout | undefined => host.types.find((t) => t.cls === v);
-    this.ranks = host.checked ? null : rankTableReads(ir, { classOf });
+    const ranks = ir.portable ? null : rankTableReads(ir, { classOf });
+    this.ranksOnly = ranks !== null;
+    this.ranks = host.checked ? null : ranks;
+    if (this.ranks !== null) {
+      const ranks = this.ranks;
+      const classesOf = (id: number, seen: Set<number>): Set<TypeLayout | undefined> => {
+        const out = new Set<TypeLayout | undefined>();
+        if (seen.has(id)) return out;
+        seen.add(id);
+        for (const [l, v] of ranks.assigns) {
+          if (l !== id) continue;
+          if (v.op === 'local') for (const c of classesOf(v.id, seen)) out.add(c);
+          else out.add(ranks.isCall(v) ? ranks.classOf(v) : undefined);
+        }
+        return out;
+      };
+      for (const id of ranks.locals) {
+        const cs = [...classesOf(id, new Set())];
+        if (cs.length === 1 && cs[0] !== undefined) this.rankPer.set(id, cs[0].slots);
+      }
+    }
   }
 
   emit(): string {
@@ -101,8 +139,8 @@ class Emitter {
     const h = this.host;
     // Per-warp coalescing (core.rs C1): a warp per block, the lanes left before each lane,
     // the warp closed after the block — as thread.ts runnerFor does — whenever the method may
-    // allocate (it creates objects, or calls JavaScript that might).
-    const warps = this.ir.allocates || !this.ir.portable;
+    // allocate (it creates objects, or calls JavaScript that might: not rankTable, onlyRanks).
+    const warps = this.ir.allocates || (!this.ir.portable && !this.ranksOnly);
     const w = h.warpWords;
     const warpBegin = warps ? `let left = popc(bits); I32[${w.warp}] = 1;` : '';
     const laneMark = warps ? `I32[${w.lanes}] = left--;` : '';
@@ -158,6 +196,7 @@ ${copies.join('\n')}
     const live = liveMask === -1 ? `I32[bw + word] | 0` : `I32[bw + word] & ${liveMask}`;
     const locals = this.ir.locals.map((l) => `l${l.id}`);
     for (let i = 0; i < this.temps; i++) locals.push(`$t${i}`);
+    const rankForms = [...this.rankPer.keys()].map((id) => `l${id}$s = $NO_BLOCKS, l${id}$n = 0`);
     const args = Array.from({ length: this.ir.arity }, (_, i) => `const a${i} = args[${i}];`).join(' ');
     const statics = this.ir.statics.map((_, i) => `const S${i} = S[${i}];`).join('\n');
     const allocs = [...this.allocated].map((id) => this.allocFunction(id)).join('\n');
@@ -167,13 +206,14 @@ const BW = ${h.blocksWord}, BWORDS = ${h.blockWords}, BB = ${h.blocksOffset}, BB
 const A = H.allocator, TL = H.types, state = H.state, F = A.fast;
 const $null = H.nullDeref, $range = H.range, $get = H.get, $view = H.view, $boxArr = H.boxArr, $unbox = H.unbox, $destroyNull = H.destroyNull;
 const $chk = H.check, $chkRef = H.checkRef, $free = H.free;
-const popc = H.popc, $take = H.takeCachedSlot;
+const popc = H.popc, $take = H.takeCachedSlot, $rankBlocks = H.rankBlocks, $NO_BLOCKS = H.noRankBlocks;
 ${statics}
 ${this.tables.join('\n')}
 ${allocs}
 return function run_${safeName(this.selfT.name)}_${safeName(this.ir.method)}(ctx, list, from, to, args, lists, word) {
   ${args}
   ${locals.length > 0 ? `let ${locals.join(', ')};` : ''}
+  ${rankForms.length > 0 ? `let ${rankForms.join(', ')};` : ''}
   let self = 0;
   try {
     for (let i = from; i < to; i++) {
@@ -201,6 +241,12 @@ ${body}
     throw e;
   }
 };`;
+  }
+
+  /** Assign a rank-table local and its block form (rankPer): the table, the form's starts, the ranks it covers. */
+  private rankAssign(id: number, value: string): string {
+    const l = `l${id}`;
+    return `${l} = ${value}, ${l}$s = $rankBlocks(${l}, ${this.rankPer.get(id)!}), ${l}$n = ${l}$s.length === 0 ? 0 : ${l}.length`;
   }
 
   // ---------------------------------------------------------------- tables
@@ -330,6 +376,7 @@ ${body}
       case 'cond':
         return `(${this.expr(e.c)} ? ${this.expr(e.a)} : ${this.expr(e.b)})`;
       case 'setLocal':
+        if (this.rankPer.has(e.id)) return `(${this.rankAssign(e.id, this.expr(e.value))}, l${e.id})`;
         return `(l${e.id} = ${this.expr(e.value)})`;
       case 'updateLocal':
         return e.prefix ? `(${e.delta === 1 ? '++' : '--'}l${e.id})` : `(l${e.id}${e.delta === 1 ? '++' : '--'})`;
@@ -382,6 +429,21 @@ ${body}
             // An element of a rank table (rankTableReads): a live object's handle, or
             // undefined past the table's end. The block's type word, a load from another
             // cache line per lookup (game-of-life: 8 per agent), is not read.
+            const per = h.obj.op === 'local' ? this.rankPer.get(h.obj.id) : undefined;
+            if (per !== undefined) {
+              // Through the table's block form where it has one (rank-table.ts rankBlocks): an
+              // integer index below lX$n reads starts[⌊i / N⌋] + i mod N, the same handle as
+              // the table's element; anything else reads the element itself.
+              const l = `l${(h.obj as Extract<Expr, { op: 'local' }>).id}`;
+              const i = this.temp();
+              const p2 = (per & (per - 1)) === 0;
+              const q = p2 ? `${i} >>> ${Math.log2(per)}` : `(${i} / ${per}) | 0`;
+              const r = p2 ? `${i} & ${per - 1}` : `${i} % ${per}`;
+              return (
+                `((${i} = ${this.expr(h.index)}) >>> 0 === ${i} && ${i} < ${l}$n ? ${l}$s[${q}] + (${r}) : ` +
+                `(${t} = ${l}[${i}]) !== undefined ? ${t} : $get(ctx, ${t}, -1))`
+              );
+            }
             return `((${t} = ${this.expr(h)}) !== undefined ? ${t} : $get(ctx, ${t}, -1))`;
           }
           const viewable = new Array<number>(this.host.typeCount + 1).fill(0);
@@ -518,6 +580,8 @@ ${body}
     switch (s.s) {
       case 'let': {
         const ty = this.ir.locals[s.id]!.ty;
+        if (this.rankPer.has(s.id))
+          return s.init !== null ? `${ind}${this.rankAssign(s.id, this.expr(s.init))};` : `${ind}l${s.id} = undefined; l${s.id}$n = 0;`;
         return `${ind}l${s.id} = ${s.init !== null ? this.expr(s.init) : initial(ty)};`;
       }
       case 'expr': {

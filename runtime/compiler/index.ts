@@ -24,6 +24,7 @@
  *       itself is a fallback with the error as the reason, never a failed pass.
  */
 import { takeCachedSlot } from '../alloc-fast-path.js';
+import { NO_RANK_BLOCKS, rankBlocks } from '../rank-table.js';
 import { popc } from '../bits.js';
 import { InvalidHandleError, UsageError } from '../errors.js';
 import type { Heap } from '../heap.js';
@@ -40,7 +41,7 @@ import {
   type TypeTable,
 } from '../layout.js';
 import type { SmmoObject } from '../schema.js';
-import { emitJs } from './emit-js.js';
+import { emitJs, onlyRanks } from './emit-js.js';
 import { CompileFallback, lowerMethod } from './lower.js';
 import { ClosureResolver } from './scope.js';
 
@@ -98,6 +99,13 @@ export type CompileOutcome =
       readonly notes: readonly string[];
       /** Whether the method compiled entirely to portable form (no JavaScript calls or values). */
       readonly portable: boolean;
+      /**
+       * Whether the method's only JavaScript is rankTable() calls and reads of their elements
+       * (emit-wgsl.ts W7's subset): such JavaScript creates and deletes nothing and reads no
+       * do-all snapshot (runtime/rank-table.ts R5), so the method is treated as portable by
+       * the do-all's snapshot (runtime/doall.ts computeReach) and its lanes (thread.ts R1).
+       */
+      readonly ranksOnly: boolean;
       /** Concrete type ids the method's deviceDo loops iterate (the inlined callees' included). */
       readonly iterates: readonly number[];
       /** Whether the method (with what it inlines) creates or deletes objects. */
@@ -136,6 +144,8 @@ export class MethodCompiler {
       types: table.types,
       popc,
       takeCachedSlot,
+      rankBlocks,
+      noRankBlocks: NO_RANK_BLOCKS,
       nullDeref(what: string): never {
         const field = what.slice(what.lastIndexOf('.') + 1);
         throw new TypeError(`Cannot read properties of null (reading '${field}')`);
@@ -241,6 +251,7 @@ export class MethodCompiler {
         state,
         notes: ir.notes,
         portable: ir.portable,
+        ranksOnly: onlyRanks(ir, ctx.table.types),
         iterates: ir.iterates,
         allocates: ir.allocates,
         frees: ir.frees,
