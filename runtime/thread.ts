@@ -489,34 +489,32 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     const t = this.typeOf(cls, 'rankTable');
     const heap = this.heap;
     const i32 = heap.i32;
-    const parts: Uint32Array[] = [];
+    // The blocks of each concrete class, then the handles counted and written in one array.
+    const lists: Uint32Array[] = [];
     let total = 0;
     for (const id of t.concrete) {
       const blocks = new Uint32Array(heap.allocated[id]!.count());
-      const nb = Math.min(heap.allocated[id]!.indices(blocks), blocks.length);
+      const list = blocks.subarray(0, Math.min(heap.allocated[id]!.indices(blocks), blocks.length));
       const mask = ~heap.highMask[id]!;
-      const out = new Uint32Array(nb * 32);
-      let k = 0;
-      for (let i = 0; i < nb; i++) {
-        const bid = blocks[i]!;
+      for (let i = 0; i < list.length; i++) total += popc(Atomics.load(i32, heap.blockWord(list[i]!) + BLOCK_ALLOC_WORD) & mask);
+      lists.push(list);
+    }
+    const out = new Uint32Array(total);
+    let k = 0;
+    t.concrete.forEach((id, j) => {
+      const list = lists[j]!;
+      const mask = ~heap.highMask[id]!;
+      for (let i = 0; i < list.length && k < total; i++) {
+        const bid = list[i]!;
         let bits = Atomics.load(i32, heap.blockWord(bid) + BLOCK_ALLOC_WORD) & mask;
-        while (bits !== 0) {
+        while (bits !== 0 && k < total) {
           const slot = 31 - Math.clz32(bits & -bits);
           bits &= bits - 1;
           out[k++] = bid * 32 + slot;
         }
       }
-      parts.push(out.subarray(0, k));
-      total += k;
-    }
-    if (parts.length === 1) return parts[0]!.slice();
-    const all = new Uint32Array(total);
-    let at = 0;
-    for (const p of parts) {
-      all.set(p, at);
-      at += p.length;
-    }
-    return all;
+    });
+    return k === total ? out : out.subarray(0, k);
   }
 
   // ---------------------------------------------------------------- do-all executor
