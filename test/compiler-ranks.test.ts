@@ -18,7 +18,7 @@
  *    made from allocation words, rank-table.ts R5), it keeps no warp words, and its heap
  *    is the interpreted one.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { array, createRuntime, f64, i32, object, rankTable, type Runtime } from '../index.js';
 import { InvalidHandleError } from '../runtime/errors.js';
 import { BLOCK_ITER_WORD } from '../runtime/layout.js';
@@ -118,22 +118,34 @@ test('get() of a rank-table element: the interpreted heap, without the block che
   }
 });
 
-test('an index past the rank table: the interpreted InvalidHandleError', async (t) => {
+/**
+ * doAll(Tile, method) throws the same InvalidHandleError interpreted and compiled; the
+ * compiled source matches `form`, and `before` runs on the compiled runtime first.
+ */
+async function sameInvalidHandle(
+  t: ExecutionContext,
+  method: 'past' | 'half',
+  form: RegExp,
+  before?: (rt: Runtime) => void,
+): Promise<void> {
   const errors: string[] = [];
   for (const compile of [false, true]) {
     const rt = await make(compile);
     try {
-      const e = t.throws(() => rt.doAll(Tile, 'past', COUNT));
+      if (compile) before?.(rt);
+      const e = t.throws(() => rt.doAll(Tile, method, COUNT));
       const cause = (e as Error).cause;
       t.true(cause instanceof InvalidHandleError, String(cause));
       errors.push(String((cause as Error).message));
-      if (compile) t.regex(sourceOf(rt, 'Tile.past'), UNCHECKED);
+      if (compile) t.regex(sourceOf(rt, `Tile.${method}`), form);
     } finally {
       await rt.close();
     }
   }
   t.is(errors[1], errors[0]);
-});
+}
+
+test('an index past the rank table: the interpreted InvalidHandleError', (t) => sameInvalidHandle(t, 'past', UNCHECKED));
 
 test('a table written to or handed to a function, and checked mode, keep the block check', async (t) => {
   const a = await make(false);
@@ -250,23 +262,8 @@ test('rank tables read through their block form: the interpreted heap, N = 32 an
   }
 });
 
-test('a rank that is not an integer: the interpreted error with the block form', async (t) => {
-  const errors: string[] = [];
-  for (const compile of [false, true]) {
-    const rt = await make(compile);
-    try {
-      if (compile) t.not(rankBlocks(rankTable(rt, Tile, COUNT), 32), NO_RANK_BLOCKS);
-      const e = t.throws(() => rt.doAll(Tile, 'half', COUNT));
-      const cause = (e as Error).cause;
-      t.true(cause instanceof InvalidHandleError, String(cause));
-      errors.push(String((cause as Error).message));
-      if (compile) t.regex(sourceOf(rt, 'Tile.half'), BLOCK_FORM);
-    } finally {
-      await rt.close();
-    }
-  }
-  t.is(errors[1], errors[0]);
-});
+test('a rank that is not an integer: the interpreted error with the block form', (t) =>
+  sameInvalidHandle(t, 'half', BLOCK_FORM, (rt) => t.not(rankBlocks(rankTable(rt, Tile, COUNT), 32), NO_RANK_BLOCKS)));
 
 test('a method whose only JavaScript is rankTable: its do-all snapshots only its class, no warp words, the interpreted heap', async (t) => {
   const make2 = async (compile: boolean): Promise<Runtime> => {
