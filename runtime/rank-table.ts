@@ -22,19 +22,20 @@
  *       from the host heap with the same rule) and checks its length against `expected`
  *       (runtime/compiler/emit-wgsl.ts); the runner refuses GPU kernels that create or
  *       delete objects of the class they rank.
+ *  (R4) A table is read, never written: compiled methods may read it through its block form
+ *       (rankBlocks below), computed from the table once, so a table changed after that
+ *       would be read differently by compiled and interpreted methods.
  *  (R5) A table is made from the allocation words of the class's blocks (LIVE_HANDLES,
  *       implemented by ThreadContext and Runtime), not from a do-all's snapshot: a method
  *       may build its table inside a do-all whose snapshot left the ranked class out (a
  *       compiled method whose only JavaScript is rankTable reaches only the classes it
  *       visits: runtime/doall.ts computeReach). By R2 those words do not change while the
  *       table is in use.
- *  (R4) A table is read, never written: compiled methods may read it through its block form
- *       (rankBlocks below), computed from the table once, so a table changed after that
- *       would be read differently by compiled and interpreted methods.
  *
- * The block form (rankBlocks): a class of N_C slots per block whose objects were created
- * into blocks of their own, each filled in order (a grid made by one parallelNew on a fresh
- * heap, on any number of threads), has `table[i] = starts[⌊i / N_C⌋] + i mod N_C`, with one
+ * The block form (rankBlocks): a class of N_C slots per block whose blocks are all full but
+ * the last in handle order (as a grid made by one parallelNew on a fresh heap typically is:
+ * game-of-life's cells on 1, 2 and 4 threads) has
+ * `table[i] = starts[⌊i / N_C⌋] + i mod N_C`, with one
  * start per N_C ranks. Compiled methods read ranks through `starts` when the table has this
  * form (checked over the whole table when the form is made): a 32nd of the table's memory
  * traffic for N_C = 32 (game-of-life's cells at 1714 × 1647: 11 MB of table, 350 KB of starts).
