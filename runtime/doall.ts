@@ -239,9 +239,10 @@ export class PassRunner {
    *
    * The reach: the concrete types a do-all of `method` over `t` must snapshot (thread.ts
    * snapshot's invariant): the classes it visits and those its method's deviceDo loops
-   * iterate — known when the method compiled with nothing left as JavaScript, for every
-   * concrete class of `t`. Otherwise (interpreted, a hand-written kernel, a JavaScript
-   * call that might enumerate anything) every concrete type. Skipping the others is what
+   * iterate — known when the method compiled with nothing left as JavaScript but
+   * rankTable (which reads no snapshot: rank-table.ts R5), for every concrete class of `t`.
+   * Otherwise (interpreted, a hand-written kernel, a JavaScript call that might enumerate
+   * anything) every concrete type. Skipping the others is what
    * makes a do-all over a few small classes cheap in a heap with many.
    */
   private plan(t: TypeLayout, method: string): DoAllPlan {

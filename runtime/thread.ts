@@ -448,12 +448,10 @@ export class ThreadContext implements SmmoContext, AccessorHost {
         word = BLOCK_ITER_WORD;
         mask = -1;
       } else {
-        // Outside a pass: the blocks allocated now, in a list sized to them (not to the heap).
-        // A bitmap that grew between count() and indices() (a pass still in flight on the
-        // workers) cannot make the walk run past the list: entries beyond it are dropped.
-        list = new Uint32Array(heap.allocated[id]!.count());
+        // Outside a pass: the blocks allocated now (allocatedBlocks).
+        list = this.allocatedBlocks(id);
         from = 0;
-        to = Math.min(heap.allocated[id]!.indices(list), list.length);
+        to = list.length;
         word = BLOCK_ALLOC_WORD;
         mask = ~heap.highMask[id]!;
       }
@@ -493,8 +491,7 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     const lists: Uint32Array[] = [];
     let total = 0;
     for (const id of t.concrete) {
-      const blocks = new Uint32Array(heap.allocated[id]!.count());
-      const list = blocks.subarray(0, Math.min(heap.allocated[id]!.indices(blocks), blocks.length));
+      const list = this.allocatedBlocks(id);
       const mask = ~heap.highMask[id]!;
       for (let i = 0; i < list.length; i++) total += popc(Atomics.load(i32, heap.blockWord(list[i]!) + BLOCK_ALLOC_WORD) & mask);
       lists.push(list);
@@ -515,6 +512,17 @@ export class ThreadContext implements SmmoContext, AccessorHost {
       }
     });
     return k === total ? out : out.subarray(0, k);
+  }
+
+  /**
+   * The blocks allocated to concrete type `id` now, in a list sized to them (not to the heap).
+   * A bitmap that grew between count() and indices() (a pass still in flight on the workers)
+   * cannot make the list run past its length: entries beyond it are dropped.
+   */
+  private allocatedBlocks(id: number): Uint32Array {
+    const bitmap = this.heap.allocated[id]!;
+    const list = new Uint32Array(bitmap.count());
+    return list.subarray(0, Math.min(bitmap.indices(list), list.length));
   }
 
   // ---------------------------------------------------------------- do-all executor

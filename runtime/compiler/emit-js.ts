@@ -70,18 +70,21 @@ const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const UNROLL = 4;
 const UNROLL_MAX_BODY = 600;
 
-/**
- * Whether the method's only JavaScript is rankTable(ctx, C, n) calls and element reads of
- * their tables (emit-wgsl.ts rankTableReads, W7's subset), with at least one such call:
- * JavaScript that creates nothing, deletes nothing and reads no do-all snapshot.
- */
-export function onlyRanks(ir: MethodIR, types: readonly TypeLayout[]): boolean {
-  return !ir.portable && rankTableReads(ir, { classOf: (v) => types.find((t) => t.cls === v) }) !== null;
+/** What emitJs makes of one method. */
+export interface EmittedJs {
+  /** The source of a factory `(H, S) => runner` (H: helpers, S: the method's statics). */
+  readonly source: string;
+  /**
+   * Whether the method's only JavaScript is rankTable(ctx, C, n) calls and element reads of
+   * their tables (emit-wgsl.ts rankTableReads, W7's subset), with at least one such call:
+   * JavaScript that creates nothing, deletes nothing and reads no do-all snapshot.
+   */
+  readonly ranksOnly: boolean;
 }
 
-/** The emitted source: a factory `(H, S) => runner` (H: helpers, S: the method's statics). */
-export function emitJs(ir: MethodIR, host: EmitHost): string {
-  return new Emitter(ir, host).emit();
+export function emitJs(ir: MethodIR, host: EmitHost): EmittedJs {
+  const e = new Emitter(ir, host);
+  return { source: e.emit(), ranksOnly: e.ranksOnly };
 }
 
 class Emitter {
@@ -102,8 +105,8 @@ class Emitter {
    * lX$n (the ranks the form covers: 0 without one), set at every assignment of lX.
    */
   private readonly rankPer = new Map<number, number>();
-  /** onlyRanks(): the method's JavaScript allocates nothing, so it needs no warp bookkeeping of its own. */
-  private readonly ranksOnly: boolean;
+  /** EmittedJs.ranksOnly: the method's JavaScript allocates nothing, so it needs no warp bookkeeping of its own. */
+  readonly ranksOnly: boolean;
 
   constructor(
     private readonly ir: MethodIR,
@@ -139,7 +142,7 @@ class Emitter {
     const h = this.host;
     // Per-warp coalescing (core.rs C1): a warp per block, the lanes left before each lane,
     // the warp closed after the block — as thread.ts runnerFor does — whenever the method may
-    // allocate (it creates objects, or calls JavaScript that might: not rankTable, onlyRanks).
+    // allocate (it creates objects, or calls JavaScript that might: not rankTable, ranksOnly).
     const warps = this.ir.allocates || (!this.ir.portable && !this.ranksOnly);
     const w = h.warpWords;
     const warpBegin = warps ? `let left = popc(bits); I32[${w.warp}] = 1;` : '';

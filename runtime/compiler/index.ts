@@ -41,7 +41,7 @@ import {
   type TypeTable,
 } from '../layout.js';
 import type { SmmoObject } from '../schema.js';
-import { emitJs, onlyRanks } from './emit-js.js';
+import { emitJs } from './emit-js.js';
 import { CompileFallback, lowerMethod } from './lower.js';
 import { ClosureResolver } from './scope.js';
 
@@ -225,7 +225,7 @@ export class MethodCompiler {
       resolver ??= new ClosureResolver();
       const ir = lowerMethod(ctx.table, t, method, resolver);
       const heap = ctx.heap;
-      source = emitJs(ir, {
+      const emitted = emitJs(ir, {
         blocksWord: heap.blocksWord,
         blockWords: heap.blockWords,
         blocksOffset: heap.plan.blocksOffset,
@@ -242,6 +242,7 @@ export class MethodCompiler {
           cacheMask0: ctx.allocator.state + S_TYPES + TS_CACHE_MASK,
         },
       });
+      source = emitted.source;
       const state = { handle: 0 };
       const factory = new Function('H', 'S', source) as (h: unknown, s: readonly unknown[]) => Runner;
       const run = factory({ ...this.helpers, state }, ir.statics);
@@ -251,7 +252,7 @@ export class MethodCompiler {
         state,
         notes: ir.notes,
         portable: ir.portable,
-        ranksOnly: onlyRanks(ir, ctx.table.types),
+        ranksOnly: emitted.ranksOnly,
         iterates: ir.iterates,
         allocates: ir.allocates,
         frees: ir.frees,
