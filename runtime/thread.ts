@@ -549,7 +549,7 @@ export class ThreadContext implements SmmoContext, AccessorHost {
     }
     const heap = this.heap;
     if (this.compiler !== null) {
-      const c = (route.compiled ??= this.compiler.compile(typeId, method, this.compileUse));
+      const c = this.compiledOf(route, typeId, method, this.compiler);
       if (c.compiled) {
         const pass = this.pass;
         try {
@@ -632,8 +632,13 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    */
   readsAllocation(typeId: number, method: string, route: Route = this.route(typeId, method)): boolean {
     if (route.kernel !== null || this.compiler === null) return false;
-    const c = (route.compiled ??= this.compiler.compile(typeId, method, this.compileUse));
+    const c = this.compiledOf(route, typeId, method, this.compiler);
     return c.compiled && (c.portable || c.ranksOnly) && !c.allocates && !c.frees && c.iterates.length === 0;
+  }
+
+  /** The route's compiled method, compiled on first need and recorded in stats().compiled. */
+  private compiledOf(route: Route, typeId: number, method: string, compiler: MethodCompiler): CompileOutcome {
+    return (route.compiled ??= compiler.compile(typeId, method, this.compileUse));
   }
 
   private newRoute(typeId: number, method: string): Route {
