@@ -32,13 +32,18 @@
  *       visits: runtime/doall.ts computeReach). By R2 those words do not change while the
  *       table is in use.
  *
- * The block form (rankBlocks): a class of N_C slots per block whose blocks are all full but
- * the last in handle order (as a grid made by one parallelNew on a fresh heap typically is:
- * game-of-life's cells on 1, 2 and 4 threads) has
- * `table[i] = starts[⌊i / N_C⌋] + i mod N_C`, with one
- * start per N_C ranks. Compiled methods read ranks through `starts` when the table has this
+ * The block form (rankBlocks, rankForm): a class of N_C slots per block whose blocks are all
+ * full but the last in handle order (as a grid made by one parallelNew on a fresh heap
+ * typically is: game-of-life's cells on 1, 2 and 4 threads) has
+ * `table[i] = starts[⌊i / N_C⌋] + i mod N_C`, with one start per N_C ranks. Every start is
+ * slot 0 of its block (a full block of N_C ≤ 32 slots has no other first slot); a last,
+ * partly used block that does not begin at slot 0 is left out of the form, and its ranks are
+ * read from the table. Compiled methods read ranks through `starts` when the table has this
  * form (checked over the whole table when the form is made): a 32nd of the table's memory
- * traffic for N_C = 32 (game-of-life's cells at 1714 × 1647: 11 MB of table, 350 KB of starts).
+ * traffic for N_C = 32 (game-of-life's cells at 1714 × 1647: 11 MB of table, 350 KB of
+ * starts). rankForm adds `bases`, the byte offset of each start's block in the heap, so that
+ * a compiled `ctx.get(C, table[i]).f` addresses field f of rank i as
+ * `bases[⌊i / N_C⌋] + offset(f) + i mod N_C` (for a byte field) without forming the handle.
  */
 import { UsageError } from './errors.js';
 import type { SmmoClass, SmmoContext } from './schema.js';
@@ -125,37 +130,91 @@ function collect(ctx: SmmoContext, cls: SmmoClass, expected: number): Uint32Arra
 /** No block form: an empty `starts`, so a compiled read takes the table's own element. */
 export const NO_RANK_BLOCKS = new Int32Array(0);
 
+/**
+ * A table's block form for one slot count and one heap: `starts` and `bases` per block, and
+ * `n`, the ranks they cover (0 without a form). For every rank i < n:
+ * `table[i] === starts[⌊i / per⌋] + i % per` and `bases[⌊i / per⌋]` is the byte offset of
+ * that handle's block (`blocksOffset + (starts[k] >>> 5) · blockBytes`).
+ */
+export interface RankForm {
+  readonly starts: Int32Array;
+  readonly bases: Int32Array;
+  readonly n: number;
+}
+
+/** The form of a table that has none: every read takes the table's element. */
+export const NO_RANK_FORM: RankForm = Object.freeze({ starts: NO_RANK_BLOCKS, bases: NO_RANK_BLOCKS, n: 0 });
+
 // The block form of each table (R4), per slots per block: tables are few and long-lived.
-const blockForms = new WeakMap<Uint32Array, { per: number; starts: Int32Array }>();
+interface Forms {
+  per: number;
+  starts: Int32Array;
+  /** With `bases`, for the heap geometry it was made for (a table belongs to one context, so to one heap). */
+  form: RankForm | null;
+  blocksOffset: number;
+  blockBytes: number;
+}
+const blockForms = new WeakMap<Uint32Array, Forms>();
 let lastTable: Uint32Array | null = null;
 let lastPer = 0;
-let lastStarts: Int32Array = NO_RANK_BLOCKS;
+let lastForms: Forms | null = null;
 
-/**
- * The block form of rank table `table` for `per` ranks per block (the class's slots per
- * block): `starts` with `table[i] === starts[⌊i / per⌋] + i % per` for every i, or
- * NO_RANK_BLOCKS when the table does not have that form. Compiled methods call it once per
- * rankTable() result they read (runtime/compiler/emit-js.ts, 'checkHandle').
- */
-export function rankBlocks(table: Uint32Array, per: number): Int32Array {
-  if (table === lastTable && per === lastPer) return lastStarts;
-  let form = blockForms.get(table);
-  if (form === undefined || form.per !== per) {
-    form = { per, starts: blockForm(table, per) };
-    blockForms.set(table, form);
+function formsOf(table: Uint32Array, per: number): Forms {
+  if (table === lastTable && per === lastPer) return lastForms!;
+  let f = blockForms.get(table);
+  if (f === undefined || f.per !== per) {
+    f = { per, starts: blockForm(table, per), form: null, blocksOffset: -1, blockBytes: -1 };
+    blockForms.set(table, f);
   }
   lastTable = table;
   lastPer = per;
-  lastStarts = form.starts;
-  return form.starts;
+  lastForms = f;
+  return f;
+}
+
+/**
+ * The block form of rank table `table` for `per` ranks per block (the class's slots per
+ * block): `starts` with `table[i] === starts[⌊i / per⌋] + i % per` for every i below
+ * `min(table.length, starts.length · per)`, or NO_RANK_BLOCKS when the table does not have
+ * that form.
+ */
+export function rankBlocks(table: Uint32Array, per: number): Int32Array {
+  return formsOf(table, per).starts;
+}
+
+/**
+ * rankBlocks with each start's block byte offset, for a heap whose blocks begin at byte
+ * `blocksOffset` and take `blockBytes` each. Compiled methods call it once per rankTable()
+ * result they read (runtime/compiler/emit-js.ts, 'checkHandle' and field access through a
+ * rank). The caller guarantees that every block offset fits an int32 (the emitter only asks
+ * on such heaps); NO_RANK_FORM where the table has no block form.
+ */
+export function rankForm(table: Uint32Array, per: number, blocksOffset: number, blockBytes: number): RankForm {
+  const f = formsOf(table, per);
+  if (f.form !== null && f.blocksOffset === blocksOffset && f.blockBytes === blockBytes) return f.form;
+  const starts = f.starts;
+  let form = NO_RANK_FORM;
+  if (starts.length > 0) {
+    const bases = new Int32Array(starts.length);
+    for (let k = 0; k < starts.length; k++) bases[k] = blocksOffset + (starts[k]! >>> 5) * blockBytes;
+    form = Object.freeze({ starts, bases, n: Math.min(table.length, starts.length * per) });
+  }
+  f.form = form;
+  f.blocksOffset = blocksOffset;
+  f.blockBytes = blockBytes;
+  return form;
 }
 
 function blockForm(table: Uint32Array, per: number): Int32Array {
   const n = table.length;
   if (n === 0 || !(per >= 1 && per <= 32) || table[n - 1]! > 0x7fffffff) return NO_RANK_BLOCKS;
-  const starts = new Int32Array(Math.ceil(n / per));
-  for (let k = 0, i = 0; k < starts.length; k++) {
+  const blocks = Math.ceil(n / per);
+  const starts = new Int32Array(blocks);
+  for (let k = 0, i = 0; k < blocks; k++) {
     const s = table[i]!;
+    // A start is slot 0 of its block; only a last, partly used block may begin elsewhere,
+    // and it is left out of the form (its ranks are read from the table).
+    if ((s & 31) !== 0) return k === blocks - 1 && k > 0 ? starts.subarray(0, k) : NO_RANK_BLOCKS;
     starts[k] = s;
     for (let j = 0; j < per && i < n; j++, i++) if (table[i] !== s + j) return NO_RANK_BLOCKS;
   }

@@ -8,11 +8,15 @@
  *  - an index past the end throws the interpreted error;
  *  - a method that writes into its table, or passes it to a function, keeps the check;
  *  - checked mode keeps every check;
- *  - the table's block form (rank-table.ts rankBlocks): made only where every element is
- *    starts[⌊i / N⌋] + i mod N; compiled reads through it give the interpreted heap for
- *    N = 32 and for a class of fewer slots, and a table without the form (objects deleted
- *    before the first rankTable) is read element by element; an index that is not an
- *    integer throws as the interpreted method does;
+ *  - the table's block form (rank-table.ts rankBlocks, rankForm): made only where every
+ *    element is starts[⌊i / N⌋] + i mod N, each start slot 0 of its block (a last block
+ *    that begins elsewhere is left out); compiled reads through it — a field of the ranked
+ *    object read at an address from the form's block offsets, and a handle formed from its
+ *    starts (kept in a local, read or written through) — give the interpreted heap for N = 32 and for a class of fewer slots,
+ *    and ranks outside the form (a table with holes, the left-out last block) are read
+ *    element by element; an index that is not an integer throws as the interpreted method
+ *    does; on a heap whose block offsets do not fit an int32 no field is addressed from the
+ *    form;
  *  - a method whose only JavaScript is rankTable (onlyRanks): its do-all snapshots only the
  *    classes it visits (the ranked class's iteration words are not written; its table is
  *    made from allocation words, rank-table.ts R5), it keeps no warp words, and its heap
@@ -22,7 +26,10 @@ import test, { type ExecutionContext } from 'ava';
 import { array, createRuntime, f64, i32, object, rankTable, type Runtime } from '../index.js';
 import { InvalidHandleError } from '../runtime/errors.js';
 import { BLOCK_ITER_WORD } from '../runtime/layout.js';
-import { NO_RANK_BLOCKS, rankBlocks } from '../runtime/rank-table.js';
+import { emitJs } from '../runtime/compiler/emit-js.js';
+import { lowerForBackend } from '../runtime/compiler/index.js';
+import { S_CACHED, S_LANES_LEFT, S_WARP } from '../runtime/layout.js';
+import { NO_RANK_BLOCKS, NO_RANK_FORM, rankBlocks, rankForm } from '../runtime/rank-table.js';
 import type { ThreadContext } from '../runtime/thread.js';
 import { persistentHeapBytes } from './helpers/heap-bytes.js';
 
@@ -71,6 +78,22 @@ class Tile extends object({ rank: i32, v: i32, sum: i32 }) {
     this.sum = ctx.get(Tile, table[this.rank]!).v;
   }
 
+  /** A neighbour's handle formed from the table (kept in a local), then two of its fields. */
+  pair(count: number): void {
+    const ctx = this.runtime;
+    const table = rankTable(ctx, Tile, count);
+    const r = this.rank + 1 < count ? this.rank + 1 : 0;
+    const o = ctx.get(Tile, table[r]!);
+    this.sum = o.v * 2 + o.rank;
+  }
+
+  /** Writes a field of the next tile by rank (one thread: the interpreted order, so the same heap); the assignment keeps the handle in a local. */
+  push(count: number): void {
+    const ctx = this.runtime;
+    const table = rankTable(ctx, Tile, count);
+    if (this.rank + 1 < count) ctx.get(Tile, table[this.rank + 1]!).sum = this.v * 7 + this.sum;
+  }
+
   /** Hands its table to a function: likewise. */
   share(count: number): void {
     const ctx = this.runtime;
@@ -96,8 +119,8 @@ const sourceOf = (rt: Runtime, name: string): string => {
   return c !== undefined && c.compiled ? c.source : '';
 };
 
-/** The unchecked element form (emit-js.ts) and the block-type check of every other get(). */
-const UNCHECKED = /!== undefined \? \$t\d+ : \$get\(ctx/;
+/** The unchecked element form (emit-js.ts; as a handle or, for a field access, as a test) and the block-type check of every other get(). */
+const UNCHECKED = /!== undefined (\? \$t\d+ :|\|\|) \$get\(ctx/;
 const TYPE_CHECK = /\[I32\[BW \+ \(\$t\d+ >>> 5\) \* BWORDS \+ 2\] \+ 1\] === 1/;
 
 test('get() of a rank-table element: the interpreted heap, without the block check', async (t) => {
@@ -196,8 +219,9 @@ class Small extends object({ a: i32, b: i32, c: i32 }) {
   }
 }
 
-/** Calls into the block form: a compiled read through `starts`. */
-const BLOCK_FORM = /l\d+\$s\[\(?\$t\d+ (>>> \d+|\/ \d+)/;
+/** Reads through the block form: a field addressed from `bases`, a handle formed from `starts`. */
+const FIELD_FORM = /l\d+\$b\[\(?\$t\d+ (>>> \d+|\/ \d+)/;
+const HANDLE_FORM = /l\d+\$s\[\(?\$t\d+ (>>> \d+|\/ \d+)/;
 
 test('rankBlocks: the block form exactly where every element is starts[i / N] + i mod N', (t) => {
   const dense = Uint32Array.from({ length: 70 }, (_, i) => 64 + 32 * Math.floor(i / 32) * 3 + (i % 32));
@@ -211,6 +235,23 @@ test('rankBlocks: the block form exactly where every element is starts[i / N] + 
   const late = twenty.slice(1); // a block's objects not from its first slot
   t.is(rankBlocks(late, 20), NO_RANK_BLOCKS);
   t.is(rankBlocks(new Uint32Array(0), 32), NO_RANK_BLOCKS);
+  // A last block that does not begin at slot 0 is left out: its ranks are read from the table.
+  const tail = Uint32Array.from({ length: 44 }, (_, i) => (i < 40 ? 32 * (1 + Math.floor(i / 20)) + (i % 20) : 96 + 3 + (i - 40)));
+  t.deepEqual([...rankBlocks(tail, 20)], [32, 64]);
+  t.is(rankBlocks(tail.slice(40), 20), NO_RANK_BLOCKS, 'the only block');
+});
+
+test('rankForm: block byte offsets beside the starts, the ranks covered, per heap geometry', (t) => {
+  const twenty = Uint32Array.from({ length: 45 }, (_, i) => 32 * (1 + Math.floor(i / 20)) + (i % 20));
+  const f = rankForm(twenty, 20, 1000, 176);
+  t.deepEqual([...f.starts], [32, 64, 96]);
+  t.deepEqual([...f.bases], [1000 + 176, 1000 + 2 * 176, 1000 + 3 * 176]);
+  t.is(f.n, 45);
+  t.is(rankForm(twenty, 20, 1000, 176), f, 'kept');
+  t.deepEqual([...rankForm(twenty, 20, 64, 100).bases], [164, 264, 364], 'made again for another geometry');
+  const tail = Uint32Array.from({ length: 44 }, (_, i) => (i < 40 ? 32 * (1 + Math.floor(i / 20)) + (i % 20) : 96 + 3 + (i - 40)));
+  t.is(rankForm(tail, 20, 0, 64).n, 40, 'the left-out last block is not covered');
+  t.is(rankForm(twenty, 32, 0, 64), NO_RANK_FORM);
 });
 
 test('rank tables read through their block form: the interpreted heap, N = 32 and N < 32, with and without the form', async (t) => {
@@ -239,7 +280,7 @@ test('rank tables read through their block form: the interpreted heap, N = 32 an
         rt.doAll(Wide, 'gather', COUNT);
       }
       t.deepEqual(persistentHeapBytes(b.rt), persistentHeapBytes(a.rt), holes ? 'with holes' : 'block form');
-      t.regex(sourceOf(b.rt, 'Wide.gather'), BLOCK_FORM);
+      t.regex(sourceOf(b.rt, 'Wide.gather'), FIELD_FORM);
       let sum = 0;
       b.rt.deviceDo(Wide, (o) => void (sum += o.sum));
       t.true(sum > 0);
@@ -253,9 +294,15 @@ test('rank tables read through their block form: the interpreted heap, N = 32 an
   const b = await make(true);
   try {
     t.not(rankBlocks(rankTable(b, Tile, COUNT), 32), NO_RANK_BLOCKS);
-    for (const rt of [a, b]) rt.doAll(Tile, 'gather', COUNT);
-    t.deepEqual(persistentHeapBytes(b), persistentHeapBytes(a));
-    t.regex(sourceOf(b, 'Tile.gather'), BLOCK_FORM);
+    for (const m of ['gather', 'pair', 'push'] as const) {
+      for (const rt of [a, b]) rt.doAll(Tile, m, COUNT);
+      t.deepEqual(persistentHeapBytes(b), persistentHeapBytes(a), m);
+    }
+    t.regex(sourceOf(b, 'Tile.gather'), FIELD_FORM);
+    for (const m of ['pair', 'push']) {
+      t.regex(sourceOf(b, `Tile.${m}`), HANDLE_FORM, m);
+      t.notRegex(sourceOf(b, `Tile.${m}`), FIELD_FORM, `${m}: fields of a handle in a local, through the handle`);
+    }
   } finally {
     await a.close();
     await b.close();
@@ -263,7 +310,69 @@ test('rank tables read through their block form: the interpreted heap, N = 32 an
 });
 
 test('a rank that is not an integer: the interpreted error with the block form', (t) =>
-  sameInvalidHandle(t, 'half', BLOCK_FORM, (rt) => t.not(rankBlocks(rankTable(rt, Tile, COUNT), 32), NO_RANK_BLOCKS)));
+  sameInvalidHandle(t, 'half', FIELD_FORM, (rt) => t.not(rankBlocks(rankTable(rt, Tile, COUNT), 32), NO_RANK_BLOCKS)));
+
+test('a last block that does not begin at slot 0: its ranks read from the table, the interpreted heap', async (t) => {
+  const makeTail = async (compile: boolean): Promise<Runtime> => {
+    const rt = await createRuntime({ classes: [Tile], heap: '4MB', compile, seed: 5 });
+    for (let i = 0; i < COUNT + 3; i++) rt.create(Tile);
+    // The three lowest objects of the last block go before the first rankTable of COUNT tiles.
+    const all = rankTable(rt, Tile, COUNT + 3);
+    const last = all[COUNT + 2]! >>> 5;
+    const low = [...all].filter((h) => h >>> 5 === last).slice(0, 3);
+    t.is(low.length, 3, 'the last block holds at least three objects');
+    for (const h of low) rt.destroy(rt.get(Tile, h));
+    rankTable(rt, Tile, COUNT).forEach((h, r) => {
+      const tile = rt.get(Tile, h);
+      tile.rank = r;
+      tile.v = r * 5 + 3;
+    });
+    return rt;
+  };
+  const a = await makeTail(false);
+  const b = await makeTail(true);
+  try {
+    const table = rankTable(b, Tile, COUNT);
+    const covered = rankForm(table, 32, b.heap.plan.blocksOffset, b.heap.plan.blockBytes).n;
+    t.true(covered > 0 && covered < COUNT && covered % 32 === 0, `the form covers ${covered} of ${COUNT} ranks`);
+    for (const m of ['gather', 'pair', 'push'] as const) {
+      for (const rt of [a, b]) rt.doAll(Tile, m, COUNT);
+      t.deepEqual(persistentHeapBytes(b), persistentHeapBytes(a), m);
+    }
+    t.regex(sourceOf(b, 'Tile.gather'), FIELD_FORM);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+test('a heap whose block offsets do not fit an int32: no field addressed from the form', async (t) => {
+  const rt = await make(true);
+  try {
+    const ctx = rt.context as unknown as ThreadContext;
+    const ty = ctx.table.types.find((x) => x.cls === Tile)!;
+    const ir = lowerForBackend(ctx.table, ty, 'gather');
+    if ('reason' in ir) throw new Error(ir.reason);
+    const heap = ctx.heap;
+    const host = {
+      blocksWord: heap.blocksWord,
+      blockWords: heap.blockWords,
+      blocksOffset: heap.plan.blocksOffset,
+      blockBytes: heap.plan.blockBytes,
+      handleLimit: heap.numBlocks * 32,
+      typeCount: ctx.table.types.length,
+      types: ctx.table.types,
+      checked: false,
+      warpWords: { warp: S_WARP, lanes: S_LANES_LEFT, cached: S_CACHED },
+    };
+    t.regex(emitJs(ir, host).source, FIELD_FORM, 'this heap');
+    const big = emitJs(ir, { ...host, blocksOffset: 2 ** 31 - heap.numBlocks * heap.plan.blockBytes }).source;
+    t.notRegex(big, FIELD_FORM);
+    t.regex(big, HANDLE_FORM, 'handles still from the starts');
+  } finally {
+    await rt.close();
+  }
+});
 
 test('a method whose only JavaScript is rankTable: its do-all snapshots only its class, no warp words, the interpreted heap', async (t) => {
   const make2 = async (compile: boolean): Promise<Runtime> => {

@@ -24,7 +24,7 @@
  *       itself is a fallback with the error as the reason, never a failed pass.
  */
 import { takeCachedSlot } from '../alloc-fast-path.js';
-import { NO_RANK_BLOCKS, rankBlocks } from '../rank-table.js';
+import { NO_RANK_BLOCKS, rankForm } from '../rank-table.js';
 import { popc } from '../bits.js';
 import { InvalidHandleError, UsageError } from '../errors.js';
 import type { Heap } from '../heap.js';
@@ -144,7 +144,7 @@ export class MethodCompiler {
       types: table.types,
       popc,
       takeCachedSlot,
-      rankBlocks,
+      rankForm: (table: Uint32Array, per: number) => rankForm(table, per, heap.plan.blocksOffset, heap.plan.blockBytes),
       noRankBlocks: NO_RANK_BLOCKS,
       nullDeref(what: string): never {
         const field = what.slice(what.lastIndexOf('.') + 1);
