@@ -23,7 +23,7 @@
  *       (runtime/compiler/emit-wgsl.ts); the runner refuses GPU kernels that create or
  *       delete objects of the class they rank.
  *  (R4) A table is read, never written: compiled methods may read it through its block form
- *       (rankBlocks below), computed from the table once, so a table changed after that
+ *       (rankBlocks, rankForm below), computed from the table once, so a table changed after that
  *       would be read differently by compiled and interpreted methods.
  *  (R5) A table is made from the allocation words of the class's blocks (LIVE_HANDLES,
  *       implemented by ThreadContext and Runtime), not from a do-all's snapshot: a method
