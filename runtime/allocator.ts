@@ -98,6 +98,7 @@ interface CoreExports {
   allocate: F;
   allocateMany: F;
   release: F;
+  releaseMany: F;
   flushKept: F;
   reclaimEmpty: F;
   setOwnFirst: F;
@@ -132,6 +133,7 @@ function coreExports(wasm: WasmInstance): CoreExports {
     allocate: fn('allocate'),
     allocateMany: fn('allocate_many'),
     release: fn('release'),
+    releaseMany: fn('release_many'),
     flushKept: fn('flush_kept'),
     reclaimEmpty: fn('reclaim_empty'),
     setOwnFirst: fn('set_own_first'),
@@ -310,6 +312,16 @@ export class Allocator {
     if (r !== RELEASE_BY_CORE) this.fail();
     this.limits();
     if (this.x.release(this.state, handle >>> SLOT_BITS, handle & 31) !== 0) this.fail();
+  }
+
+  /**
+   * @internal Free the objects in slots `mask` of block `bid` with one atomic (core.rs
+   * release_many): a compiled method's deferred deletions of its own objects, made when
+   * its lanes leave the block (runtime/compiler/emit-js.ts).
+   */
+  releaseMany(bid: number, mask: number): void {
+    this.limits();
+    if (this.x.releaseMany(this.state, bid, mask) !== 0) this.fail();
   }
 
   /** Free slot `slot` of block `bid` (Alg. 2). */

@@ -8,8 +8,11 @@
  * path; with or without a per-slot generation array), and three "threads" on each: three
  * OracleAllocators on one, three Allocators (bindings of the core) on the other, with the
  * same seeds. Operations: allocate, allocateMany, release, flushKept, reclaimEmpty,
- * setOwnFirstBlock, and warps (warpBegin, per lane the lanes left, allocations and
- * releases inside, warpEnd: the coalescing of core.rs C1–C4). After every operation:
+ * setOwnFirstBlock, warps (warpBegin, per lane the lanes left, allocations and
+ * releases inside, warpEnd: the coalescing of core.rs C1–C4), and several objects of one
+ * block released together (the core's release_many, a compiled method's deferred
+ * self-deletions) against the oracle releasing them one by one in slot order. After every
+ * operation:
  *  - the same handles (or the same error class) on both sides;
  *  - every byte of the two heaps equal, from the header to the end, except the allocator
  *    states and their claim words (the oracle keeps its state in JavaScript);
@@ -55,6 +58,7 @@ type Op =
   | { op: 'alloc'; th: number; cls: 0 | 1; n: number }
   | { op: 'many'; th: number; cls: 0 | 1; n: number }
   | { op: 'free'; th: number; pick: number }
+  | { op: 'freeBlock'; th: number; pick: number; subset: number }
   | { op: 'flush'; th: number }
   | { op: 'reclaim'; th: number }
   | { op: 'own'; th: number; on: boolean }
@@ -183,6 +187,22 @@ function runModel(setup: Setup, ops: readonly Op[]): string {
       case 'free':
         problem = release(o.th, o.pick);
         break;
+      case 'freeBlock': {
+        if (live.length === 0) break;
+        const bid = live[o.pick % live.length]! >>> 5;
+        // A subset of the block's live objects (at least the picked one), ascending slots.
+        const picked = live.filter((h) => h >>> 5 === bid && (h === live[o.pick % live.length] || ((o.subset >>> (h & 31)) & 1) === 1));
+        picked.sort((x, y) => x - y);
+        let mask = 0;
+        for (const h of picked) {
+          mask |= 1 << (h & 31);
+          live.splice(live.indexOf(h), 1);
+        }
+        const a = attempt(() => picked.forEach((h) => oa.releaseHandle(h)));
+        const b = attempt(() => ca.releaseMany(bid, mask));
+        problem = same('releaseMany', a ?? 'ok', b ?? 'ok');
+        break;
+      }
       case 'flush':
         oa.flushKept();
         ca.flushKept();
@@ -233,6 +253,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ op: fc.constant('alloc' as const), th, cls, n: fc.integer({ min: 1, max: 40 }) }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('many' as const), th, cls, n: fc.integer({ min: 1, max: 100 }) }) },
   { weight: 6, arbitrary: fc.record({ op: fc.constant('free' as const), th, pick: fc.nat() }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('freeBlock' as const), th, pick: fc.nat(), subset: fc.integer() }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('flush' as const), th }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('reclaim' as const), th }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('own' as const), th, on: fc.boolean() }) },

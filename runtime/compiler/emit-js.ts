@@ -112,6 +112,21 @@ class Emitter {
   private readonly fusable: boolean;
   /** EmittedJs.ranksOnly: the method's JavaScript allocates nothing, so it needs no warp bookkeeping of its own. */
   readonly ranksOnly: boolean;
+  /**
+   * Deferred self-deletion: a lane's `this.destroy()` marks its slot in `dead`, and the
+   * block's marked objects are released together when the lanes leave the block (one call
+   * into the core, core.rs release_many, instead of one release per object). Only where
+   * no one can tell the difference: unchecked; the method deletes nothing but the lane's
+   * own object, creates nothing (no allocation can take a slot that would have been free
+   * already), iterates no class (deviceDo would see the objects not yet released) and
+   * runs no JavaScript (which could ask the heap). A second destroy of the same object
+   * releases the marked ones and then fails as an immediate release would (deleted twice);
+   * a lane that throws releases the marked ones before the error leaves the runner. On
+   * one thread the heap is the one immediate releases leave: between the deletions and the
+   * block's end nothing else allocates or looks at the block's words, and core.rs
+   * `released` makes the block's FIRST and EMPTY transitions once each for the mask.
+   */
+  private readonly deferFree: boolean;
 
   constructor(
     private readonly ir: MethodIR,
@@ -142,6 +157,12 @@ class Emitter {
       }
     }
     this.fusable = host.blocksOffset + (host.handleLimit / 32) * host.blockBytes <= 0x7fffffff;
+    let othersFreed = false;
+    walk(ir.body, (n) => {
+      if ('op' in n && n.op === 'free' && n.obj.op !== 'self') othersFreed = true;
+    });
+    this.deferFree =
+      !host.checked && ir.frees && !othersFreed && !ir.allocates && ir.iterates.length === 0 && (ir.portable || this.ranksOnly);
   }
 
   emit(): string {
@@ -224,7 +245,7 @@ return function run_${safeName(this.selfT.name)}_${safeName(this.ir.method)}(ctx
   ${args}
   ${locals.length > 0 ? `let ${locals.join(', ')};` : ''}
   ${rankForms.length > 0 ? `let ${rankForms.join(', ')};` : ''}
-  let self = 0;
+  let self = 0;${this.deferFree ? ' let dead = 0, dbid = 0;' : ''}
   try {
     for (let i = from; i < to; i++) {
       const bid = list[i];
@@ -232,6 +253,7 @@ return function run_${safeName(this.selfT.name)}_${safeName(this.ir.method)}(ctx
       let bits = ${live};
       if (bits === 0) continue;
       const b1 = BB + bid * BBYTES, b2 = b1 >>> 1, b4 = b1 >>> 2, b8 = b1 >>> 3, hb = bid * 32;
+      ${this.deferFree ? 'dbid = bid;' : ''}
       ${warpBegin}
       if (bits === ${full}) {
 ${fullLoop}
@@ -244,9 +266,11 @@ ${fullLoop}
 ${body}
         }
       }
+      ${this.deferFree ? 'if (dead !== 0) { A.releaseMany(bid, dead); dead = 0; }' : ''}
       ${warpEnd}
     }
   } catch (e) {
+    ${this.deferFree ? 'if (dead !== 0) { const d = dead; dead = 0; A.releaseMany(dbid, d); }' : ''}
     state.handle = self;
     throw e;
   }
@@ -434,7 +458,12 @@ ${body}
           this.host.fastRelease === true
             ? `(${this.relTemp()} = F.release(${x})) === 0 || A.releaseRest(${x}, ${this.relTemp()})`
             : `A.releaseHandle(${x})`;
-        if (e.obj.op === 'self') return `(${rel('self')})`;
+        if (e.obj.op === 'self') {
+          // (deferFree) marked for the block's release; a slot marked already: release the marked, then fail as an immediate release does.
+          if (this.deferFree)
+            return `((dead & (1 << slot)) === 0 ? (dead |= 1 << slot) : (A.releaseMany(bid, dead), dead = 0, A.releaseHandle(self)))`;
+          return `(${rel('self')})`;
+        }
         const t = this.temp();
         return `((${t} = ${h}) !== 0 || $destroyNull(), ${rel(t)})`;
       }

@@ -21,3 +21,18 @@ export function persistentHeapBytes(rt: Runtime): Uint8Array {
   }
   return bytes;
 }
+
+/**
+ * Where two runtimes' persistent heap bytes first differ ("byte i: x vs y"), or null when
+ * they are equal: for `t.is(heapDifference(b, a), null)`, which stays fast on heaps of
+ * megabytes where a deep comparison of the arrays takes seconds.
+ */
+export function heapDifference(a: Runtime, b: Runtime): string | null {
+  const x = persistentHeapBytes(a);
+  const y = persistentHeapBytes(b);
+  if (x.length !== y.length) return `lengths ${x.length} vs ${y.length}`;
+  for (let i = 0; i < x.length; i++) {
+    if (x[i] !== y[i]) return `byte ${i + RESERVED_BYTES}: ${x[i]} vs ${y[i]}`;
+  }
+  return null;
+}

@@ -966,6 +966,99 @@ impl<M: Mem> Alloc<M> {
         Ok((gen, t, before))
     }
 
+    /// Free the objects in slots `mask` of block `bid` with one atomic: the deletions that a
+    /// compiled method's lanes made of their own objects in one block (runtime/compiler/
+    /// emit-js.ts, "deferred self-deletion"). The same checks as release_begin for every
+    /// slot, and the end state of releasing the slots one by one: the iteration bits
+    /// cleared, FIRST when the block was full before, EMPTY (with K4, invalidation and the
+    /// kept stack) when nothing is left — `released` with the mask, which makes those two
+    /// transitions at most once each whatever the number of slots. A slot already free is
+    /// an error (ALLOC_ERR_DELETED, the lowest such slot) reported after the others are
+    /// released, so the heap stays consistent. BitmapAlloc: one release per slot.
+    pub fn release_many(&self, bid: u32, mask: u32) -> R<()> {
+        if mask == 0 {
+            return Ok(());
+        }
+        let low = mask.trailing_zeros();
+        if !(bid > 0 && bid < self.num_blocks()) {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_FORGED_BLOCK,
+                a: bid,
+                b: low,
+                c: self.num_blocks(),
+            });
+        }
+        if self.has(ALLOC_FLAG_BITMAP_ALLOC) {
+            let mut bits = mask;
+            while bits != 0 {
+                self.release(bid, bits.trailing_zeros())?;
+                bits &= bits - 1;
+            }
+            return Ok(());
+        }
+        let w = self.block_word(bid);
+        // Read before our atomic, while our live objects pin the block's generation (D2).
+        let gen = self.load(w + BLOCK_GEN_WORD);
+        let t = self.load(w + BLOCK_TYPE_WORD);
+        if t == U32_FREE_TYPE {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_FREE_BLOCK,
+                a: bid,
+                b: low,
+                c: 0,
+            });
+        }
+        if t >= self.num_types() {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_CORRUPT,
+                a: bid,
+                b: low,
+                c: t,
+            });
+        }
+        let slots = self.type_word(t, T_SLOTS);
+        if slots < 32 && mask >> slots != 0 {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_FORGED_SLOT,
+                a: bid,
+                b: 31 - mask.leading_zeros(),
+                c: slots,
+            });
+        }
+        let gen_offset = self.type_word(t, T_GEN_OFFSET);
+        if gen_offset != 0 {
+            // As release_begin: generations bumped while the objects still pin the block.
+            let gone = mask & !self.load(w + BLOCK_ALLOC_WORD);
+            if gone != 0 {
+                return Err(Fail::Invalid {
+                    code: ALLOC_ERR_DELETED,
+                    a: bid,
+                    b: gone.trailing_zeros(),
+                    c: 0,
+                });
+            }
+            let mut bits = mask;
+            while bits != 0 {
+                self.add(w + gen_offset / 4 + bits.trailing_zeros(), 1);
+                bits &= bits - 1;
+            }
+        }
+        let before = self.and(w + BLOCK_ALLOC_WORD, !mask);
+        let freed = before & mask;
+        if freed != 0 {
+            self.released(bid, t, gen, before, freed)?;
+        }
+        if freed != mask {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_DELETED,
+                a: bid,
+                b: (mask & !freed).trailing_zeros(),
+                c: 0,
+            });
+        }
+        Ok(())
+    }
+
     /// (C3) Give back the slots `mask` of block `bid`, reserved by this thread's warp cache
     /// and never handed out: one atomic for all of them.
     fn release_mask(&self, bid: u32, mask: u32) -> R<()> {

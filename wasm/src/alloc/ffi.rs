@@ -235,6 +235,13 @@ pub extern "C" fn smmo_alloc_release(st: u32, bid: u32, slot: u32) -> u32 {
     with_alloc!(st, |a| status(st, a.release(bid, slot)))
 }
 
+/// Free the objects in slots `mask` of block `bid` with one atomic (core.rs release_many: a
+/// compiled method's deferred self-deletions); 0 or an error code.
+#[no_mangle]
+pub extern "C" fn smmo_alloc_release_many(st: u32, bid: u32, mask: u32) -> u32 {
+    with_alloc!(st, |a| status(st, a.release_many(bid, mask)))
+}
+
 /// The second half of a release that the host began itself (runtime/alloc-fast-path.ts F2,
 /// core.rs release_end): slot `slot` of block `bid` (type `t`) was freed by the host's AND,
 /// which returned `before`; `gen` is the block's generation read before it. 0 or an error code.
