@@ -27,8 +27,7 @@ import { array, createRuntime, f64, i32, object, rankTable, type Runtime } from 
 import { InvalidHandleError } from '../runtime/errors.js';
 import { BLOCK_ITER_WORD } from '../runtime/layout.js';
 import { emitJs } from '../runtime/compiler/emit-js.js';
-import { lowerForBackend } from '../runtime/compiler/index.js';
-import { S_CACHED, S_LANES_LEFT, S_WARP } from '../runtime/layout.js';
+import { emitHostOf, lowerForBackend } from '../runtime/compiler/index.js';
 import { NO_RANK_BLOCKS, NO_RANK_FORM, rankBlocks, rankForm } from '../runtime/rank-table.js';
 import type { ThreadContext } from '../runtime/thread.js';
 import { persistentHeapBytes } from './helpers/heap-bytes.js';
@@ -354,17 +353,7 @@ test('a heap whose block offsets do not fit an int32: no field addressed from th
     const ir = lowerForBackend(ctx.table, ty, 'gather');
     if ('reason' in ir) throw new Error(ir.reason);
     const heap = ctx.heap;
-    const host = {
-      blocksWord: heap.blocksWord,
-      blockWords: heap.blockWords,
-      blocksOffset: heap.plan.blocksOffset,
-      blockBytes: heap.plan.blockBytes,
-      handleLimit: heap.numBlocks * 32,
-      typeCount: ctx.table.types.length,
-      types: ctx.table.types,
-      checked: false,
-      warpWords: { warp: S_WARP, lanes: S_LANES_LEFT, cached: S_CACHED },
-    };
+    const host = emitHostOf(ctx);
     t.regex(emitJs(ir, host).source, FIELD_FORM, 'this heap');
     const big = emitJs(ir, { ...host, blocksOffset: 2 ** 31 - heap.numBlocks * heap.plan.blockBytes }).source;
     t.notRegex(big, FIELD_FORM);

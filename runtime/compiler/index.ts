@@ -41,7 +41,7 @@ import {
   type TypeTable,
 } from '../layout.js';
 import type { SmmoObject } from '../schema.js';
-import { emitJs } from './emit-js.js';
+import { emitJs, type EmitHost } from './emit-js.js';
 import { CompileFallback, lowerMethod } from './lower.js';
 import { ClosureResolver } from './scope.js';
 
@@ -114,6 +114,28 @@ export type CompileOutcome =
       readonly source: string;
     }
   | { readonly compiled: false; readonly reason: string };
+
+/** What the JavaScript emitter needs of a thread context: its heap's geometry, types, mode and allocator state words. */
+export function emitHostOf(ctx: CompilerContext): EmitHost {
+  const heap = ctx.heap;
+  return {
+    blocksWord: heap.blocksWord,
+    blockWords: heap.blockWords,
+    blocksOffset: heap.plan.blocksOffset,
+    blockBytes: heap.plan.blockBytes,
+    handleLimit: heap.numBlocks * 32,
+    typeCount: ctx.table.types.length,
+    types: ctx.table.types,
+    checked: ctx.checked,
+    fastRelease: ctx.allocator.fast?.enabled === true && ctx.allocator.releaseRest !== undefined,
+    warpWords: {
+      warp: ctx.allocator.state + S_WARP,
+      lanes: ctx.allocator.state + S_LANES_LEFT,
+      cached: ctx.allocator.state + S_CACHED,
+      cacheMask0: ctx.allocator.state + S_TYPES + TS_CACHE_MASK,
+    },
+  };
+}
 
 /** Process-wide: one resolver serves every thread context of this thread. */
 let resolver: ClosureResolver | null = null;
@@ -224,24 +246,7 @@ export class MethodCompiler {
     try {
       resolver ??= new ClosureResolver();
       const ir = lowerMethod(ctx.table, t, method, resolver);
-      const heap = ctx.heap;
-      const emitted = emitJs(ir, {
-        blocksWord: heap.blocksWord,
-        blockWords: heap.blockWords,
-        blocksOffset: heap.plan.blocksOffset,
-        blockBytes: heap.plan.blockBytes,
-        handleLimit: heap.numBlocks * 32,
-        typeCount: ctx.table.types.length,
-        types: ctx.table.types,
-        checked: ctx.checked,
-        fastRelease: ctx.allocator.fast?.enabled === true && ctx.allocator.releaseRest !== undefined,
-        warpWords: {
-          warp: ctx.allocator.state + S_WARP,
-          lanes: ctx.allocator.state + S_LANES_LEFT,
-          cached: ctx.allocator.state + S_CACHED,
-          cacheMask0: ctx.allocator.state + S_TYPES + TS_CACHE_MASK,
-        },
-      });
+      const emitted = emitJs(ir, emitHostOf(ctx));
       source = emitted.source;
       const state = { handle: 0 };
       const factory = new Function('H', 'S', source) as (h: unknown, s: readonly unknown[]) => Runner;

@@ -893,6 +893,54 @@ impl<M: Mem> Alloc<M> {
         self.released(bid, t, gen, before, 1u32 << slot)
     }
 
+    /// The checks of a release of slots `first` … `last` (the lowest and highest) of block
+    /// `bid`, before any write: a block of the heap, of a type (not free, not corrupt) that
+    /// has those slots. Returns the block's header word index, its generation and its type,
+    /// read while the caller's live objects pin the block (D2). Errors name `bid` and the
+    /// slot at fault.
+    #[inline(always)]
+    fn release_target(&self, bid: u32, first: u32, last: u32) -> R<(u32, u32, u32)> {
+        if !(bid > 0 && bid < self.num_blocks()) {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_FORGED_BLOCK,
+                a: bid,
+                b: first,
+                c: self.num_blocks(),
+            });
+        }
+        let w = self.block_word(bid);
+        // Read before our atomic, while our live object pins the block's generation (D2).
+        let gen = self.load(w + BLOCK_GEN_WORD);
+        let t = self.load(w + BLOCK_TYPE_WORD);
+        if t == U32_FREE_TYPE {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_FREE_BLOCK,
+                a: bid,
+                b: first,
+                c: 0,
+            });
+        }
+        if t >= self.num_types() {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_CORRUPT,
+                a: bid,
+                b: first,
+                c: t,
+            });
+        }
+        let slots = self.type_word(t, T_SLOTS);
+        if last >= slots {
+            // Pre-set high bits (§5.2) would make the slot look allocated: clearing one would corrupt the block.
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_FORGED_SLOT,
+                a: bid,
+                b: last,
+                c: slots,
+            });
+        }
+        Ok((w, gen, t))
+    }
+
     /// Alg. 2 l. 1–4, the first half of a release: check the handle, read the block's
     /// generation and type while our object still pins the block, bump the slot's
     /// generation (checked heaps), clear its allocation bit. Returns (generation, type, the
@@ -901,7 +949,7 @@ impl<M: Mem> Alloc<M> {
     /// but the high mask is left). Exported on its own (ffi.rs smmo_alloc_release_begin) so
     /// that the interleaving tests can pause a thread exactly there.
     pub fn release_begin(&self, bid: u32, slot: u32) -> R<(u32, u32, u32)> {
-        if !(bid > 0 && bid < self.num_blocks()) || slot >= 32 {
+        if slot >= 32 {
             return Err(Fail::Invalid {
                 code: ALLOC_ERR_FORGED_BLOCK,
                 a: bid,
@@ -909,37 +957,8 @@ impl<M: Mem> Alloc<M> {
                 c: self.num_blocks(),
             });
         }
-        let w = self.block_word(bid);
+        let (w, gen, t) = self.release_target(bid, slot, slot)?;
         let mask = 1u32 << slot;
-        // Read before our atomic, while our live object pins the block's generation (D2).
-        let gen = self.load(w + BLOCK_GEN_WORD);
-        let t = self.load(w + BLOCK_TYPE_WORD);
-        if t == U32_FREE_TYPE {
-            return Err(Fail::Invalid {
-                code: ALLOC_ERR_FREE_BLOCK,
-                a: bid,
-                b: slot,
-                c: 0,
-            });
-        }
-        if t >= self.num_types() {
-            return Err(Fail::Invalid {
-                code: ALLOC_ERR_CORRUPT,
-                a: bid,
-                b: slot,
-                c: t,
-            });
-        }
-        let slots = self.type_word(t, T_SLOTS);
-        if slot >= slots {
-            // Pre-set high bits (§5.2) would make the slot look allocated: clearing one would corrupt the block.
-            return Err(Fail::Invalid {
-                code: ALLOC_ERR_FORGED_SLOT,
-                a: bid,
-                b: slot,
-                c: slots,
-            });
-        }
         let gen_offset = self.type_word(t, T_GEN_OFFSET);
         if gen_offset != 0 {
             // Stale-handle generations: bumped while the object still pins the block (a
@@ -979,15 +998,6 @@ impl<M: Mem> Alloc<M> {
         if mask == 0 {
             return Ok(());
         }
-        let low = mask.trailing_zeros();
-        if !(bid > 0 && bid < self.num_blocks()) {
-            return Err(Fail::Invalid {
-                code: ALLOC_ERR_FORGED_BLOCK,
-                a: bid,
-                b: low,
-                c: self.num_blocks(),
-            });
-        }
         if self.has(ALLOC_FLAG_BITMAP_ALLOC) {
             let mut bits = mask;
             while bits != 0 {
@@ -996,35 +1006,7 @@ impl<M: Mem> Alloc<M> {
             }
             return Ok(());
         }
-        let w = self.block_word(bid);
-        // Read before our atomic, while our live objects pin the block's generation (D2).
-        let gen = self.load(w + BLOCK_GEN_WORD);
-        let t = self.load(w + BLOCK_TYPE_WORD);
-        if t == U32_FREE_TYPE {
-            return Err(Fail::Invalid {
-                code: ALLOC_ERR_FREE_BLOCK,
-                a: bid,
-                b: low,
-                c: 0,
-            });
-        }
-        if t >= self.num_types() {
-            return Err(Fail::Invalid {
-                code: ALLOC_ERR_CORRUPT,
-                a: bid,
-                b: low,
-                c: t,
-            });
-        }
-        let slots = self.type_word(t, T_SLOTS);
-        if slots < 32 && mask >> slots != 0 {
-            return Err(Fail::Invalid {
-                code: ALLOC_ERR_FORGED_SLOT,
-                a: bid,
-                b: 31 - mask.leading_zeros(),
-                c: slots,
-            });
-        }
+        let (w, gen, t) = self.release_target(bid, mask.trailing_zeros(), 31 - mask.leading_zeros())?;
         let gen_offset = self.type_word(t, T_GEN_OFFSET);
         if gen_offset != 0 {
             // As release_begin: generations bumped while the objects still pin the block.
