@@ -33,11 +33,25 @@ export class Mote extends object({ v: i32, w: i32 }) {
     }
   }
 
-  /** Deletes itself and creates a replacement: not deferred. */
+  /** Creates a replacement, then deletes itself. */
   replace(k: number): void {
     if (this.v % k === 0) {
       this.runtime.create(Mote).v = this.v + 1;
       this.destroy();
+    }
+  }
+
+  /** Deletes itself, or now and then creates another mote (a lane after deleted ones may call into the core's allocation). */
+  spawnOrDie(k: number): void {
+    if (this.v % k === 0) this.destroy();
+    else if (this.v % 3 === 0) this.runtime.create(Mote, { v: this.v + 100000, w: 1 });
+  }
+
+  /** Deletes itself, then creates a Spark (another class). */
+  dieThenSpark(k: number): void {
+    if (this.v % k === 0) {
+      this.destroy();
+      this.runtime.create(Spark).at = this.v;
     }
   }
 
@@ -49,3 +63,6 @@ export class Mote extends object({ v: i32, w: i32 }) {
     if (this.v % k === 0) this.destroy();
   }
 }
+
+/** A second class for Mote.dieThenSpark. */
+export class Spark extends object({ at: i32 }) {}

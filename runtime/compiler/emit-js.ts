@@ -117,13 +117,15 @@ class Emitter {
    * block's marked objects are released together when the lanes leave the block (one call
    * into the core, core.rs release_many, instead of one release per object). Only where
    * no one can tell the difference: unchecked; the method deletes nothing but the lane's
-   * own object, creates nothing (no allocation can take a slot that would have been free
-   * already), iterates no class (deviceDo would see the objects not yet released) and
-   * runs no JavaScript (which could ask the heap). A second destroy of the same object
-   * releases the marked ones and then fails as an immediate release would (deleted twice);
-   * a lane that throws releases the marked ones before the error leaves the runner. On
-   * one thread the heap is the one immediate releases leave: between the deletions and the
-   * block's end nothing else allocates or looks at the block's words, and core.rs
+   * own object, iterates no class (deviceDo would see the objects not yet released) and
+   * runs no JavaScript (which could ask the heap). Where it creates objects, the marked
+   * ones are released before every call into the core's allocation (take), the only
+   * place where the allocator reads what a release changed: a slot taken from the warp's
+   * cache was reserved by such a call. A second destroy of the same object releases the
+   * marked ones and then fails as an immediate release would (deleted twice); a lane that
+   * throws releases the marked ones before the error leaves the runner, and the block's
+   * are released before its warp closes (warpEnd), as they were before it in an
+   * interpreted run. On one thread the heap is the one immediate releases leave: core.rs
    * `released` makes the block's FIRST and EMPTY transitions once each for the mask.
    */
   private readonly deferFree: boolean;
@@ -161,8 +163,7 @@ class Emitter {
     walk(ir.body, (n) => {
       if ('op' in n && n.op === 'free' && n.obj.op !== 'self') othersFreed = true;
     });
-    this.deferFree =
-      !host.checked && ir.frees && !othersFreed && !ir.allocates && ir.iterates.length === 0 && (ir.portable || this.ranksOnly);
+    this.deferFree = !host.checked && ir.frees && !othersFreed && ir.iterates.length === 0 && (ir.portable || this.ranksOnly);
   }
 
   emit(): string {
@@ -449,7 +450,8 @@ ${body}
       }
       case 'alloc':
         this.allocated.add(e.cls.id);
-        return `alloc_${e.cls.id}()`;
+        // (deferFree) the slot is taken here, so that a call into the core releases the marked objects first.
+        return this.deferFree ? `alloc_${e.cls.id}(${this.take(e.cls.id)})` : `alloc_${e.cls.id}()`;
       case 'free': {
         const h = this.expr(e.obj);
         if (this.host.checked) return `$free(ctx, ${h}, self)`;
@@ -664,18 +666,28 @@ ${body}
         zero.push(`${arr === 'U8' ? 'U8' : arr}[${idx}] = 0;`);
       }
     }
-    // (runtime/alloc-fast-path.ts F1) the warp's cached slot, without the call into the binding.
-    const mw = this.host.warpWords.cacheMask0;
-    const take =
-      mw === undefined
-        ? `A.allocate(TL[${id}])`
-        : `(I32[${mw + id * TS_WORDS}] !== 0 ? $take(I32, ${mw + id * TS_WORDS}, ${this.host.warpWords.cached}) : A.allocate(TL[${id}]))`;
-    return `function alloc_${id}() {
-  const h = ${take};
+    // With deferFree the caller takes the slot (take) and passes it in.
+    return `function alloc_${id}(${this.deferFree ? 'h' : ''}) {
+  ${this.deferFree ? '' : `const h = ${this.take(id)};`}
   const b = BB + (h >>> 5) * BBYTES, s = h & 31;
   ${zero.join(' ')}
   return h;
 }`;
+  }
+
+  /**
+   * A new object's handle: (runtime/alloc-fast-path.ts F1) the warp's cached slot without a
+   * call into the binding, else the core's allocation. With deferFree the marked objects of
+   * the block are released before that call: every deletion made before it in the pass has
+   * then reached the core, as it had in an interpreted run, so the core allocates from the
+   * same state (a cached slot was reserved by such a call too).
+   */
+  private take(id: number): string {
+    const core = this.deferFree ? `(dead !== 0 && (A.releaseMany(bid, dead), dead = 0), A.allocate(TL[${id}]))` : `A.allocate(TL[${id}])`;
+    const mw = this.host.warpWords.cacheMask0;
+    return mw === undefined
+      ? core
+      : `(I32[${mw + id * TS_WORDS}] !== 0 ? $take(I32, ${mw + id * TS_WORDS}, ${this.host.warpWords.cached}) : ${core})`;
   }
 
   private rel: string | null = null;
