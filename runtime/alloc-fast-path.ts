@@ -51,6 +51,15 @@
  *       (no other thread exists, F2), reports it.
  *  (F4) The state is the calling thread's own (mem.rs M2): its words are read and written
  *       with plain accesses; JavaScript and the core run on one thread one after the other.
+ *  (F5) Release of several slots of one block (FastRelease.releaseMask): core.rs
+ *       release_many on a heap of one thread, as F2 is release_begin — the block's
+ *       generation, then its type, the checks on the slots, and only then (every slot of the
+ *       mask allocated: otherwise the core's release_many reports the first one that is not,
+ *       nothing written here) one AND of the allocation word and of the iteration word. Where
+ *       the word shows a transition (the block was full, or is now empty) the core finishes
+ *       it (smmo_alloc_release_end_many → `released` with the mask). What compiled methods'
+ *       deferred self-deletions release (runtime/compiler/emit-js.ts deferFree): a block with
+ *       one or two deletions costs what F2 costs them, not a call into the core.
  */
 import { BLOCK_ALLOC_WORD, BLOCK_GEN_WORD, BLOCK_ITER_WORD, BLOCK_TYPE_WORD, TS_CACHE_BLOCK, TS_CACHE_MASK } from './layout.js';
 
@@ -74,6 +83,8 @@ export const RELEASE_BY_CORE = -1;
 
 /** The core's release_end (wasm/src/alloc/ffi.rs smmo_alloc_release_end): 0 or an error code in the state. */
 type ReleaseEnd = (st: number, bid: number, t: number, gen: number, before: number, slot: number) => number;
+/** The core's release_end_many (ffi.rs smmo_alloc_release_end_many): as ReleaseEnd for a mask of slots. */
+type ReleaseEndMany = (st: number, bid: number, t: number, gen: number, before: number, mask: number) => number;
 
 /** (F2) The JavaScript first half of a release, for one thread's state on one heap. */
 export class FastRelease {
@@ -93,7 +104,32 @@ export class FastRelease {
     /** False on a heap formatted for several threads or for BitmapAlloc: every release is the core's (F2, F3). */
     readonly enabled: boolean,
     private readonly releaseEnd: ReleaseEnd,
+    private readonly releaseEndMany: ReleaseEndMany,
   ) {}
+
+  /**
+   * (F5) Free the objects in slots `mask` (not 0) of block `bid`: 0, an error code (the error
+   * is in the state), or RELEASE_BY_CORE (nothing written: call the core's release_many).
+   */
+  releaseMask(bid: number, mask: number): number {
+    if (!this.enabled || bid <= 0 || bid >= this.numBlocks || mask === 0) return RELEASE_BY_CORE;
+    const i32 = this.i32;
+    const w = this.blocksWord + bid * this.blockWords;
+    const gen = i32[w + BLOCK_GEN_WORD]!;
+    const t = i32[w + BLOCK_TYPE_WORD]!;
+    if (t < 0 || t >= this.numTypes || this.genOffset[t] !== 0) return RELEASE_BY_CORE;
+    const slots = this.slots[t]!;
+    if (slots === 0 || (slots < 32 && mask >>> slots !== 0)) return RELEASE_BY_CORE;
+    const before = i32[w + BLOCK_ALLOC_WORD]!;
+    if ((before & mask) !== mask) return RELEASE_BY_CORE;
+    i32[w + BLOCK_ALLOC_WORD] = before & ~mask;
+    const iter = i32[w + BLOCK_ITER_WORD]!;
+    if ((iter & mask) !== 0) i32[w + BLOCK_ITER_WORD] = iter & ~mask;
+    if (before === -1 || (before & ~mask) === this.highMask[t]) {
+      return this.releaseEndMany(this.state, bid, t, gen, before, mask);
+    }
+    return 0;
+  }
 
   /**
    * Free the object `handle`: 0 (done), an ALLOC_ERR_* code from the core's release_end

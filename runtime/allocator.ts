@@ -114,6 +114,7 @@ interface CoreExports {
   reopenBlock: F;
   releaseBegin: F;
   releaseEnd: F;
+  releaseEndMany: F;
   defragTake: F;
   defragVacate: F;
 }
@@ -149,6 +150,7 @@ function coreExports(wasm: WasmInstance): CoreExports {
     reopenBlock: fn('reopen_block'),
     releaseBegin: fn('release_begin'),
     releaseEnd: fn('release_end'),
+    releaseEndMany: fn('release_end_many'),
     defragTake: fn('defrag_take'),
     defragVacate: fn('defrag_vacate'),
   };
@@ -212,6 +214,7 @@ export class Allocator {
       heap.highMask,
       !flags.atomic && !flags.bitmapAlloc,
       this.x.releaseEnd,
+      this.x.releaseEndMany,
     );
     this.fastRelease = this.fast.enabled;
   }
@@ -320,6 +323,12 @@ export class Allocator {
    * its lanes leave the block (runtime/compiler/emit-js.ts).
    */
   releaseMany(bid: number, mask: number): void {
+    // (alloc-fast-path.ts F5) in JavaScript on a heap of one thread; the core where the block changes state (or F3).
+    if (this.fastRelease) {
+      const r = this.fast.releaseMask(bid, mask);
+      if (r === 0) return;
+      if (r !== RELEASE_BY_CORE) this.fail();
+    }
     this.limits();
     if (this.x.releaseMany(this.state, bid, mask) !== 0) this.fail();
   }

@@ -294,6 +294,49 @@ test('F2: a release whose slot is in the iteration bitmap (an object deleting it
   s.heap.validate();
 });
 
+test('F5: several slots of a block released together: JavaScript in the middle, the core at FIRST and EMPTY, the same heap as one by one', (t) => {
+  const masks = (hs: number[], slots: number[][]): number[] => slots.map((ss) => ss.reduce((m, k) => m | (1 << (hs[k]! & 31)), 0));
+  const groups = [[0, 5, 9], [1, 2, 3, 4], [6, 7, 8, 10, 11], Array.from({ length: 20 }, (_, i) => 12 + i)];
+  const fast = side({ keepBlocks: 4, atomic: false });
+  const one = side({ keepBlocks: 4, atomic: false });
+  const [fa, oa] = [fast, one].map((s) => Array.from({ length: 32 }, () => s.alloc.allocate(s.types[0]!))) as [number[], number[]];
+  t.deepEqual(fa, oa);
+  const bid = fa[0]! >>> 5;
+  t.true(
+    fa.every((h) => h >>> 5 === bid),
+    'one full block',
+  );
+  const w = fast.heap.blockWord(bid);
+  for (const s of [fast, one]) s.heap.i32[w + BLOCK_ITER_WORD] = -1; // a do-all's snapshot
+  masks(fa, groups).forEach((mask, g) => {
+    fast.alloc.releaseMany(bid, mask);
+    for (const k of groups[g]!) one.alloc.releaseHandle(oa[k]!);
+    sameHeap(t, fast.heap, one.heap, `group ${g}`);
+    // FULL → ACTIVE with the first group, EMPTY with the last: the core's; the groups between: JavaScript alone.
+    t.is(count(fast, 'smmo_alloc_release_end_many'), g === groups.length - 1 ? 2 : 1, `group ${g}`);
+  });
+  t.is(count(fast, 'smmo_alloc_release_many'), 0, 'no whole release in the core');
+  fast.heap.validate();
+  // A slot already free: nothing written here, the core's release_many reports it (after the others).
+  const hs = Array.from({ length: 4 }, () => fast.alloc.allocate(fast.types[0]!));
+  t.true(
+    hs.slice(0, 3).every((h) => h >>> 5 === hs[0]! >>> 5),
+    'three in one block',
+  );
+  fast.alloc.releaseHandle(hs[1]!);
+  const e = t.throws(() => fast.alloc.releaseMany(hs[0]! >>> 5, masks(hs, [[0, 1, 2]])[0]!), { instanceOf: InvalidHandleError });
+  t.is(e.reason, 'deleted');
+  t.is(count(fast, 'smmo_alloc_release_many'), 1);
+  fast.heap.validate();
+  // Several threads: every mask is the core's.
+  const atomic = side({ keepBlocks: 4, atomic: true });
+  const ah = Array.from({ length: 8 }, () => atomic.alloc.allocate(atomic.types[0]!));
+  atomic.alloc.releaseMany(ah[0]! >>> 5, masks(ah, [[2, 3]])[0]!);
+  t.is(count(atomic, 'smmo_alloc_release_many'), 1);
+  t.is(count(atomic, 'smmo_alloc_release_end_many'), 0);
+  atomic.heap.validate();
+});
+
 for (const [name, options] of [
   ['several threads', { keepBlocks: 4, atomic: true }],
   ['BitmapAlloc', { atomic: false, bitmapAlloc: true }],

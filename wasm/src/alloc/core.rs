@@ -1087,6 +1087,21 @@ impl<M: Mem> Alloc<M> {
         self.released(bid, t, gen, before, 1u32 << slot)
     }
 
+    /// release_end for the slots `mask` of block `bid`, freed together by the host's AND
+    /// (runtime/alloc-fast-path.ts F5, the one-thread half of release_many): the same
+    /// checks on what the host passes, then `released` with the mask.
+    pub fn release_end_many(&self, bid: u32, t: u32, gen: u32, before: u32, mask: u32) -> R<()> {
+        if !(bid > 0 && bid < self.num_blocks()) || t >= self.num_types() || mask == 0 || before & mask != mask {
+            return Err(Fail::Invalid {
+                code: ALLOC_ERR_CORRUPT,
+                a: bid,
+                b: mask,
+                c: t,
+            });
+        }
+        self.released(bid, t, gen, before, mask)
+    }
+
     /// Alg. 2 l. 5–13 after the slots `mask` of block `bid` (type `t`, generation `gen` read
     /// before the atomic) were freed by an atomic that returned `before`.
     fn released(&self, bid: u32, t: u32, gen: u32, before: u32, mask: u32) -> R<()> {

@@ -250,6 +250,13 @@ pub extern "C" fn smmo_alloc_release_end(st: u32, bid: u32, t: u32, gen: u32, be
     with_alloc!(st, |a| status(st, a.release_end(bid, t, gen, before, slot)))
 }
 
+/// release_end for the slots `mask` of block `bid`, freed together by the host's AND
+/// (runtime/alloc-fast-path.ts F5, core.rs release_end_many). 0 or an error code.
+#[no_mangle]
+pub extern "C" fn smmo_alloc_release_end_many(st: u32, bid: u32, t: u32, gen: u32, before: u32, mask: u32) -> u32 {
+    with_alloc!(st, |a| status(st, a.release_end_many(bid, t, gen, before, mask)))
+}
+
 /// Step (tests): the first half of a release, Alg. 2 l. 1–4 (core.rs release_begin). Writes
 /// the block's generation, its type and the allocation word before the clear to the three
 /// u32 at byte address `out`; 0 or an error code. The caller finishes the release with the
