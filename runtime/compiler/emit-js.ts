@@ -564,9 +564,9 @@ ${body}
    * A field read through a rank, `ctx.get(C, table[i]).f` (unchecked mode): the object as
    * its block's byte offset and its slot, without forming its handle. Inside the block form
    * both come from the form (`bases[⌊i / N⌋]`, i mod N; a live object of C, so no null test);
-   * outside it the element is read and checked as 'checkHandle' does, then split. Measured
-   * (dev VM, game-of-life's neighbour count over its 1.4 M candidates at 1714 × 1647): 20 %
-   * less time than forming the handle and addressing through it. Null where the operand is
+   * outside it the element is read and checked as 'checkHandle' does, then split.
+   * game-of-life's neighbour counts take 13–19 % less time per pass than through the handle
+   * (device host; bench/layout.ts isolates the lookup). Null where the operand is
    * not such a read, or field f has no layout in C. (A store never sees one: the lowering
    * keeps the object of an assignment in a local: lower.ts place.)
    */
