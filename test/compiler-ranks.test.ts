@@ -30,7 +30,7 @@ import { emitJs } from '../runtime/compiler/emit-js.js';
 import { emitHostOf, lowerForBackend } from '../runtime/compiler/index.js';
 import { NO_RANK_BLOCKS, NO_RANK_FORM, rankBlocks, rankForm } from '../runtime/rank-table.js';
 import type { ThreadContext } from '../runtime/thread.js';
-import { persistentHeapBytes } from './helpers/heap-bytes.js';
+import { heapDifference } from './helpers/heap-bytes.js';
 
 const COUNT = 100;
 
@@ -127,7 +127,7 @@ test('get() of a rank-table element: the interpreted heap, without the block che
   const b = await make(true);
   try {
     for (const rt of [a, b]) rt.doAll(Tile, 'gather', COUNT);
-    t.deepEqual(persistentHeapBytes(b), persistentHeapBytes(a));
+    t.is(heapDifference(b, a), null);
     let sum = 0;
     b.deviceDo(Tile, (o) => void (sum += o.sum));
     t.is(sum, 2 * ((COUNT * (3 * (COUNT - 1))) / 2 + COUNT) - (1 + 3 * (COUNT - 1) + 1), 'each value counted by its two neighbours');
@@ -176,7 +176,7 @@ test('a table written to or handed to a function, and checked mode, keep the blo
   try {
     for (const m of ['spoil', 'share'] as const) {
       for (const rt of [a, b]) rt.doAll(Tile, m, COUNT);
-      t.deepEqual(persistentHeapBytes(b), persistentHeapBytes(a), m);
+      t.is(heapDifference(b, a), null, m);
       const src = sourceOf(b, `Tile.${m}`);
       t.true(src !== '', `Tile.${m} compiled`);
       t.notRegex(src, UNCHECKED, m);
@@ -278,7 +278,7 @@ test('rank tables read through their block form: the interpreted heap, N = 32 an
         rt.doAll(Wide, 'gather', COUNT);
         rt.doAll(Wide, 'gather', COUNT);
       }
-      t.deepEqual(persistentHeapBytes(b.rt), persistentHeapBytes(a.rt), holes ? 'with holes' : 'block form');
+      t.is(heapDifference(b.rt, a.rt), null, holes ? 'with holes' : 'block form');
       t.regex(sourceOf(b.rt, 'Wide.gather'), FIELD_FORM);
       let sum = 0;
       b.rt.deviceDo(Wide, (o) => void (sum += o.sum));
@@ -295,7 +295,7 @@ test('rank tables read through their block form: the interpreted heap, N = 32 an
     t.not(rankBlocks(rankTable(b, Tile, COUNT), 32), NO_RANK_BLOCKS);
     for (const m of ['gather', 'pair', 'push'] as const) {
       for (const rt of [a, b]) rt.doAll(Tile, m, COUNT);
-      t.deepEqual(persistentHeapBytes(b), persistentHeapBytes(a), m);
+      t.is(heapDifference(b, a), null, m);
     }
     t.regex(sourceOf(b, 'Tile.gather'), FIELD_FORM);
     for (const m of ['pair', 'push']) {
@@ -336,7 +336,7 @@ test('a last block that does not begin at slot 0: its ranks read from the table,
     t.true(covered > 0 && covered < COUNT && covered % 32 === 0, `the form covers ${covered} of ${COUNT} ranks`);
     for (const m of ['gather', 'pair', 'push'] as const) {
       for (const rt of [a, b]) rt.doAll(Tile, m, COUNT);
-      t.deepEqual(persistentHeapBytes(b), persistentHeapBytes(a), m);
+      t.is(heapDifference(b, a), null, m);
     }
     t.regex(sourceOf(b, 'Tile.gather'), FIELD_FORM);
   } finally {
@@ -389,10 +389,10 @@ test('a method whose only JavaScript is rankTable: its do-all snapshots only its
       wideWords(b).every((w) => b.heap.i32[w] === 0),
       'compiled: Wide not snapshotted',
     );
-    t.deepEqual(persistentHeapBytes(b), persistentHeapBytes(a));
+    t.is(heapDifference(b, a), null);
     t.is(b.count(Small), 44);
     for (const rt of [a, b]) rt.doAll(Small, 'look', COUNT);
-    t.deepEqual(persistentHeapBytes(b), persistentHeapBytes(a));
+    t.is(heapDifference(b, a), null);
     const c = (b.context as unknown as ThreadContext).compileUse.get('Small.look');
     t.true(c !== undefined && c.compiled && c.ranksOnly && !c.portable, 'Small.look: onlyRanks');
     t.notRegex(sourceOf(b, 'Small.look'), /= left--/, 'no warp words');
