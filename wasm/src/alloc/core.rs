@@ -1076,7 +1076,7 @@ impl<M: Mem> Alloc<M> {
     /// from the host, so they are checked before any word is touched; `gen` is the
     /// generation the host read before its AND (D2), `before` the word its AND returned.
     pub fn release_end(&self, bid: u32, t: u32, gen: u32, before: u32, slot: u32) -> R<()> {
-        if !(bid > 0 && bid < self.num_blocks()) || slot >= 32 || t >= self.num_types() || before & (1u32 << slot) == 0 {
+        if slot >= 32 {
             return Err(Fail::Invalid {
                 code: ALLOC_ERR_CORRUPT,
                 a: bid,
@@ -1084,12 +1084,13 @@ impl<M: Mem> Alloc<M> {
                 c: t,
             });
         }
-        self.released(bid, t, gen, before, 1u32 << slot)
+        self.release_end_many(bid, t, gen, before, 1u32 << slot)
     }
 
     /// release_end for the slots `mask` of block `bid`, freed together by the host's AND
-    /// (runtime/alloc-fast-path.ts F5, the one-thread half of release_many): the same
-    /// checks on what the host passes, then `released` with the mask.
+    /// (runtime/alloc-fast-path.ts F5, the one-thread half of release_many; release_end for
+    /// one slot): the checks on what the host passes (an error names the mask), then
+    /// `released` with the mask.
     pub fn release_end_many(&self, bid: u32, t: u32, gen: u32, before: u32, mask: u32) -> R<()> {
         if !(bid > 0 && bid < self.num_blocks()) || t >= self.num_types() || mask == 0 || before & mask != mask {
             return Err(Fail::Invalid {
