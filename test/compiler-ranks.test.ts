@@ -17,9 +17,6 @@
  *    element by element; an index that is not an integer throws as the interpreted method
  *    does; on a heap whose block offsets do not fit an int32 no field is addressed from the
  *    form;
- *  - a rankTable call site kept in a local remembers its last count and table for the
- *    runner's call (emit-js.ts rankAssign): the same heap, and a lane with another count
- *    still throws the interpreted UsageError;
  *  - a method whose only JavaScript is rankTable (onlyRanks): its do-all snapshots only the
  *    classes it visits (the ranked class's iteration words are not written; its table is
  *    made from allocation words, rank-table.ts R5), it keeps no warp words, and its heap
@@ -27,7 +24,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { array, createRuntime, f64, i32, object, rankTable, type Runtime } from '../index.js';
-import { InvalidHandleError, UsageError } from '../runtime/errors.js';
+import { InvalidHandleError } from '../runtime/errors.js';
 import { BLOCK_ITER_WORD } from '../runtime/layout.js';
 import { emitJs } from '../runtime/compiler/emit-js.js';
 import { emitHostOf, lowerForBackend } from '../runtime/compiler/index.js';
@@ -70,20 +67,6 @@ class Tile extends object({ rank: i32, v: i32, sum: i32 }) {
     const ctx = this.runtime;
     const table = rankTable(ctx, Tile, count);
     this.sum = ctx.get(Tile, table[this.rank + 0.5]!).v;
-  }
-
-  /** One lane asks for the table with a wrong count (UsageError there); the others read a neighbour. */
-  miscount(count: number): void {
-    const ctx = this.runtime;
-    const table = rankTable(ctx, Tile, this.rank === 60 ? count + 1 : count);
-    this.sum = ctx.get(Tile, table[(this.rank + 1) % count]!).v;
-  }
-
-  /** No count at all (UsageError in the first lane, before any table was remembered). */
-  nocount(count: number): void {
-    const ctx = this.runtime;
-    const table = rankTable(ctx, Tile, (count > 0 ? undefined : count) as unknown as number);
-    this.sum = ctx.get(Tile, table[this.rank]!).v;
   }
 
   /** Writes into its table: its reads keep the block check. */
@@ -185,30 +168,6 @@ async function sameInvalidHandle(
 }
 
 test('an index past the rank table: the interpreted InvalidHandleError', (t) => sameInvalidHandle(t, 'past', UNCHECKED));
-
-test('a rankTable call site remembers its table for the runner: the same heap, and another count still throws', async (t) => {
-  const errors: string[] = [];
-  const heaps: Runtime[] = [];
-  try {
-    for (const compile of [false, true]) {
-      const rt = await make(compile);
-      heaps.push(rt);
-      rt.doAll(Tile, 'gather', COUNT);
-      for (const m of ['miscount', 'nocount'] as const) {
-        const e = t.throws(() => rt.doAll(Tile, m, COUNT));
-        const cause = (e as Error).cause as Error;
-        t.true(cause instanceof UsageError, `${m}: ${String(cause)}`);
-        errors.push(`${m}: ${cause.message}`);
-      }
-      if (compile)
-        t.regex(sourceOf(rt, 'Tile.miscount'), /=== \$t\d+ && \$t\d+ !== undefined \? \$t\d+ : \(\$t\d+ = S\d+\(ctx, S\d+, \$t\d+\)/);
-    }
-    t.deepEqual(errors.slice(2), errors.slice(0, 2));
-    t.is(heapDifference(heaps[1]!, heaps[0]!), null);
-  } finally {
-    for (const rt of heaps) await rt.close();
-  }
-});
 
 test('a table written to or handed to a function, and checked mode, keep the block check', async (t) => {
   const a = await make(false);

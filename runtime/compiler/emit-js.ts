@@ -291,22 +291,6 @@ ${body}
       return `${l} = ${r}, ${l}$s = ${r}$s, ${l}$b = ${r}$b, ${l}$n = ${r}$n`;
     }
     const f = this.formTemp();
-    if (this.ranks !== null && this.ranks.isCall(value)) {
-      const call = value as Extract<Expr, { op: 'dynCall' }>;
-      const [c, k] = [call.args[0]!, call.args[1]!];
-      if (c.op === 'ctx' && k.op === 'static') {
-        // A rankTable(ctx, C, n) call site remembers its last n and what it returned, with the
-        // form, for the rest of the runner's call: the same n gives the same table (rank-table.ts
-        // R1, R2: a table is kept until resetRankTable, which no JavaScript of such a method can
-        // call), so later lanes skip the call and rankForm. A call that throws remembers nothing.
-        const [key, m, ms, mb, mn] = [this.temp(), this.temp(), this.temp(), this.temp(), this.temp()];
-        const n = this.temp();
-        const miss =
-          `(${m} = ${this.expr(call.callee)}(ctx, ${this.expr(k)}, ${n}), ${f} = $rankForm(${m}, ${cls.slots}), ` +
-          `${ms} = ${f}.starts, ${mb} = ${f}.bases, ${mn} = ${f}.n, ${key} = ${n}, ${m})`;
-        return `${l} = ((${n} = ${this.expr(call.args[2]!)}) === ${key} && ${m} !== undefined ? ${m} : ${miss}), ${l}$s = ${ms}, ${l}$b = ${mb}, ${l}$n = ${mn}`;
-      }
-    }
     return `${l} = ${this.expr(value)}, ${f} = $rankForm(${l}, ${cls.slots}), ${l}$s = ${f}.starts, ${l}$b = ${f}.bases, ${l}$n = ${f}.n`;
   }
 
