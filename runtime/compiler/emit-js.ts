@@ -267,11 +267,11 @@ ${fullLoop}
 ${body}
         }
       }
-      ${this.deferFree ? 'if (dead !== 0) { A.releaseMany(bid, dead); dead = 0; }' : ''}
+      ${this.deferFree ? `${releaseDead('bid')};` : ''}
       ${warpEnd}
     }
   } catch (e) {
-    ${this.deferFree ? 'if (dead !== 0) { const d = dead; dead = 0; A.releaseMany(dbid, d); }' : ''}
+    ${this.deferFree ? `${releaseDead('dbid')};` : ''}
     state.handle = self;
     throw e;
   }
@@ -326,20 +326,16 @@ ${body}
     const isSelf = h === 'self';
     const layouts = f.layouts;
     const single = isSelf ? layouts.get(this.selfT.id)! : layouts.size === 1 ? layouts.values().next().value! : null;
-    // Offset of the element's array in bytes (per type when several layouts), and the per-element stride.
-    const elemOffset = (fl: FieldLayout): number => fl.offsets[elemConst ?? 0]!;
-    const stride = (fl: FieldLayout): number => (fl.offsets.length > 1 ? fl.offsets[1]! - fl.offsets[0]! : 0);
     let off: string;
-    if (single !== null) {
-      off = String(elemOffset(single) >>> shift);
-      if (elemCode !== null) off = `(${off} + ${elemCode} * ${stride(single) >>> shift})`;
-    } else {
+    if (single !== null) off = offsetIn(single, shift, elemCode, elemConst);
+    else {
+      // Per type (several layouts): tables of the element's offset and stride, indexed by the block's type.
       const typeOf = `I32[BW + (${h} >>> 5) * BWORDS + ${BLOCK_TYPE_WORD}]`;
       const offs = new Array<number>(this.host.typeCount).fill(0);
       const strides = new Array<number>(this.host.typeCount).fill(0);
       for (const [id, fl] of layouts) {
-        offs[id] = elemOffset(fl) >>> shift;
-        strides[id] = stride(fl) >>> shift;
+        offs[id] = fl.offsets[elemConst ?? 0]! >>> shift;
+        strides[id] = strideOf(fl) >>> shift;
       }
       const t = this.table('Int32Array', offs);
       off = `${t}[${typeOf}]`;
@@ -462,8 +458,7 @@ ${body}
             : `A.releaseHandle(${x})`;
         if (e.obj.op === 'self') {
           // (deferFree) marked for the block's release; a slot marked already: release the marked, then fail as an immediate release does.
-          if (this.deferFree)
-            return `((dead & (1 << slot)) === 0 ? (dead |= 1 << slot) : (A.releaseMany(bid, dead), dead = 0, A.releaseHandle(self)))`;
+          if (this.deferFree) return `((dead & (1 << slot)) === 0 ? (dead |= 1 << slot) : (${releaseDead('bid')}, A.releaseHandle(self)))`;
           return `(${rel('self')})`;
         }
         const t = this.temp();
@@ -603,10 +598,7 @@ ${body}
   /** Index into field f's typed array of element `elem` of the object of class `cls` at block byte offset `base`, slot `slot`. */
   private addressAt(f: FieldRef, cls: TypeLayout, base: string, slot: string, elemCode: string | null, elemConst: number | null): string {
     const { shift } = ARRAYS[f.kind];
-    const fl = f.layouts.get(cls.id)!;
-    let off = String(fl.offsets[elemConst ?? 0]! >>> shift);
-    const stride = fl.offsets.length > 1 ? (fl.offsets[1]! - fl.offsets[0]!) >>> shift : 0;
-    if (elemCode !== null) off = `(${off} + ${elemCode} * ${stride})`;
+    const off = offsetIn(f.layouts.get(cls.id)!, shift, elemCode, elemConst);
     return `${shift === 0 ? base : `(${base} >>> ${shift})`} + ${off} + ${slot}`;
   }
 
@@ -683,7 +675,7 @@ ${body}
    * same state (a cached slot was reserved by such a call too).
    */
   private take(id: number): string {
-    const core = this.deferFree ? `(dead !== 0 && (A.releaseMany(bid, dead), dead = 0), A.allocate(TL[${id}]))` : `A.allocate(TL[${id}])`;
+    const core = this.deferFree ? `(${releaseDead('bid')}, A.allocate(TL[${id}]))` : `A.allocate(TL[${id}])`;
     const mw = this.host.warpWords.cacheMask0;
     return mw === undefined
       ? core
@@ -818,6 +810,26 @@ export function walk(body: readonly Stmt[], visit: (node: Expr | Stmt) => void):
     }
   };
   body.forEach(stmt);
+}
+
+/** (deferFree) Release the objects marked in `dead` in block `b` (an expression), if any. */
+function releaseDead(b: string): string {
+  return `dead !== 0 && (A.releaseMany(${b}, dead), dead = 0)`;
+}
+
+/** Bytes between two elements of an inline array field in layout `fl` (0 for a scalar). */
+function strideOf(fl: FieldLayout): number {
+  return fl.offsets.length > 1 ? fl.offsets[1]! - fl.offsets[0]! : 0;
+}
+
+/**
+ * Code for the offset, in elements of a typed array of element size 1 << shift, of a field's
+ * element within a block of layout `fl`: element `elemConst` (0 for a scalar), or element
+ * `elemCode` computed at run time.
+ */
+function offsetIn(fl: FieldLayout, shift: number, elemCode: string | null, elemConst: number | null): string {
+  const off = String(fl.offsets[elemConst ?? 0]! >>> shift);
+  return elemCode === null ? off : `(${off} + ${elemCode} * ${strideOf(fl) >>> shift})`;
 }
 
 function initial(ty: Ty): string {
