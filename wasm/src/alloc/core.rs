@@ -985,6 +985,16 @@ impl<M: Mem> Alloc<M> {
         Ok((gen, t, before))
     }
 
+    /// Add one to the stale-handle generation of every slot in `mask` of the block whose
+    /// header is word `w` (its type's generation array at byte `gen_offset`, not 0).
+    fn bump_generations(&self, w: u32, gen_offset: u32, mask: u32) {
+        let mut bits = mask;
+        while bits != 0 {
+            self.add(w + gen_offset / 4 + bits.trailing_zeros(), 1);
+            bits &= bits - 1;
+        }
+    }
+
     /// Free the objects in slots `mask` of block `bid` with one atomic: the deletions that a
     /// compiled method's lanes made of their own objects in one block (runtime/compiler/
     /// emit-js.ts, "deferred self-deletion"). The same checks as release_begin for every
@@ -1019,11 +1029,7 @@ impl<M: Mem> Alloc<M> {
                     c: 0,
                 });
             }
-            let mut bits = mask;
-            while bits != 0 {
-                self.add(w + gen_offset / 4 + bits.trailing_zeros(), 1);
-                bits &= bits - 1;
-            }
+            self.bump_generations(w, gen_offset, mask);
         }
         let before = self.and(w + BLOCK_ALLOC_WORD, !mask);
         let freed = before & mask;
@@ -1050,11 +1056,7 @@ impl<M: Mem> Alloc<M> {
         let t = self.block_type(bid)?;
         let gen_offset = self.type_word(t, T_GEN_OFFSET);
         if gen_offset != 0 {
-            let mut bits = mask;
-            while bits != 0 {
-                self.add(w + gen_offset / 4 + bits.trailing_zeros(), 1);
-                bits &= bits - 1;
-            }
+            self.bump_generations(w, gen_offset, mask);
         }
         let before = self.and(w + BLOCK_ALLOC_WORD, !mask);
         debug_assert!(before & mask == mask);
@@ -1372,11 +1374,7 @@ impl<M: Mem> Alloc<M> {
         if mask != 0 {
             let gen_offset = self.type_word(t, T_GEN_OFFSET);
             if gen_offset != 0 {
-                let mut bits = mask;
-                while bits != 0 {
-                    self.add(w + gen_offset / 4 + bits.trailing_zeros(), 1);
-                    bits &= bits - 1;
-                }
+                self.bump_generations(w, gen_offset, mask);
             }
             let before = self.and(w + BLOCK_ALLOC_WORD, !mask);
             if self.load(w + BLOCK_ITER_WORD) & mask != 0 {
