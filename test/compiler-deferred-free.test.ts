@@ -22,6 +22,7 @@ import test from 'ava';
 import { createRuntime, type Runtime } from '../index.js';
 import type { ThreadContext } from '../runtime/thread.js';
 import { DEFERRED_FREE_FIXTURES, Mote, Spark } from './deferred-free.fixtures.js';
+import { compiledSource as sourceOf } from './helpers/compiled.js';
 import { heapDifference, persistentHeapBytes } from './helpers/heap-bytes.js';
 
 const N = 1000;
@@ -31,11 +32,6 @@ async function make(compile: boolean, opts: { checked?: boolean; threads?: numbe
   for (let i = 0; i < N; i++) rt.create(Mote, { v: i, w: 0 });
   return rt;
 }
-
-const sourceOf = (rt: Runtime, name: string): string => {
-  const c = (rt.context as unknown as ThreadContext).compileUse.get(name);
-  return c !== undefined && c.compiled ? c.source : '';
-};
 
 const DEFERRED = /dead \|= 1 << slot/;
 

@@ -30,6 +30,7 @@ import { emitJs } from '../runtime/compiler/emit-js.js';
 import { emitHostOf, lowerForBackend } from '../runtime/compiler/index.js';
 import { NO_RANK_BLOCKS, NO_RANK_FORM, rankBlocks, rankForm } from '../runtime/rank-table.js';
 import type { ThreadContext } from '../runtime/thread.js';
+import { compiledSource as sourceOf } from './helpers/compiled.js';
 import { heapDifference } from './helpers/heap-bytes.js';
 
 const COUNT = 100;
@@ -112,11 +113,6 @@ async function make(compile: boolean, checked = false): Promise<Runtime> {
   });
   return rt;
 }
-
-const sourceOf = (rt: Runtime, name: string): string => {
-  const c = (rt.context as unknown as ThreadContext).compileUse.get(name);
-  return c !== undefined && c.compiled ? c.source : '';
-};
 
 /** The unchecked element form (emit-js.ts; as a handle or, for a field access, as a test) and the block-type check of every other get(). */
 const UNCHECKED = /!== undefined (\? \$t\d+ :|\|\|) \$get\(ctx/;
