@@ -47,11 +47,11 @@ import { DEBUG_LEVEL } from './debug.js';
 import { HeapCorruptionError, MethodError, PassTimeoutError, SmmoError } from './errors.js';
 import { KIND_COPY, KIND_DO, KIND_DO_COPY, KIND_NEW, type PassCall, type PassExecutor } from './executor.js';
 import type { Heap } from './heap.js';
-import type { TypeLayout, TypeTable } from './layout.js';
+import { BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout, type TypeTable } from './layout.js';
 import type { PassScheduler } from './schedule.js';
 import type { SmmoObject } from './schema.js';
 import type { KernelDispatch } from './kernels.js';
-import { listedBlocks, type PassLists, type Route, type ThreadContext } from './thread.js';
+import { listedFrom, listedTo, newListsMemo, type ListsMemo, type PassLists, type Route, type ThreadContext } from './thread.js';
 import { timed, TimedOut } from './timed.js';
 
 /** PassRunner.plan: what every do-all of one (type, method) needs. */
@@ -65,6 +65,12 @@ interface DoAllPlan {
   readonly routes: Route[];
   /** By index in ids: 1 when the class's pass reads the allocation words (R1), 2 when not, 0 not yet known. */
   readonly direct: Uint8Array;
+  /** The plan's block lists (thread.ts snapshotLists L4: kept while no walk and no block change happened). */
+  readonly lists: PassLists;
+  readonly memo: ListsMemo;
+  /** For these lists: copyFusable's answer (1 yes, 0 no, -1 not known) and, by index in ids, spanEnd's (0: not known). */
+  fusable: number;
+  readonly spans: Int32Array;
 }
 
 /** A parallelNew init: a method name (with arguments) or a function (calling thread only). */
@@ -79,17 +85,16 @@ export class PassRunner {
     private readonly executor: PassExecutor | null,
     private readonly passTimeout: number | undefined,
   ) {
-    this.lists = new Int32Array(2 * table.types.length);
   }
 
   /** parallelDo's passes: one per concrete class of `t`, each where the scheduler says. */
   async parallelDo(t: TypeLayout, method: string, args: readonly unknown[]): Promise<void> {
     const ctx = this.main;
     const plan = this.plan(t, method);
-    const lists = ctx.snapshotLists(plan.reach, this.lists);
+    const lists = this.listsOf(plan);
     const call = { method, args };
     try {
-      const fused = this.copyFusable(plan, method, lists);
+      const fused = this.fusable(plan, method, lists);
       if (fused && this.executor !== null) this.counters.fusedCopies++;
       else await this.copyIteration(lists, `parallelDo(${t.name}, '${method}')`);
       const ids = plan.ids;
@@ -115,6 +120,22 @@ export class PassRunner {
     } finally {
       this.afterPass();
     }
+  }
+
+  /** The plan's block lists for this do-all (L4); what was worked out from the last ones is forgotten when they change. */
+  private listsOf(plan: DoAllPlan): PassLists {
+    const lists = this.main.snapshotLists(plan.reach, plan.lists, plan.memo);
+    if (!plan.memo.hit) {
+      plan.fusable = -1;
+      plan.spans.fill(0);
+    }
+    return lists;
+  }
+
+  /** copyFusable, once per lists (L4). */
+  private fusable(plan: DoAllPlan, method: string, lists: PassLists): boolean {
+    if (plan.fusable < 0) plan.fusable = this.copyFusable(plan, method, lists) ? 1 : 0;
+    return plan.fusable === 1;
   }
 
   /** Passes counted for tests: snapshot copies run as passes of their own, and do-alls that fused the copy (F1–F2). */
@@ -149,6 +170,49 @@ export class PassRunner {
     return true;
   }
 
+  /**
+   * (S1) Spans: where one pass may run several classes. On the calling thread, the passes of
+   * consecutive concrete classes i … j-1 of a do-all run as one call of the compiled
+   * runner over their block lists when
+   *  - the do-all reads the allocation words (copyFusable: every class with blocks compiled,
+   *    creating and deleting nothing, no deviceDo, no JavaScript but rankTable), and every
+   *    class of the span has blocks;
+   *  - their compiled methods are one function (compiler C4: the same code, the same statics);
+   *  - their block lists follow each other in R (snapshotLists lists the reach in the order
+   *    of concreteIds, and a direct do-all's reach is its own classes, in that order).
+   * Then the call visits the same objects in the same order, running the same code, as the
+   * classes' passes one after the other: nothing runs between two of them but the pass
+   * marker's update and, for a pass that reads allocation words, no warp end. A lane that
+   * throws is named with its own class (runInline). Returns j (≥ i + 1).
+   */
+  private spanEnd(plan: DoAllPlan, i: number, lists: Int32Array): number {
+    const known = plan.spans[i]!;
+    return known !== 0 ? known : (plan.spans[i] = this.computeSpanEnd(plan, i, lists));
+  }
+
+  private computeSpanEnd(plan: DoAllPlan, i: number, lists: Int32Array): number {
+    const ids = plan.ids;
+    const first = plan.routes[i]?.compiled;
+    if (first === undefined || !first.compiled) return i + 1;
+    let end = lists[2 * ids[i]!]! + lists[2 * ids[i]! + 1]!;
+    let j = i + 1;
+    for (; j < ids.length; j++) {
+      const id = ids[j]!;
+      const blocks = lists[2 * id + 1]!;
+      if (blocks === 0 || plan.direct[j] !== 1 || lists[2 * id] !== end) break;
+      const c = plan.routes[j]?.compiled;
+      if (c === undefined || !c.compiled || c.run !== first.run) break;
+      end += blocks;
+    }
+    return j;
+  }
+
+  /** The end in R of the block list of the plan's (j-1)-th class. */
+  private endOf(plan: DoAllPlan, j: number, lists: Int32Array): number {
+    const id = plan.ids[j - 1]!;
+    return lists[2 * id]! + lists[2 * id + 1]!;
+  }
+
   /** The route of the plan's i-th concrete class (made on first need: stats() names only classes that ran). */
   private routeOf(plan: DoAllPlan, i: number, method: string): Route {
     return (plan.routes[i] ??= this.main.route(plan.ids[i]!, method));
@@ -156,16 +220,17 @@ export class PassRunner {
 
   /** The snapshot's copy of iteration words (thread.ts), on the executor when it is large (schedule.ts P7). */
   private async copyIteration(lists: Int32Array, operation: string): Promise<void> {
-    const blocks = listedBlocks(lists);
-    const chunk = this.executor === null ? null : this.scheduler.snapshotCopy(blocks);
+    const from = listedFrom(lists);
+    const to = listedTo(lists);
+    const chunk = this.executor === null ? null : this.scheduler.snapshotCopy(to - from);
     if (chunk === null || this.executor === null) {
-      this.main.copyIteration(0, blocks);
+      this.main.copyIteration(from, to);
       return;
     }
     this.counters.copyPasses++;
     const call = { method: '', args: [] };
     await this.executor.run(
-      { kind: KIND_COPY, typeId: 0, from: 0, to: blocks, chunk, call, lists: null, operation: `${operation} (snapshot)` },
+      { kind: KIND_COPY, typeId: 0, from, to, chunk, call, lists: null, operation: `${operation} (snapshot)` },
       this.main,
     );
   }
@@ -176,17 +241,21 @@ export class PassRunner {
    */
   doAllHere(t: TypeLayout, method: string, args: readonly unknown[]): void {
     const plan = this.plan(t, method);
-    const lists = this.main.snapshotLists(plan.reach, this.lists);
+    const lists = this.listsOf(plan);
     try {
-      const direct = this.copyFusable(plan, method, lists);
-      if (!direct) this.main.copyIteration(0, listedBlocks(lists));
+      const direct = this.fusable(plan, method, lists);
+      if (!direct) this.main.copyIteration(listedFrom(lists), listedTo(lists));
       const ids = plan.ids;
       for (let i = 0; i < ids.length; i++) {
         const id = ids[i]!;
         const from = lists[2 * id]!;
         const blocks = lists[2 * id + 1]!;
         // A class without blocks was not checked by copyFusable: it reads nothing either way.
-        this.runInline(lists, id, method, args, from, from + blocks, direct && blocks !== 0, this.routeOf(plan, i, method));
+        const lanes = direct && blocks !== 0;
+        // Classes that share their compiled code run as one pass (S1).
+        const j = lanes ? this.spanEnd(plan, i, lists) : i + 1;
+        this.runInline(lists, id, method, args, from, this.endOf(plan, j, lists), lanes, this.routeOf(plan, i, method), j - i > 1);
+        i = j - 1;
       }
     } finally {
       this.afterPass();
@@ -225,9 +294,6 @@ export class PassRunner {
     current: null,
   };
 
-  /** The block lists of the running do-all (one do-all at a time: Runtime.enter). */
-  private readonly lists: PassLists;
-
   /** plan()'s answers by type id, then method. */
   private readonly plans: Map<string, DoAllPlan>[] = [];
 
@@ -250,7 +316,17 @@ export class PassRunner {
     let p = perType.get(method);
     if (p === undefined || p.kernels !== this.main.kernels) {
       const ids = t.concrete;
-      p = { kernels: this.main.kernels, reach: this.computeReach(t, method), ids, routes: [], direct: new Uint8Array(ids.length) };
+      p = {
+        kernels: this.main.kernels,
+        reach: this.computeReach(t, method),
+        ids,
+        routes: [],
+        direct: new Uint8Array(ids.length),
+        lists: new Int32Array(2 * this.table.types.length),
+        memo: newListsMemo(),
+        fusable: -1,
+        spans: new Int32Array(ids.length),
+      };
       perType.set(method, p);
     }
     return p;
@@ -296,6 +372,7 @@ export class PassRunner {
     to: number,
     direct: boolean,
     route: Route,
+    span = false,
   ): void {
     const ctx = this.main;
     // One pass at a time on the calling thread (Runtime.enter): its marker object is reused.
@@ -316,7 +393,10 @@ export class PassRunner {
     } catch (e) {
       if (e instanceof PassTimeoutError) throw e;
       const failed = pass.current as SmmoObject | null; // set by runBlocks when a method threw
-      throw new MethodError(this.table.types[id]!.name, method, failed === null ? 0 : failed.__h, 0, e);
+      const h = failed === null ? 0 : failed.__h;
+      // A span (S1) runs several classes: the lane's own class, from its block (a span deletes nothing).
+      const cls = span && h !== 0 ? this.heap.i32[this.heap.blockWord(h >>> SLOT_BITS) + BLOCK_TYPE_WORD]! : id;
+      throw new MethodError(this.table.types[cls]!.name, method, h, 0, e);
     } finally {
       ctx.pass = null;
     }

@@ -64,6 +64,19 @@ type BlockRunner = (
 /** Per concrete type id: [first index, count] of its blocks in the block list of the running do-all. */
 export type PassLists = Int32Array;
 
+/** snapshotLists L4: when a caller's own lists were written, and whether the last call found them current. */
+export interface ListsMemo {
+  walks: number;
+  epoch: number;
+  rewrites: number;
+  hit: boolean;
+}
+
+/** A memo that matches nothing yet (walks start at 0, so -1 is never current). */
+export function newListsMemo(): ListsMemo {
+  return { walks: -1, epoch: 0, rewrites: 0, hit: false };
+}
+
 const EMPTY_LISTS = new Int32Array(0);
 
 /** How runBlocks runs one (type, method) on this thread (ThreadContext.routes). */
@@ -748,7 +761,7 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    */
   snapshot(types: readonly number[] = this.table.concreteIds): PassLists {
     const lists = this.snapshotLists(types);
-    this.copyIteration(0, listedBlocks(lists));
+    this.copyIteration(listedFrom(lists), listedTo(lists));
     return lists;
   }
 
@@ -774,14 +787,29 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    * into R on the CPU, and only the calling thread's context calls it, between passes.
    * The epoch is a u32 counter: reuse would go wrong only if 2³² block changes happened
    * between two snapshots and brought it back to the same value.
+   *
+   * (L4) A caller that keeps an array of lists per set of types (PassRunner: one per
+   * do-all plan) passes it with its memo: when L1 holds against the memo's epoch and
+   * rewrites and no walk ran since the memo was stamped (`walks`), the array already holds
+   * what reuse would write now (starts and counts change only in a walk) and is returned
+   * untouched, with `memo.hit` set. The caller must pass the same types with the same
+   * memo and array every time.
    */
   snapshotLists(
     types: readonly number[] = this.table.concreteIds,
     lists: PassLists = new Int32Array(2 * this.table.types.length),
+    memo?: ListsMemo,
   ): PassLists {
     const heap = this.heap;
     const epoch = heap.blockSetEpoch();
     const rewrites = heap.hostRewrites;
+    if (memo !== undefined) {
+      memo.hit = memo.walks === this.walks && memo.epoch === epoch && memo.rewrites === rewrites;
+      if (memo.hit) {
+        this.listsReused++;
+        return lists;
+      }
+    }
     const start = this.listedStart;
     const count = this.listedCount;
     const reuse = epoch === this.listedEpoch && rewrites === this.listedRewrites && types.every((id) => count[id]! >= 0);
@@ -799,10 +827,19 @@ export class ThreadContext implements SmmoContext, AccessorHost {
       lists[2 * id + 1] = count[id]!;
     }
     if (reuse) this.listsReused++;
+    else this.walks++;
     this.listedEpoch = epoch;
     this.listedRewrites = rewrites;
+    if (memo !== undefined) {
+      memo.walks = this.walks;
+      memo.epoch = epoch;
+      memo.rewrites = rewrites;
+    }
     return lists;
   }
+
+  /** Walks of snapshotLists that wrote R (L4). */
+  private walks = 0;
 
   /** What the last walk of snapshotLists wrote into R (L1–L3): by type id, first index and count (-1: not walked, as every type at first). */
   private readonly listedStart: Int32Array;
@@ -893,11 +930,25 @@ function makeZeroer(t: TypeLayout, heap: Heap): (o: number, s: number) => void {
   );
 }
 
-/** Blocks listed in a snapshot's lists (the sum of its counts). */
-export function listedBlocks(lists: PassLists): number {
-  let n = 0;
-  for (let i = 1; i < lists.length; i += 2) n += lists[i]!;
-  return n;
+/**
+ * Where a snapshot's copy of iteration words runs in R: from the first listed block of
+ * `lists` (listedFrom) to one past the last (listedTo); 0 and 0 when nothing is listed.
+ * The lists of the types asked for are not always R[0 …): reused lists (snapshotLists L2,
+ * L4) stay where an earlier walk of more types put them, and blocks of types not asked for
+ * may lie between two of them. Copying those too is harmless: their iteration words become
+ * their allocation words, still ⊆ allocation (S1), and no pass reads the iteration words of
+ * a type it did not snapshot.
+ */
+export function listedFrom(lists: PassLists): number {
+  let from = -1;
+  for (let i = 0; i < lists.length; i += 2) if (lists[i + 1]! > 0 && (from < 0 || lists[i]! < from)) from = lists[i]!;
+  return from < 0 ? 0 : from;
+}
+
+export function listedTo(lists: PassLists): number {
+  let to = 0;
+  for (let i = 0; i < lists.length; i += 2) if (lists[i + 1]! > 0) to = Math.max(to, lists[i]! + lists[i + 1]!);
+  return to;
 }
 
 export { Heap };

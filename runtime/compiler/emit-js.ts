@@ -80,11 +80,13 @@ export interface EmittedJs {
    * JavaScript that creates nothing, deletes nothing and reads no do-all snapshot.
    */
   readonly ranksOnly: boolean;
+  /** The generated function's name (run_Class_method), which appears once in `source`. */
+  readonly name: string;
 }
 
 export function emitJs(ir: MethodIR, host: EmitHost): EmittedJs {
   const e = new Emitter(ir, host);
-  return { source: e.emit(), ranksOnly: e.ranksOnly };
+  return { source: e.emit(), name: e.name, ranksOnly: e.ranksOnly };
 }
 
 class Emitter {
@@ -93,6 +95,10 @@ class Emitter {
   private readonly allocated = new Set<number>();
   private temps = 0;
   private readonly selfT: TypeLayout;
+  /** EmittedJs.name. */
+  get name(): string {
+    return `run_${safeName(this.selfT.name)}_${safeName(this.ir.method)}`;
+  }
   /** What a lane's early exit (returnLane) emits: leave the lane, in the loop or in an unrolled copy. */
   private laneExit = 'continue lanes;';
 
@@ -242,7 +248,7 @@ const popc = H.popc, $take = H.takeCachedSlot, $rankForm = H.rankForm, $NO_BLOCK
 ${statics}
 ${this.tables.join('\n')}
 ${allocs}
-return function run_${safeName(this.selfT.name)}_${safeName(this.ir.method)}(ctx, list, from, to, args, lists, word) {
+return function ${this.name}(ctx, list, from, to, args, lists, word) {
   ${args}
   ${locals.length > 0 ? `let ${locals.join(', ')};` : ''}
   ${rankForms.length > 0 ? `let ${rankForms.join(', ')};` : ''}
