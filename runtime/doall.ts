@@ -84,8 +84,7 @@ export class PassRunner {
     readonly scheduler: PassScheduler,
     private readonly executor: PassExecutor | null,
     private readonly passTimeout: number | undefined,
-  ) {
-  }
+  ) {}
 
   /** parallelDo's passes: one per concrete class of `t`, each where the scheduler says. */
   async parallelDo(t: TypeLayout, method: string, args: readonly unknown[]): Promise<void> {
