@@ -322,3 +322,19 @@ test('the model notices a difference (sanity check of the harness)', (t) => {
   other.releaseHandle(h);
   t.regex(compareHeaps(ho, hr), /heaps differ/, 'a release on one side');
 });
+
+test('full blocks emptied by one mask: kept while the stack has room, retired after, as the oracle', (t) => {
+  // Six full blocks of A (allocateMany fills them, so none is a hint), then each released
+  // whole by one releaseMany (FIRST and EMPTY in one call): the first `keep` go to the
+  // kept stack, the others are retired. The random sequences rarely empty a full block in
+  // one call with room on the stack; a core that retired such blocks passed them.
+  for (const atomic of [false, true]) {
+    for (const keep of [0, 2]) {
+      const ops: Op[] = [{ op: 'many', th: 0, cls: 0, n: 32 * 6 }];
+      for (let k = 0; k < 6; k++) ops.push({ op: 'freeBlock', th: 0, pick: 0, subset: -1 });
+      ops.push({ op: 'flush', th: 0 }, { op: 'many', th: 0, cls: 0, n: 40 });
+      const setup: Setup = { variant: 'dynasoar', keep, atomic, gen: true };
+      t.is(runModel(setup, ops), '', JSON.stringify(setup));
+    }
+  }
+});
