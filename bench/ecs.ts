@@ -4,7 +4,7 @@
  * structure-of-arrays ECS libraries there, piecs 0.4.0 and bitecs 0.3.34.
  *
  *   npm run bench:ecs
- *   node dist/bench/ecs.js [--runs 3] [--suites packed_5,…] [--impls smmo,smmo-interpreted,smmo-largest,piecs,bitecs]
+ *   node dist/bench/ecs.js [--runs 3 | --paired 11] [--suites packed_5,…] [--impls smmo,smmo-interpreted,smmo-largest,piecs,bitecs]
  *        [--ms 500] [--machine "2-core dev VM"] [--out bench-results/ecs.json] [--profile DIR]
  *
  * The suites (noctjs/ecs-benchmark README; counts from its benchmark script, src/bench):
@@ -55,6 +55,12 @@
  * alike; the table shows the median. `--profile DIR` runs every child under
  * `node --cpu-prof` and writes DIR/<impl>-<suite>-<run>.cpuprofile.
  *
+ * `--paired ROUNDS` (bench/ecs/paired.ts): per suite one child per implementation, set up
+ * and warmed up once, then measured in turn round after round; smmo / best peer is taken
+ * within each round and the table gives its median (lowest–highest). For hosts whose speed
+ * drifts; where processes also land on cores of different speed, run it under `taskset -c
+ * N` (every child inherits the one CPU; they run one at a time).
+ *
  * Output: a table of ops/s per suite and implementation, and smmo's ratio to the best
  * peer; bench-results/ecs.json with every run, the machine and the load average.
  * Target (issue "Compiled methods"): smmo ≥ 1.0× piecs on all five suites.
@@ -67,6 +73,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { IMPLS, IMPL_LABELS, PEERS, setupCase, type Impl } from './ecs/cases.js';
 import { SUITES, SUITE_NAMES, measure, type Measurement, type Suite } from './ecs/harness.js';
+import { pairedSummary, runPaired, serve, type PairedSuite } from './ecs/paired.js';
 
 interface ChildResult extends Measurement {
   impl: Impl;
@@ -74,7 +81,7 @@ interface ChildResult extends Measurement {
   setupMs: number;
 }
 
-const USAGE = `Usage: node dist/bench/ecs.js [--runs N] [--suites a,b] [--impls a,b] [--ms MS] [--machine NAME] [--out FILE] [--profile DIR]
+const USAGE = `Usage: node dist/bench/ecs.js [--runs N | --paired ROUNDS] [--suites a,b] [--impls a,b] [--ms MS] [--machine NAME] [--out FILE] [--profile DIR]
   suites: ${SUITE_NAMES.join(', ')}
   impls:  ${IMPLS.join(', ')}`;
 
@@ -130,7 +137,9 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       child: { type: 'string' },
+      serve: { type: 'string' },
       suite: { type: 'string' },
+      paired: { type: 'string' },
       runs: { type: 'string', default: '3' },
       suites: { type: 'string', default: SUITE_NAMES.join(',') },
       impls: { type: 'string', default: IMPLS.join(',') },
@@ -150,6 +159,22 @@ async function main(): Promise<void> {
   if (!(targetMs > 0) || !Number.isInteger(runs) || runs < 1) {
     console.error(`bench/ecs: --ms must be a positive number and --runs a positive integer\n${USAGE}`);
     process.exit(2);
+  }
+  const paired = values.paired === undefined ? 0 : Number(values.paired);
+  if (values.paired !== undefined && !(Number.isInteger(paired) && paired >= 1)) {
+    console.error(`bench/ecs: --paired takes a positive number of rounds\n${USAGE}`);
+    process.exit(2);
+  }
+  if (values.paired !== undefined && values.profile !== undefined) {
+    console.error(`bench/ecs: --profile profiles the default method's children; leave out --paired\n${USAGE}`);
+    process.exit(2);
+  }
+  if (values.serve !== undefined) {
+    const [impl] = list(values.serve, IMPLS, 'implementation');
+    const [suite] = list(values.suite ?? '', SUITE_NAMES, 'suite');
+    if (impl === undefined || suite === undefined) throw new Error('--serve needs an implementation and --suite');
+    await serve(impl, suite, targetMs);
+    return;
   }
   if (values.child !== undefined) {
     const [impl] = list(values.child, IMPLS, 'implementation');
@@ -181,6 +206,10 @@ async function main(): Promise<void> {
   );
 
   const self = fileURLToPath(import.meta.url);
+  if (paired > 0) {
+    await mainPaired(self, suites, impls, paired, targetMs, machine, values.out);
+    return;
+  }
   const results = new Map<string, ChildResult[]>();
   const failures: { impl: Impl; suite: Suite; run: number; error: string }[] = [];
   for (let run = 1; run <= runs; run++) {
@@ -266,6 +295,85 @@ async function main(): Promise<void> {
   console.log(`wrote ${out}`);
   if (failures.length > 0) {
     console.error(`${failures.length} case run(s) failed`);
+    process.exitCode = 1;
+  }
+}
+
+/** --paired: every suite's children side by side, ratios within rounds (bench/ecs/paired.ts). */
+async function mainPaired(
+  self: string,
+  suites: readonly Suite[],
+  impls: readonly Impl[],
+  rounds: number,
+  targetMs: number,
+  machine: { loadEnd: number[] } & Record<string, unknown>,
+  outFile: string,
+): Promise<void> {
+  console.log(`paired: ${rounds} round(s) per suite, each implementation ${targetMs} ms per round, in a rotating order`);
+  const suitesOut: (PairedSuite & ReturnType<typeof pairedSummary>)[] = [];
+  for (const suite of suites) {
+    const r = await runPaired(self, suite, impls, rounds, targetMs);
+    for (const f of r.failed) console.error(`${suite.padEnd(12)} ${f.impl.padEnd(16)} FAILED: ${f.error}`);
+    const summary = pairedSummary(r.rounds, impls);
+    r.rounds.forEach((round, k) =>
+      console.error(
+        `${suite.padEnd(12)} round ${String(k + 1).padStart(2)}  ` +
+          impls.map((i) => `${i} ${fmt(round[i])}`).join('  ') +
+          (summary.ratios[k] === null ? '' : `  smmo/best ${summary.ratios[k]!.toFixed(2)}`),
+      ),
+    );
+    suitesOut.push({ ...r, ...summary });
+  }
+  machine.loadEnd = loadavg();
+  const header = ['suite', ...impls.map((i) => IMPL_LABELS[i]), 'smmo / best peer, median (min–max) of rounds'];
+  const table = suitesOut.map((s) => [
+    s.suite,
+    ...impls.map((i) => fmt(s.opsPerSecond[i])),
+    s.ratio === null
+      ? '—'
+      : `${s.ratio.median.toFixed(2)} (${s.ratio.min.toFixed(2)}–${s.ratio.max.toFixed(2)}) ${s.bestPeer ?? ''}`.trim(),
+  ]);
+  const widths = header.map((h, k) => Math.max(h.length, ...table.map((row) => row[k]!.length)));
+  const line = (cells: string[]): string => cells.map((s, k) => (k === 0 ? s.padEnd(widths[k]!) : s.padStart(widths[k]!))).join('  ');
+  console.log(`\nops/s, median of ${rounds} paired round(s) (higher is better)`);
+  console.log(line(header));
+  for (const row of table) console.log(line(row));
+  console.log(`load average at the end ${machine.loadEnd.map((x) => x.toFixed(2)).join(' ')}`);
+  const out = resolve(outFile);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(
+    out,
+    JSON.stringify(
+      {
+        benchmark: 'ecs',
+        date: new Date().toISOString(),
+        commit: gitCommit(),
+        machine,
+        method: {
+          targetMs,
+          paired: rounds,
+          process: 'one child process per implementation and suite, measured in turn, round after round',
+          figure: 'median ops/s over the rounds (wall clock); smmo / best peer within each round, its median',
+        },
+        versions: { piecs: version('piecs'), bitecs: version('bitecs') },
+        rows: suitesOut.map((s) => ({
+          suite: s.suite,
+          count: SUITES[s.suite],
+          opsPerSecond: s.opsPerSecond,
+          bestPeer: s.bestPeer,
+          smmoVsBestPeer: s.ratio?.median ?? null,
+          smmoVsBestPeerRange: s.ratio === null ? null : [s.ratio.min, s.ratio.max],
+        })),
+        paired: suitesOut.map((s) => ({ suite: s.suite, counts: s.counts, rounds: s.rounds, ratios: s.ratios, failed: s.failed })),
+      },
+      null,
+      2,
+    ) + '\n',
+  );
+  console.log(`wrote ${out}`);
+  const failed = suitesOut.reduce((n, s) => n + s.failed.length, 0);
+  if (failed > 0) {
+    console.error(`${failed} case(s) failed`);
     process.exitCode = 1;
   }
 }

@@ -6,7 +6,9 @@
  * to the interpreter makes them throw. No timing is asserted.
  */
 import test from 'ava';
-import { IMPLS, setupCase } from '../bench/ecs/cases.js';
+import { fileURLToPath } from 'node:url';
+import { IMPLS, setupCase, type Impl } from '../bench/ecs/cases.js';
+import { pairedSummary, runPaired } from '../bench/ecs/paired.js';
 import { CaseCheckError, SUITE_NAMES, doubled, measure, type EcsCase } from '../bench/ecs/harness.js';
 import { checkCompiled, smmoRuntime, type SmmoCase } from '../bench/ecs/smmo/common.js';
 import { summarise } from '../bench/ecs/profile.js';
@@ -179,4 +181,38 @@ test('profile summary: self time, inclusive time and categories by the innermost
   t.is(s.categories.get('setup and harness'), 1);
   t.is(s.categories.get('garbage collector'), 1.5);
   t.is(s.categories.get('other'), 0);
+});
+
+test('paired method: ratios within rounds, medians over them, a failed case left out', (t) => {
+  const rounds = [
+    { smmo: 100, piecs: 50, bitecs: 80 },
+    { smmo: 60, piecs: 120, bitecs: 40 },
+    { smmo: 90, piecs: 100, bitecs: 30 },
+  ];
+  const s = pairedSummary(rounds, ['smmo', 'piecs', 'bitecs']);
+  t.deepEqual(s.ratios, [100 / 80, 60 / 120, 90 / 100], 'each round against its own best peer');
+  t.deepEqual(s.ratio, { median: 0.9, min: 0.5, max: 1.25 });
+  t.deepEqual(s.opsPerSecond, { smmo: 90, piecs: 100, bitecs: 40 });
+  t.is(s.bestPeer, 'piecs');
+  const none = pairedSummary([{ piecs: 10 }], ['smmo', 'piecs']);
+  t.deepEqual(none.ratios, [null]);
+  t.is(none.ratio, null);
+});
+
+test('paired method: children answer round after round and pass their checks; a child that fails is reported, not measured', async (t) => {
+  const script = fileURLToPath(new URL('../bench/ecs.js', import.meta.url));
+  const r = await runPaired(script, 'frag_iter', ['smmo', 'piecs'], 3, 20);
+  t.deepEqual(r.failed, []);
+  t.is(r.rounds.length, 3);
+  for (const round of r.rounds) {
+    t.true(round.smmo! > 0 && round.piecs! > 0, JSON.stringify(round));
+  }
+  t.true(r.counts.smmo! >= 1 && r.counts.piecs! >= 1);
+  // An implementation the child does not know: it exits before answering.
+  const bad = await runPaired(script, 'frag_iter', ['smmo', 'nonesuch' as Impl], 2, 20);
+  t.is(bad.failed.length, 1);
+  t.is(bad.failed[0]!.impl, 'nonesuch' as Impl);
+  t.regex(bad.failed[0]!.error, /unknown implementation 'nonesuch'/);
+  t.is(bad.rounds.length, 2);
+  for (const round of bad.rounds) t.deepEqual(Object.keys(round), ['smmo']);
 });
