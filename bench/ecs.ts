@@ -265,38 +265,48 @@ async function main(): Promise<void> {
     ...impls.map((i) => fmt(r.opsPerSecond[i])),
     r.smmoVsBestPeer === null ? '—' : `${r.smmoVsBestPeer.toFixed(2)} (${r.bestPeer})`,
   ]);
-  const widths = header.map((h, k) => Math.max(h.length, ...table.map((row) => row[k]!.length)));
-  const line = (cells: string[]): string => cells.map((s, k) => (k === 0 ? s.padEnd(widths[k]!) : s.padStart(widths[k]!))).join('  ');
-  console.log(`\nops/s, median of ${runs} run(s) (higher is better)`);
-  console.log(line(header));
-  for (const row of table) console.log(line(row));
-  console.log(`load average at the end ${machine.loadEnd.map((x) => x.toFixed(2)).join(' ')}`);
-
-  const out = resolve(values.out);
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(
-    out,
-    JSON.stringify(
-      {
-        benchmark: 'ecs',
-        date: new Date().toISOString(),
-        commit: gitCommit(),
-        machine,
-        method: { targetMs, runs, process: 'one child process per case and run', figure: 'median ops/s (wall clock)' },
-        versions: { piecs: version('piecs'), bitecs: version('bitecs') },
-        rows,
-        runs: [...results.values()].flat(),
-        failures,
-      },
-      null,
-      2,
-    ) + '\n',
+  printTable(`ops/s, median of ${runs} run(s) (higher is better)`, header, table, machine.loadEnd);
+  writeResult(
+    values.out,
+    machine,
+    { targetMs, runs, process: 'one child process per case and run', figure: 'median ops/s (wall clock)' },
+    {
+      rows,
+      runs: [...results.values()].flat(),
+      failures,
+    },
   );
-  console.log(`wrote ${out}`);
   if (failures.length > 0) {
     console.error(`${failures.length} case run(s) failed`);
     process.exitCode = 1;
   }
+}
+
+/** The table: a title, the header and rows (first column left-aligned), then the load average. */
+function printTable(title: string, header: string[], table: string[][], loadEnd: number[]): void {
+  const widths = header.map((h, k) => Math.max(h.length, ...table.map((row) => row[k]!.length)));
+  const line = (cells: string[]): string => cells.map((s, k) => (k === 0 ? s.padEnd(widths[k]!) : s.padStart(widths[k]!))).join('  ');
+  console.log(`\n${title}`);
+  console.log(line(header));
+  for (const row of table) console.log(line(row));
+  console.log(`load average at the end ${loadEnd.map((x) => x.toFixed(2)).join(' ')}`);
+}
+
+/** The JSON result file: what every run records (benchmark, date, commit, machine, method, versions), then `rest`. */
+function writeResult(file: string, machine: object, method: object, rest: object): void {
+  const out = resolve(file);
+  mkdirSync(dirname(out), { recursive: true });
+  const result = {
+    benchmark: 'ecs',
+    date: new Date().toISOString(),
+    commit: gitCommit(),
+    machine,
+    method,
+    versions: { piecs: version('piecs'), bitecs: version('bitecs') },
+    ...rest,
+  };
+  writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
+  console.log(`wrote ${out}`);
 }
 
 /** --paired: every suite's children side by side, ratios within rounds (bench/ecs/paired.ts). */
@@ -333,44 +343,28 @@ async function mainPaired(
       ? '—'
       : `${s.ratio.median.toFixed(2)} (${s.ratio.min.toFixed(2)}–${s.ratio.max.toFixed(2)}) ${s.bestPeer ?? ''}`.trim(),
   ]);
-  const widths = header.map((h, k) => Math.max(h.length, ...table.map((row) => row[k]!.length)));
-  const line = (cells: string[]): string => cells.map((s, k) => (k === 0 ? s.padEnd(widths[k]!) : s.padStart(widths[k]!))).join('  ');
-  console.log(`\nops/s, median of ${rounds} paired round(s) (higher is better)`);
-  console.log(line(header));
-  for (const row of table) console.log(line(row));
-  console.log(`load average at the end ${machine.loadEnd.map((x) => x.toFixed(2)).join(' ')}`);
-  const out = resolve(outFile);
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(
-    out,
-    JSON.stringify(
-      {
-        benchmark: 'ecs',
-        date: new Date().toISOString(),
-        commit: gitCommit(),
-        machine,
-        method: {
-          targetMs,
-          paired: rounds,
-          process: 'one child process per implementation and suite, measured in turn, round after round',
-          figure: 'median ops/s over the rounds (wall clock); smmo / best peer within each round, its median',
-        },
-        versions: { piecs: version('piecs'), bitecs: version('bitecs') },
-        rows: suitesOut.map((s) => ({
-          suite: s.suite,
-          count: SUITES[s.suite],
-          opsPerSecond: s.opsPerSecond,
-          bestPeer: s.bestPeer,
-          smmoVsBestPeer: s.ratio?.median ?? null,
-          smmoVsBestPeerRange: s.ratio === null ? null : [s.ratio.min, s.ratio.max],
-        })),
-        paired: suitesOut.map((s) => ({ suite: s.suite, counts: s.counts, rounds: s.rounds, ratios: s.ratios, failed: s.failed })),
-      },
-      null,
-      2,
-    ) + '\n',
+  printTable(`ops/s, median of ${rounds} paired round(s) (higher is better)`, header, table, machine.loadEnd);
+  writeResult(
+    outFile,
+    machine,
+    {
+      targetMs,
+      paired: rounds,
+      process: 'one child process per implementation and suite, measured in turn, round after round',
+      figure: 'median ops/s over the rounds (wall clock); smmo / best peer within each round, its median',
+    },
+    {
+      rows: suitesOut.map((s) => ({
+        suite: s.suite,
+        count: SUITES[s.suite],
+        opsPerSecond: s.opsPerSecond,
+        bestPeer: s.bestPeer,
+        smmoVsBestPeer: s.ratio?.median ?? null,
+        smmoVsBestPeerRange: s.ratio === null ? null : [s.ratio.min, s.ratio.max],
+      })),
+      paired: suitesOut.map((s) => ({ suite: s.suite, counts: s.counts, rounds: s.rounds, ratios: s.ratios, failed: s.failed })),
+    },
   );
-  console.log(`wrote ${out}`);
   const failed = suitesOut.reduce((n, s) => n + s.failed.length, 0);
   if (failed > 0) {
     console.error(`${failed} case(s) failed`);
