@@ -72,7 +72,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { IMPLS, IMPL_LABELS, PEERS, setupCase, type Impl } from './ecs/cases.js';
-import { SUITES, SUITE_NAMES, measure, type Measurement, type Suite } from './ecs/harness.js';
+import { SUITES, SUITE_NAMES, measure, median, type Measurement, type Suite } from './ecs/harness.js';
 import { pairedSummary, runPaired, serve, type PairedSuite } from './ecs/paired.js';
 
 interface ChildResult extends Measurement {
@@ -107,12 +107,6 @@ async function child(impl: Impl, suite: Suite, targetMs: number): Promise<void> 
   const out: ChildResult = { impl, suite, setupMs, ...m };
   process.stdout.write(JSON.stringify(out) + '\n');
 }
-
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 function version(pkg: string): string {
   try {
@@ -169,18 +163,13 @@ async function main(): Promise<void> {
     console.error(`bench/ecs: --profile profiles the default method's children; leave out --paired\n${USAGE}`);
     process.exit(2);
   }
-  if (values.serve !== undefined) {
-    const [impl] = list(values.serve, IMPLS, 'implementation');
+  // In a child: --child (the default method) or --serve (--paired) runs one case.
+  const role = values.serve !== undefined ? 'serve' : values.child !== undefined ? 'child' : null;
+  if (role !== null) {
+    const [impl] = list(values[role]!, IMPLS, 'implementation');
     const [suite] = list(values.suite ?? '', SUITE_NAMES, 'suite');
-    if (impl === undefined || suite === undefined) throw new Error('--serve needs an implementation and --suite');
-    await serve(impl, suite, targetMs);
-    return;
-  }
-  if (values.child !== undefined) {
-    const [impl] = list(values.child, IMPLS, 'implementation');
-    const [suite] = list(values.suite ?? '', SUITE_NAMES, 'suite');
-    if (impl === undefined || suite === undefined) throw new Error('--child needs an implementation and --suite');
-    await child(impl, suite, targetMs);
+    if (impl === undefined || suite === undefined) throw new Error(`--${role} needs an implementation and --suite`);
+    await (role === 'serve' ? serve : child)(impl, suite, targetMs);
     return;
   }
   const suites = list(values.suites, SUITE_NAMES, 'suite');

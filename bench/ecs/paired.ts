@@ -26,7 +26,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setupCase, type Impl, PEERS } from './cases.js';
-import { measure, timeOps, type Suite } from './harness.js';
+import { measure, median, timeOps, type Suite } from './harness.js';
 
 /** How long past its expected time a child may take to answer before it counts as stuck. */
 export const PAIRED_TIMEOUT_MS = 60_000;
@@ -183,12 +183,6 @@ export async function runPaired(
   for (const { impl } of out.failed) for (const r of out.rounds) delete r[impl];
   return out;
 }
-
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 /** Per implementation, the median ops/s over the rounds; and smmo / best peer per round (null where it has no figure), with its median, lowest and highest. */
 export function pairedSummary(
