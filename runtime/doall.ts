@@ -16,8 +16,10 @@
  *   5. thread.ts      runBlocks runs a chunk of blocks, each block a virtual warp: a WASM
  *                     kernel (kernels.ts) if the backend has one, else the compiled method
  *                     (compiler/), else the interpreted method through views (accessors.ts);
- *   6. doall.ts       afterwards every thread returns its kept blocks (allocator core K2); a
- *                     throw becomes a MethodError naming the class, method and object.
+ *   6. doall.ts       afterwards every thread returns its kept blocks (allocator core K2) —
+ *                     on a heap of several threads; a runtime of one thread keeps them from
+ *                     pass to pass (afterPass) —; a throw becomes a MethodError naming the
+ *                     class, method and object.
  *
  * Debug tier 2 (SMMO_DEBUG=2, debug.ts) validates the heap after every pass.
  *
@@ -88,7 +90,12 @@ export class PassRunner {
     readonly scheduler: PassScheduler,
     private readonly executor: PassExecutor | null,
     private readonly passTimeout: number | undefined,
-  ) {}
+  ) {
+    this.sharedHeap = heap.flags.atomic;
+  }
+
+  /** Whether the heap serves several threads (formatted for atomics): only then do kept blocks go back after every pass (K2). */
+  private readonly sharedHeap: boolean;
 
   /** parallelDo's passes: one per concrete class of `t`, each where the scheduler says. */
   async parallelDo(t: TypeLayout, method: string, args: readonly unknown[]): Promise<void> {
@@ -353,9 +360,20 @@ export class PassRunner {
     return all.filter((id) => ids.has(id));
   }
 
-  /** After every pass: the calling thread's kept blocks go back (K2); debug tier 2 validates the heap. */
+  /**
+   * After every pass: on a heap of several threads the calling thread's kept blocks go back
+   * (K2), as every worker's do at the end of its share (workers/pass.ts). A runtime of one
+   * thread keeps them: no other thread can need them, and the next pass that creates objects
+   * of their class opens them again instead of retiring them here and taking blocks from
+   * `free` there (entity_cycle's 32 blocks per op; docs/benchmarks.md "Kept blocks from pass
+   * to pass"). They stay used blocks that satisfy H1–H5 (core.rs K1, K4), at most keepBlocks
+   * per class plus the hint blocks; stats(), validateHeap(), defragmentation and close() give
+   * them back, and a heap that runs out reclaims them (K3). Multi-threaded runs keep the
+   * flush: there a thread's kept blocks would take births from the holes other threads'
+   * deaths leave (wa-tor's agents fragment). Debug tier 2 validates the heap.
+   */
   private afterPass(): void {
-    this.main.allocator.flushKept();
+    if (this.sharedHeap) this.main.allocator.flushKept();
     if (DEBUG_LEVEL >= 2) this.heap.validate();
   }
 

@@ -5,13 +5,14 @@
  *
  * Forced interleavings on one thread (several Allocator instances stand for threads, as
  * in interleavings.test.ts), a seeded random model with validate() after every step, and
- * runtime-level checks on 1 and 2 threads (worker threads) that passes leave no empty
- * blocks behind.
+ * runtime-level checks: on 2 threads (worker threads) passes leave no empty blocks behind;
+ * on one thread the emptied blocks stay with their class from pass to pass (only the
+ * thread's kept stack and hint blocks) until stats() or validateHeap() gives them back.
  */
 import test from 'ava';
 import fc from 'fast-check';
 import { Allocator, DEFAULT_KEEP_BLOCKS } from '../runtime/allocator.js';
-import { createRuntime, HeapExhaustedError, retryLimits } from '../index.js';
+import { createRuntime, HeapExhaustedError, i32, object, retryLimits, type Runtime } from '../index.js';
 import type { Heap } from '../runtime/heap.js';
 import { BLOCK_ALLOC_WORD, BLOCK_GEN_WORD, MIN_HEAP_BYTES } from '../runtime/layout.js';
 import { A, allocatorFixture, type Fixture } from './helpers/allocators.js';
@@ -340,17 +341,82 @@ test('random interleavings of allocate / release / flushKept / reclaimEmpty on t
 
 // ------------------------------------------------------------------ runtime level
 
+/** The calling thread's allocator (kept blocks, flush) of a runtime. */
+const mainAllocator = (rt: Runtime): Allocator => (rt as unknown as { context: { allocator: Allocator } }).context.allocator;
+
 for (const threads of [1, 2]) {
-  test(`passes that create and delete leave no empty blocks behind (${threads} thread${threads > 1 ? 's' : ''})`, async (t) => {
+  const what =
+    threads === 1
+      ? 'a runtime of one thread keeps emptied blocks from pass to pass (its own kept stack and hint only); validateHeap gives them back'
+      : 'passes that create and delete leave no empty blocks behind (2 threads)';
+  test(what, async (t) => {
     const rt = await createRuntime({ classes: [Item, Driver], threads, heap: '8MB', modules: [FIXTURES], inlineBlocks: 0, seed: 7 });
     try {
       await rt.parallelNew(Driver, 512, 'setup', 99);
       for (let round = 0; round < 12; round++) {
         await rt.parallelDo(Driver, 'churn', 6);
-        t.is(emptyUsedBlocks(rt.heap), 0, `round ${round}: no empty used block between passes`);
+        if (threads > 1) t.is(emptyUsedBlocks(rt.heap), 0, `round ${round}: no empty used block between passes`);
+        else {
+          // Item and Driver: at most one open hint block each (K4) besides the kept stacks.
+          const held = mainAllocator(rt).keptBlocks() + 2;
+          t.true(
+            emptyUsedBlocks(rt.heap) <= held,
+            `round ${round}: ${emptyUsedBlocks(rt.heap)} empty used blocks, the thread holds at most ${held}`,
+          );
+          rt.heap.validate(); // H1–H5 hold with the blocks kept
+        }
         rt.validateHeap();
+        t.is(emptyUsedBlocks(rt.heap), 0, `round ${round}: validateHeap gave every kept block back`);
       }
       t.true(rt.count(Item) > 0);
+    } finally {
+      await rt.close();
+    }
+  });
+}
+
+class Child extends object({ v: i32 }) {
+  die(): void {
+    this.destroy();
+  }
+}
+
+class Parent extends object({ v: i32 }) {
+  spawn(): void {
+    this.runtime.create(Child, { v: this.v });
+  }
+}
+
+for (const compile of [true, false]) {
+  test(`one thread, ${compile ? 'compiled' : 'interpreted'}: the blocks a pass empties are the next pass's (no block leaves or joins the class); stats() gives them back`, async (t) => {
+    const rt = await createRuntime({ classes: [Parent, Child], heap: MIN_HEAP_BYTES * 4, compile });
+    try {
+      for (let i = 0; i < 300; i++) rt.create(Parent, { v: i });
+      const childBlocks = (): number[] => {
+        const bs = new Set<number>();
+        rt.deviceDo(Child, (c) => bs.add(blockOf(c.handle)));
+        return [...bs].sort((x, y) => x - y);
+      };
+      rt.doAll(Parent, 'spawn');
+      const first = childBlocks();
+      t.is(first.length, 10, '300 children in ten blocks of 32 slots');
+      const free = rt.heap.free.count();
+      for (let round = 0; round < 3; round++) {
+        rt.doAll(Child, 'die');
+        t.is(rt.count(Child), 0);
+        t.is(rt.heap.free.count(), free, `round ${round}: no emptied block went back to free`);
+        t.is(emptyUsedBlocks(rt.heap), first.length, `round ${round}: the ten blocks stay with Child, empty`);
+        rt.heap.validate();
+        rt.doAll(Parent, 'spawn');
+        t.deepEqual(childBlocks(), first, `round ${round}: the children are back in the same blocks`);
+        t.is(rt.heap.free.count(), free, `round ${round}: no block taken from free`);
+      }
+      rt.doAll(Child, 'die');
+      const stats = rt.stats();
+      t.is(stats.types['Child']!.blocks, 0);
+      t.is(rt.heap.free.count(), free + first.length, 'stats() retired the emptied blocks');
+      t.is(emptyUsedBlocks(rt.heap), 0);
+      rt.validateHeap();
     } finally {
       await rt.close();
     }

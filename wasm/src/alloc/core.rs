@@ -28,7 +28,11 @@
 //!       (D1 type check after reservation).
 //!  (K2) Nothing owns a kept block: giving it back (flush_kept, reclaim_empty) takes it
 //!       through the same invalidation as a release (lock, same generation, empty) and
-//!       rolls back if another thread allocated in it meanwhile.
+//!       rolls back if another thread allocated in it meanwhile. When to give them back is
+//!       the host's choice: on a heap of several threads every thread flushes at the end of
+//!       its share of a pass; a runtime of one thread keeps them from pass to pass
+//!       (runtime/doall.ts afterPass) and flushes before stats, validation, defragmentation
+//!       and disposal.
 //!  (K3) Kept blocks never cause HeapExhaustedError: when `free` is empty, new_block
 //!       reclaims empty blocks of every type (any thread's) before giving up.
 //!  (K4) A thread that empties the block it is allocating in (its hint) leaves it open
@@ -75,7 +79,8 @@
 //! the same sequence of allocator calls for the same pass: for each block of its share, in
 //! block-list order, warp_begin(popc(iteration bits)); for each lane in ascending slot order,
 //! store the lanes left (C1) and run the method, whose create/destroy calls go to
-//! allocate/release; then warp_end. At the end of its share, flush_kept. Then the heap after
+//! allocate/release; then warp_end. At the end of its share, flush_kept (K2: on a heap of
+//! several threads; the host makes that call, whatever executed the methods). Then the heap after
 //! the pass is the same byte for byte whatever executed the methods (one thread; with
 //! several, the interleaving is the scheduler's).
 //!
