@@ -171,6 +171,9 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
         `${where}: --backend ${opts.backend} is not available in this build (it runs the ${rt.backend} kernels); use --backend ${rt.backend}`,
       );
     }
+    // A software adapter (SwiftShader, llvmpipe) runs the GPU passes on this CPU: said before the run, not only after it.
+    const software = softwareAdapterNote(rt.stats());
+    if (software !== null) process.stderr.write(`${where}: note: ${software}\n`);
     await fill(app, rt, opts, init, where);
     await rt.prepare(); // backend 'webgpu': compile the GPU kernels outside the timing; others: no-op
     const t1 = performance.now();
@@ -345,7 +348,12 @@ async function report(
       ? undefined
       : await dumpState(app, rt, opts.dump, { iterations: first + opts.iterations, seed: opts.seed, params: paramsOf(opts), version });
   const cpu = cpus();
-  const warnings = [...(init?.warnings ?? []), ...(run.defrag?.warning ? [run.defrag.warning] : [])];
+  const software = softwareAdapterNote(stats);
+  const warnings = [
+    ...(init?.warnings ?? []),
+    ...(run.defrag?.warning ? [run.defrag.warning] : []),
+    ...(software !== null ? [software] : []),
+  ];
   return {
     app: app.name,
     backend: rt.backend,
@@ -383,6 +391,21 @@ async function report(
     node: process.version,
     machine: { cpu: cpu[0]?.model.trim() ?? 'unknown', cores: cpu.length, platform: process.platform, arch: process.arch },
   };
+}
+
+/**
+ * What a run on a software WebGPU adapter is told (a warning in the report, a note on stderr
+ * before the iterations), or null on a GPU and on the CPU backends: the "GPU" passes then run
+ * on this machine's CPU through a Vulkan emulator, far slower than on a GPU and than
+ * `--backend ts` itself, so an app's default size can take many minutes.
+ */
+export function softwareAdapterNote(stats: RuntimeStats): string | null {
+  const a = stats.backend.webgpu?.adapter;
+  if (a === undefined || !a.software) return null;
+  return (
+    `the WebGPU adapter is a software renderer (${a.description || a.device}): its passes run on this machine's CPU, ` +
+    `many times slower than on a GPU, and an app's default size can take many minutes; try a smaller size first`
+  );
 }
 
 /** The report's `gpu`: what RuntimeStats says of the adapter. */

@@ -33,3 +33,33 @@ function run(args: string[]): Promise<Record<string, unknown>> {
     t.true(rel <= 1e-3, `relative difference ${rel}`);
   },
 );
+
+(available ? test : test.skip)(
+  `a software WebGPU adapter is named in the report's warnings and on stderr before the run; a GPU and the ts backend get no such note${available ? '' : ` ${SKIP}`}`,
+  async (t) => {
+    const common = ['run', 'nbody', '--bodies', '64', '--iterations', '1', '--json'];
+    const [gpu, ts] = await Promise.all([smmo([...common, '--backend', 'webgpu']), smmo([...common, '--backend', 'ts'])]);
+    t.is(gpu.code, 0, describeChild(gpu));
+    t.is(ts.code, 0, describeChild(ts));
+    const g = lastJson(gpu.stdout);
+    const software = (g['gpu'] as { software: boolean }).software;
+    const warnings = (g['warnings'] as string[] | undefined) ?? [];
+    const note = /software renderer .*many times slower than on a GPU/;
+    t.log(`adapter ${(g['gpu'] as { adapter: string }).adapter}, software ${software}`);
+    if (software) {
+      t.true(
+        warnings.some((w) => note.test(w)),
+        JSON.stringify(warnings),
+      );
+      t.regex(gpu.stderr, /smmo run nbody: note: the WebGPU adapter is a software renderer/);
+    } else {
+      t.false(
+        warnings.some((w) => note.test(w)),
+        JSON.stringify(warnings),
+      );
+      t.notRegex(gpu.stderr, /software renderer/);
+    }
+    t.is(lastJson(ts.stdout)['warnings'], undefined);
+    t.notRegex(ts.stderr, /software renderer/);
+  },
+);
