@@ -338,3 +338,19 @@ test('full blocks emptied by one mask: kept while the stack has room, retired af
     }
   }
 });
+
+test('C5: on one thread a full warp that the open block cannot take whole goes to a kept block, as the oracle', (t) => {
+  // Three full blocks of A emptied whole (kept), an 8-lane warp (it opens one of them and
+  // leaves it with 24 free slots), then 32-lane warps: on one thread each takes a kept block
+  // whole while one is left and the open block keeps its 24 slots; on several threads every
+  // such warp spills (§4.2). The random sequences rarely build this state.
+  const lanes = (n: number): { cls: 0; n: number; free: number }[] => Array.from({ length: n }, () => ({ cls: 0 as const, n: 1, free: 0 }));
+  for (const atomic of [false, true]) {
+    const ops: Op[] = [{ op: 'many', th: 0, cls: 0, n: 32 * 3 }];
+    for (let k = 0; k < 3; k++) ops.push({ op: 'freeBlock', th: 0, pick: 0, subset: -1 });
+    ops.push({ op: 'warp', th: 0, lanes: lanes(8) });
+    for (let k = 0; k < 3; k++) ops.push({ op: 'warp', th: 0, lanes: lanes(32) });
+    ops.push({ op: 'warp', th: 0, lanes: lanes(20) });
+    t.is(runModel({ variant: 'dynasoar', keep: 4, atomic, gen: false }, ops), '', `atomic ${atomic}`);
+  }
+});

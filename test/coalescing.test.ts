@@ -6,7 +6,8 @@
  *    there are lanes left (the current one included); later creates take cached slots;
  *    the cache runs dry at the last lane; the objects lie in one block in lane order;
  *  - lanes that create several objects or none: each refill reserves the lanes left;
- *  - a block with fewer free slots than lanes: the rest spills to another block;
+ *  - a block with fewer free slots than lanes: the rest spills to another block; on one
+ *    thread a full warp goes to a kept block instead, when there is one (core.rs C5);
  *  - a method that throws: the slots cached for the rest of the warp go back;
  *  - NoCoal, and create outside a do-all: one slot per create, nothing cached;
  *  - the executor contract: a hand-written executor that makes the same calls leaves the
@@ -109,6 +110,49 @@ test.serial('a block with fewer free slots than lanes: the reservation takes wha
     await rt.close();
   }
 });
+
+for (const threads of [1, 2]) {
+  test.serial(
+    threads === 1
+      ? 'one thread: a full warp that the open block cannot take whole goes to a kept block, and the open block keeps its free slots (C5)'
+      : 'two threads: the same warp spills from the open block into another (C5 is for one thread)',
+    async (t) => {
+      const rt = await spawners(new Array<number>(32).fill(1), { threads, modules: [COALESCING_FIXTURES] });
+      try {
+        const full: number[] = [];
+        for (let i = 0; i < 32; i++) full.push(rt.create(Child).handle); // block K, full
+        const open: number[] = [];
+        for (let i = 0; i < 20; i++) open.push(rt.create(Child).handle); // block H: 20 objects, 12 free, the open block
+        const k = blockOf(full[0]!);
+        const h = blockOf(open[0]!);
+        t.true(full.every((x) => blockOf(x) === k) && open.every((x) => blockOf(x) === h) && k !== h);
+        for (const x of full) rt.destroy(rt.get(Child, x)); // K empty: kept (K1)
+        seen.length = 0;
+        await rt.parallelDo(Spawner, 'spawn'); // one block of 32 Spawners: inline on the calling thread
+        t.is(seen.length, 32);
+        const inH = seen.filter((s) => blockOf(s.child) === h).length;
+        if (threads === 1) {
+          t.true(
+            seen.every((s) => blockOf(s.child) === k),
+            'all 32 in the kept block',
+          );
+          t.is(seen[0]!.cached, 31, 'one reservation for the warp');
+          t.is(inH, 0, 'the open block keeps its 12 free slots');
+        } else {
+          t.is(inH, 12, 'the 12 free slots of the open block first');
+          t.is(seen[12]!.cached, 19, 'then one reservation of the 20 lanes left elsewhere');
+        }
+        let inOpen = 0;
+        rt.deviceDo(Child, (c) => void (inOpen += blockOf(c.handle) === h ? 1 : 0));
+        t.is(inOpen, threads === 1 ? 20 : 32);
+        t.is(children(rt), 52);
+        rt.validateHeap();
+      } finally {
+        await rt.close();
+      }
+    },
+  );
+}
 
 test.serial('a method that throws in the middle of a warp: the slots cached for the rest of it go back', async (t) => {
   const ns = new Array<number>(32).fill(1);

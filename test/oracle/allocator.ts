@@ -6,7 +6,7 @@
  * Rust core, from the same start, must leave byte-identical heaps. Extended with the
  * core's later additions so that the model covers them: the variants (rotation off,
  * coalescing off, BitmapAlloc; read from the heap's flags), the warp cache (core.rs
- * C1–C4: warpBegin / lane / warpEnd) and the stale-handle generation rule (T_GEN_OFFSET).
+ * C1–C5: warpBegin / lane / warpEnd) and the stale-handle generation rule (T_GEN_OFFSET).
  * Everything below is as it was, D1–D3 and K1–K5 included.
  *
  * The DynaSOAr allocator on 32-bit bitmaps (paper §3 Alg. 1, 2; §4.2 Alg. 6; §5.2
@@ -50,10 +50,11 @@
  *       and every reservation and release then moves one cache line between cores
  *       (measured: linux-scalability at k ≤ 4 was 15× slower per thread at 16 threads
  *       than at one). Costs at most one partly filled block per thread and type.
- *  Threads flush their kept blocks when their share of a pass ends (workers/pass.ts,
- *  runtime.ts), so between passes a heap holds no empty blocks except those the
- *  calling thread kept from create/destroy outside passes (flushed by stats() and
- *  validateHeap()) and rare ones whose flush lost a race (allowed by H4).
+ *  On a heap of several threads every thread flushes its kept blocks when its share of a
+ *  pass ends (workers/pass.ts, runtime/doall.ts), so between passes such a heap holds no
+ *  empty blocks except those the calling thread kept from create/destroy outside passes
+ *  and rare ones whose flush lost a race (allowed by H4); a runtime of one thread keeps
+ *  them from pass to pass. stats() and validateHeap() flush first.
  *
  * Deliberate differences from the original (wasm/src/alloc/core.rs D1–D3):
  *  (D1) When the block's type changed under a reservation (Alg. 1 l. 14–17), the slot
@@ -69,7 +70,7 @@
  *       slot that is not taken raises InvalidHandleError (the original livelocks);
  *       every retry loop is bounded (shared.ts retryPause).
  */
-import { ffsFrom, lowestSetBits } from '../../runtime/bits.js';
+import { ffsFrom, lowestSetBits, popc } from '../../runtime/bits.js';
 import { HeapExhaustedError, InvalidHandleError } from '../../runtime/errors.js';
 import { FREE_TYPE, type Heap } from '../../runtime/heap.js';
 import {
@@ -119,6 +120,8 @@ export class OracleAllocator {
   private readonly rotate: boolean;
   private readonly coalesce: boolean;
   private readonly bitmapAlloc: boolean;
+  /** Whether the heap was formatted for several threads (C5 applies to one thread only). */
+  private readonly atomic: boolean;
   /** Warp cache (core.rs C1–C4): whether a warp is open, the lanes left, per type the cached block and slots. */
   private inWarp = false;
   private lanesLeft = 0;
@@ -143,6 +146,7 @@ export class OracleAllocator {
     this.rotate = flags.rotation;
     this.coalesce = flags.coalescing;
     this.bitmapAlloc = flags.bitmapAlloc;
+    this.atomic = flags.atomic;
     const m = heap.numBlocks;
     this.free = new OracleBitmap(this.mem, heap.plan.freeBitmapWord, m, 'free', this.rotate);
     this.allocated = heap.table.types.map((t) =>
@@ -661,6 +665,18 @@ export class OracleAllocator {
     const want = Math.min(32, Math.max(1, this.lanesLeft));
     const active = this.active[id]!;
     let bid = this.hint[id]!;
+    // (C5) One thread: a full warp that the hint block cannot take whole goes to a kept block.
+    let after = 0;
+    if (bid !== 0 && want >= t.slots && !this.atomic) {
+      const free = popc(~loadWord(this.mem, this.heap.blockWord(bid) + BLOCK_ALLOC_WORD));
+      if (free < want) {
+        const kept = this.popKept(id);
+        if (kept !== 0) {
+          after = free > 0 ? bid : 0;
+          bid = kept;
+        }
+      }
+    }
     for (let attempt = 1; ; attempt++) {
       if (bid === 0) {
         bid = this.selectBlock(t, active, attempt);
@@ -671,7 +687,7 @@ export class OracleAllocator {
         const tt = loadWord(this.mem, this.heap.blockWord(bid) + BLOCK_TYPE_WORD);
         if (this.full) this.active[tt]!.clear(bid);
         if (tt === id) {
-          this.hint[id] = this.full ? 0 : bid;
+          this.hint[id] = this.full ? after : bid;
           const rest = got & (got - 1);
           if (rest !== 0) {
             this.cacheBlock[id] = bid;

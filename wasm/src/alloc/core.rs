@@ -73,6 +73,17 @@
 //!       hint block).
 //!  (C4) Outside a warp (create outside a do-all, parallelNew's init methods), and in the
 //!       NoCoal variant, every allocation reserves one slot (Alg. 6).
+//!  (C5) One thread (a Plain heap): a reservation for at least as many lanes as the class
+//!       has slots, whose hint block has fewer free slots than that, takes a block from the
+//!       thread's kept stack (K1) when there is one, and the hint block stays the hint
+//!       (unless the kept block is left open). Otherwise §4.2's spill (C2) would split every
+//!       later full warp over two blocks once one smaller warp has left the hint partly
+//!       filled: two reservations per warp instead of one, and every block shared by two
+//!       warps (ECS entity_cycle: 62 calls into the core per op instead of 33). Only full
+//!       warps qualify, so sparse creators (a birth here and there, whose lanes left
+//!       overstate what they take) keep filling the hint; on several threads the kept
+//!       stacks hold the pass's emptied blocks, and a kept-first choice there costs wa-tor
+//!       its fragmentation (docs/benchmarks.md, "Block choice at 16 threads").
 //!
 //! Executor contract (byte-identical heaps): an executor of do-all methods — the
 //! TypeScript one (ThreadContext.runBlocks), a compiled one, or a Rust kernel — must make
@@ -443,6 +454,20 @@ impl<M: Mem> Alloc<M> {
         };
         let active = self.active_bm(t);
         let mut bid = self.hint(t);
+        // (C5) On one thread, a warp whose lanes could fill a block by themselves, and whose
+        // open block cannot take them all, takes a kept block instead; the open block stays
+        // the hint for a smaller warp.
+        let mut after = 0;
+        if bid != 0 && want >= self.type_word(t, T_SLOTS) && !heap_is_atomic() {
+            let free = (!self.load(self.block_word(bid) + BLOCK_ALLOC_WORD)).count_ones();
+            if free < want {
+                let kept = self.pop_kept(t);
+                if kept != 0 {
+                    after = if free > 0 { bid } else { 0 };
+                    bid = kept;
+                }
+            }
+        }
         let mut attempt = 1u32;
         loop {
             if bid == 0 {
@@ -456,7 +481,7 @@ impl<M: Mem> Alloc<M> {
                     self.to_full(bid, tt)?;
                 }
                 if tt == t {
-                    self.set_hint(t, if full { 0 } else { bid });
+                    self.set_hint(t, if full { after } else { bid });
                     let rest = got & got.wrapping_sub(1);
                     if rest != 0 {
                         self.set_per_type(t, TS_CACHE_BLOCK, bid);
