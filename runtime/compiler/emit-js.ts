@@ -230,6 +230,10 @@ ${copies.join('\n')}
     // afterwards depends on which value it saw. An aligned Int32Array read does not tear.
     // V8 keeps the loop's other loads movable around a plain load, not around an atomic
     // one: packed_5 290 → 335 k ops/s, frag_iter 272 → 328 k (dev VM, three runs each).
+    // The heap's typed arrays are bound again as locals of the runner (its first line): read
+    // from the factory's scope (a context slot), every access in the loop reloaded the array
+    // and its bounds; as locals TurboFan keeps them out of the loop. Measured on the dev VM,
+    // simple_iter's AB.swapAB alone over 1 000 objects: 0.90–0.94 → 0.66–0.69 ns per object.
     const liveMask = ~this.selfT.highMask;
     const live = liveMask === -1 ? `I32[bw + word] | 0` : `I32[bw + word] & ${liveMask}`;
     const locals = this.ir.locals.map((l) => `l${l.id}`);
@@ -249,6 +253,7 @@ ${statics}
 ${this.tables.join('\n')}
 ${allocs}
 return function ${this.name}(ctx, list, from, to, args, lists, word) {
+  const I8 = H.i8, U8 = H.u8, I16 = H.i16, U16 = H.u16, I32 = H.i32, U32 = H.u32, F32 = H.f32, F64 = H.f64;
   ${args}
   ${locals.length > 0 ? `let ${locals.join(', ')};` : ''}
   ${rankForms.length > 0 ? `let ${rankForms.join(', ')};` : ''}
