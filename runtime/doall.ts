@@ -369,8 +369,9 @@ export class PassRunner {
    * to pass"). They stay used blocks that satisfy H1–H5 (core.rs K1, K4), at most keepBlocks
    * per class plus the hint blocks; stats(), validateHeap(), defragmentation and close() give
    * them back, and a heap that runs out reclaims them (K3). Multi-threaded runs keep the
-   * flush: there a thread's kept blocks would take births from the holes other threads'
-   * deaths leave (wa-tor's agents fragment). Debug tier 2 validates the heap.
+   * flush: a scratch build without it raised wa-tor's agent fragmentation at 16 threads
+   * from 15.5 to 29.9 % (docs/benchmarks.md, "Deferred self-deletion"). Debug tier 2
+   * validates the heap.
    */
   private afterPass(): void {
     if (this.sharedHeap) this.main.allocator.flushKept();
