@@ -12,7 +12,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { Allocator, DEFAULT_KEEP_BLOCKS } from '../runtime/allocator.js';
-import { createRuntime, HeapExhaustedError, i32, object, retryLimits, type Runtime } from '../index.js';
+import { createRuntime, HeapExhaustedError, i32, object, retryLimits } from '../index.js';
 import type { Heap } from '../runtime/heap.js';
 import { BLOCK_ALLOC_WORD, BLOCK_GEN_WORD, MIN_HEAP_BYTES } from '../runtime/layout.js';
 import { A, allocatorFixture, type Fixture } from './helpers/allocators.js';
@@ -341,9 +341,6 @@ test('random interleavings of allocate / release / flushKept / reclaimEmpty on t
 
 // ------------------------------------------------------------------ runtime level
 
-/** The calling thread's allocator (kept blocks, flush) of a runtime. */
-const mainAllocator = (rt: Runtime): Allocator => (rt as unknown as { context: { allocator: Allocator } }).context.allocator;
-
 for (const threads of [1, 2]) {
   const what =
     threads === 1
@@ -358,7 +355,7 @@ for (const threads of [1, 2]) {
         if (threads > 1) t.is(emptyUsedBlocks(rt.heap), 0, `round ${round}: no empty used block between passes`);
         else {
           // Item and Driver: at most one open hint block each (K4) besides the kept stacks.
-          const held = mainAllocator(rt).keptBlocks() + 2;
+          const held = rt.main.allocator.keptBlocks() + 2;
           t.true(
             emptyUsedBlocks(rt.heap) <= held,
             `round ${round}: ${emptyUsedBlocks(rt.heap)} empty used blocks, the thread holds at most ${held}`,
