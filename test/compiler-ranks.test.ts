@@ -94,6 +94,13 @@ class Tile extends object({ rank: i32, v: i32, sum: i32 }) {
     if (this.rank + 1 < count) ctx.get(Tile, table[this.rank + 1]!).sum = this.v * 7 + this.sum;
   }
 
+  /** Asks for its table with the right count for the first `good` tiles, then with one too many. */
+  recount(count: number, good: number): void {
+    const ctx = this.runtime;
+    const table = rankTable(ctx, Tile, this.rank < good ? count : count + 1);
+    this.sum = ctx.get(Tile, table[this.rank]!).v + good;
+  }
+
   /** Hands its table to a function: likewise. */
   share(count: number): void {
     const ctx = this.runtime;
@@ -164,6 +171,30 @@ async function sameInvalidHandle(
 }
 
 test('an index past the rank table: the interpreted InvalidHandleError', (t) => sameInvalidHandle(t, 'past', UNCHECKED));
+
+test('rankTable asked once per call of the runner and count (emit-js.ts rankAssign): a changed count asks again, as the interpreted method does', async (t) => {
+  const a = await make(false);
+  const b = await make(true);
+  try {
+    // Every tile asks with the right count: one table, the interpreted heap.
+    for (const rt of [a, b]) rt.doAll(Tile, 'recount', COUNT, COUNT);
+    t.is(heapDifference(b, a), null);
+    const src = sourceOf(b, 'Tile.recount');
+    t.regex(src, /=== \$r0e \? \$r0 :/, 'the call is memoised on its count');
+    // From rank 10 on (in the first block, so in the same copy of the lane code as the ranks before it), the count is one too many: the memo must not answer with the table of the right count.
+    const messages: string[] = [];
+    for (const rt of [a, b]) {
+      const e = t.throws(() => rt.doAll(Tile, 'recount', COUNT, 10));
+      messages.push(String(((e as Error).cause as Error)?.message));
+    }
+    t.regex(messages[0]!, /rankTable: expected 101 Tile objects, found 100/);
+    t.is(messages[1], messages[0]);
+    t.is(heapDifference(b, a), null, 'the tiles before rank 10 were written, the others not, alike');
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
 
 test('a table written to or handed to a function, and checked mode, keep the block check', async (t) => {
   const a = await make(false);

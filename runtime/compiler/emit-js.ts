@@ -239,6 +239,10 @@ ${copies.join('\n')}
     const locals = this.ir.locals.map((l) => `l${l.id}`);
     for (let i = 0; i < this.temps; i++) locals.push(`$t${i}`);
     const rankForms = [...this.rankCls.keys()].map((id) => `l${id}$s = $NO_BLOCKS, l${id}$b = $NO_BLOCKS, l${id}$n = 0`);
+    const memos = Array.from(
+      { length: this.rankMemos },
+      (_, k) => `$r${k} = $NO_TABLE, $r${k}e = NaN, $r${k}s = $NO_BLOCKS, $r${k}b = $NO_BLOCKS, $r${k}n = 0`,
+    );
     const args = Array.from({ length: this.ir.arity }, (_, i) => `const a${i} = args[${i}];`).join(' ');
     const statics = this.ir.statics.map((_, i) => `const S${i} = S[${i}];`).join('\n');
     const allocs = [...this.allocated].map((id) => this.allocFunction(id)).join('\n');
@@ -248,7 +252,7 @@ const BW = ${h.blocksWord}, BWORDS = ${h.blockWords}, BB = ${h.blocksOffset}, BB
 const A = H.allocator, TL = H.types, state = H.state, F = A.fast;
 const $null = H.nullDeref, $range = H.range, $get = H.get, $view = H.view, $boxArr = H.boxArr, $unbox = H.unbox, $destroyNull = H.destroyNull;
 const $chk = H.check, $chkRef = H.checkRef, $free = H.free;
-const popc = H.popc, $take = H.takeCachedSlot, $rankForm = H.rankForm, $NO_BLOCKS = H.noRankBlocks;
+const popc = H.popc, $take = H.takeCachedSlot, $rankForm = H.rankForm, $NO_BLOCKS = H.noRankBlocks, $NO_TABLE = H.noRankTable;
 ${statics}
 ${this.tables.join('\n')}
 ${allocs}
@@ -257,6 +261,7 @@ return function ${this.name}(ctx, list, from, to, args, lists, word) {
   ${args}
   ${locals.length > 0 ? `let ${locals.join(', ')};` : ''}
   ${rankForms.length > 0 ? `let ${rankForms.join(', ')};` : ''}
+  ${memos.length > 0 ? `let ${memos.join(', ')};` : ''}
   let self = 0;${this.deferFree ? ' let dead = 0, dbid = 0;' : ''}
   try {
     for (let i = from; i < to; i++) {
@@ -302,8 +307,26 @@ ${body}
       return `${l} = ${r}, ${l}$s = ${r}$s, ${l}$b = ${r}$b, ${l}$n = ${r}$n`;
     }
     const f = this.formTemp();
+    if (value.op === 'dynCall' && this.ranks!.isCall(value) && value.args[0]!.op === 'ctx') {
+      // rankTable(ctx, C, n) with the runner's own context: the same (C, n) gives the same table
+      // for the whole call of the runner (rank-table.ts R1, R2: nothing else runs on this thread
+      // meanwhile, and the method runs no JavaScript but rankTable), so the table and its form are
+      // asked for once per call of the runner and per n, not once per object. A first call that
+      // throws leaves the memo empty, as it found it.
+      const m = `$r${this.rankMemos++}`;
+      const n = this.temp();
+      const call = `${this.expr(value.callee)}(ctx, ${this.expr(value.args[1]!)}, ${n})`;
+      return (
+        `${l} = ((${n} = ${this.expr(value.args[2]!)}) === ${m}e ? ${m} : ` +
+        `(${m} = ${call}, ${f} = $rankForm(${m}, ${cls.slots}), ${m}s = ${f}.starts, ${m}b = ${f}.bases, ${m}n = ${f}.n, ${m}e = ${n}, ${m})), ` +
+        `${l}$s = ${m}s, ${l}$b = ${m}b, ${l}$n = ${m}n`
+      );
+    }
     return `${l} = ${this.expr(value)}, ${f} = $rankForm(${l}, ${cls.slots}), ${l}$s = ${f}.starts, ${l}$b = ${f}.bases, ${l}$n = ${f}.n`;
   }
+
+  /** Call sites of rankTable memoised by rankAssign: $rK (table), $rKe (its n), $rKs, $rKb, $rKn (its form). */
+  private rankMemos = 0;
 
   private form: string | null = null;
   /** The temporary that holds a rankForm result while its parts are copied (one per method). */

@@ -170,6 +170,7 @@ export class MethodCompiler {
       takeCachedSlot,
       rankForm: (table: Uint32Array, per: number) => rankForm(table, per, heap.plan.blocksOffset, heap.plan.blockBytes),
       noRankBlocks: NO_RANK_BLOCKS,
+      noRankTable: new Uint32Array(0),
       nullDeref(what: string): never {
         const field = what.slice(what.lastIndexOf('.') + 1);
         throw new TypeError(`Cannot read properties of null (reading '${field}')`);
