@@ -481,7 +481,7 @@ ${body}
       case 'alloc':
         this.allocated.add(e.cls.id);
         // (deferFree) the slot is taken here, so that a call into the core releases the marked objects first.
-        return this.deferFree ? `alloc_${e.cls.id}(${this.take(e.cls.id)})` : `alloc_${e.cls.id}()`;
+        return `alloc_${e.cls.id}(${[...(this.deferFree ? [this.take(e.cls.id)] : []), ...this.allocArrays(e.cls.id)].join(', ')})`;
       case 'free': {
         const h = this.expr(e.obj);
         if (this.host.checked) return `$free(ctx, ${h}, self)`;
@@ -692,13 +692,25 @@ ${body}
         zero.push(`${arr === 'U8' ? 'U8' : arr}[${idx}] = 0;`);
       }
     }
-    // With deferFree the caller takes the slot (take) and passes it in.
-    return `function alloc_${id}(${this.deferFree ? 'h' : ''}) {
+    // With deferFree the caller takes the slot (take) and passes it in. The typed arrays come
+    // in as arguments, the runner's locals (allocArrays): read from this function's scope
+    // instead, they were reloaded from the factory's context at every allocation even where
+    // V8 inlined the function into the runner's loop.
+    const params = [...(this.deferFree ? ['h'] : []), ...this.allocArrays(id)];
+    return `function alloc_${id}(${params.join(', ')}) {
   ${this.deferFree ? '' : `const h = ${this.take(id)};`}
   const b = BB + (h >>> 5) * BBYTES, s = h & 31;
   ${zero.join(' ')}
   return h;
 }`;
+  }
+
+  /** The typed arrays alloc_<id> reads or writes: those of its zeroing stores, and I32 where it takes a cached slot. */
+  private allocArrays(id: number): string[] {
+    const used = new Set<string>();
+    if (!this.deferFree && this.host.warpWords.cacheMask0 !== undefined) used.add('I32');
+    for (const f of this.typeById(id).fields) used.add(ARRAYS[f.kind].arr);
+    return ['I8', 'U8', 'I16', 'U16', 'I32', 'U32', 'F32', 'F64'].filter((a) => used.has(a));
   }
 
   /**
