@@ -117,9 +117,16 @@ function version(pkg: string): string {
   }
 }
 
+/**
+ * The checkout's commit, with "+dirty" when tracked files differ from it: a copy of a working
+ * tree (a device machine's) can carry a HEAD older than the code it runs, and the result
+ * file must not name that commit as the code measured.
+ */
 function gitCommit(): string | null {
+  const git = (...args: string[]): string => execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const head = git('rev-parse', '--short', 'HEAD');
+    return git('status', '--porcelain', '--untracked-files=no') === '' ? head : `${head}+dirty`;
   } catch {
     return null;
   }
