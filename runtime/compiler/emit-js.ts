@@ -66,6 +66,11 @@ const ARRAYS: Record<FieldLayout['kind'], { arr: string; shift: number }> = {
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
+/** The heap's typed arrays as the emitted code names them; helper H holds each under its name in lower case. */
+const ARRAY_NAMES = ['I8', 'U8', 'I16', 'U16', 'I32', 'U32', 'F32', 'F64'] as const;
+/** `const I8 = H.i8, …, F64 = H.f64;`: the factory binds them once, and the runner again as its locals. */
+const BIND_ARRAYS = `const ${ARRAY_NAMES.map((a) => `${a} = H.${a.toLowerCase()}`).join(', ')};`;
+
 /** Lanes per iteration of an unrolled full-block loop, and the longest body (characters of emitted code) unrolled. */
 const UNROLL = 4;
 const UNROLL_MAX_BODY = 600;
@@ -239,15 +244,14 @@ ${copies.join('\n')}
     const locals = this.ir.locals.map((l) => `l${l.id}`);
     for (let i = 0; i < this.temps; i++) locals.push(`$t${i}`);
     const rankForms = [...this.rankCls.keys()].map((id) => `l${id}$s = $NO_BLOCKS, l${id}$b = $NO_BLOCKS, l${id}$n = 0`);
-    const memos = Array.from(
-      { length: this.rankMemos },
-      (_, k) => `$r${k} = $NO_TABLE, $r${k}e = NaN, $r${k}s = $NO_BLOCKS, $r${k}b = $NO_BLOCKS, $r${k}n = 0`,
+    const memos = [...this.rankMemos.values()].map(
+      (m) => `${m} = $NO_TABLE, ${m}e = NaN, ${m}s = $NO_BLOCKS, ${m}b = $NO_BLOCKS, ${m}n = 0`,
     );
     const args = Array.from({ length: this.ir.arity }, (_, i) => `const a${i} = args[${i}];`).join(' ');
     const statics = this.ir.statics.map((_, i) => `const S${i} = S[${i}];`).join('\n');
     const allocs = [...this.allocated].map((id) => this.allocFunction(id)).join('\n');
     return `'use strict';
-const I8 = H.i8, U8 = H.u8, I16 = H.i16, U16 = H.u16, I32 = H.i32, U32 = H.u32, F32 = H.f32, F64 = H.f64;
+${BIND_ARRAYS}
 const BW = ${h.blocksWord}, BWORDS = ${h.blockWords}, BB = ${h.blocksOffset}, BBYTES = ${h.blockBytes}, LIMIT = ${h.handleLimit};
 const A = H.allocator, TL = H.types, state = H.state, F = A.fast;
 const $null = H.nullDeref, $range = H.range, $get = H.get, $view = H.view, $boxArr = H.boxArr, $unbox = H.unbox, $destroyNull = H.destroyNull;
@@ -257,7 +261,7 @@ ${statics}
 ${this.tables.join('\n')}
 ${allocs}
 return function ${this.name}(ctx, list, from, to, args, lists, word) {
-  const I8 = H.i8, U8 = H.u8, I16 = H.i16, U16 = H.u16, I32 = H.i32, U32 = H.u32, F32 = H.f32, F64 = H.f64;
+  ${BIND_ARRAYS}
   ${args}
   ${locals.length > 0 ? `let ${locals.join(', ')};` : ''}
   ${rankForms.length > 0 ? `let ${rankForms.join(', ')};` : ''}
@@ -313,7 +317,10 @@ ${body}
       // meanwhile, and the method runs no JavaScript but rankTable), so the table and its form are
       // asked for once per call of the runner and per n, not once per object. A first call that
       // throws leaves the memo empty, as it found it.
-      const m = `$r${this.rankMemos++}`;
+      // One memo per call in the method, shared by every copy of the lane code the runner has
+      // (the full-block loop, its unrolled lanes, the loop over set bits).
+      let m = this.rankMemos.get(value);
+      if (m === undefined) this.rankMemos.set(value, (m = `$r${this.rankMemos.size}`));
       const n = this.temp();
       const call = `${this.expr(value.callee)}(ctx, ${this.expr(value.args[1]!)}, ${n})`;
       return (
@@ -325,8 +332,8 @@ ${body}
     return `${l} = ${this.expr(value)}, ${f} = $rankForm(${l}, ${cls.slots}), ${l}$s = ${f}.starts, ${l}$b = ${f}.bases, ${l}$n = ${f}.n`;
   }
 
-  /** Call sites of rankTable memoised by rankAssign: $rK (table), $rKe (its n), $rKs, $rKb, $rKn (its form). */
-  private rankMemos = 0;
+  /** rankTable calls memoised by rankAssign, by their node in the method: $rK (table), $rKe (its n), $rKs, $rKb, $rKn (its form). */
+  private readonly rankMemos = new Map<Expr, string>();
 
   private form: string | null = null;
   /** The temporary that holds a rankForm result while its parts are copied (one per method). */
@@ -710,7 +717,7 @@ ${body}
     const used = new Set<string>();
     if (!this.deferFree && this.host.warpWords.cacheMask0 !== undefined) used.add('I32');
     for (const f of this.typeById(id).fields) used.add(ARRAYS[f.kind].arr);
-    return ['I8', 'U8', 'I16', 'U16', 'I32', 'U32', 'F32', 'F64'].filter((a) => used.has(a));
+    return ARRAY_NAMES.filter((a) => used.has(a));
   }
 
   /**
