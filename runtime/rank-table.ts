@@ -33,12 +33,19 @@
  *       table is in use.
  *
  * The block form (rankBlocks, rankForm): a class of N_C slots per block whose blocks are all
- * full but the last in handle order (as a grid made by one parallelNew on a fresh heap
- * typically is: game-of-life's cells on 1, 2 and 4 threads) has
- * `table[i] = starts[⌊i / N_C⌋] + i mod N_C`, with one start per N_C ranks. Every start is
- * slot 0 of its block (a full block of N_C ≤ 32 slots has no other first slot); a last,
- * partly used block that does not begin at slot 0 is left out of the form, and its ranks are
- * read from the table. Compiled methods read ranks through `starts` when the table has this
+ * full but the last in handle order (as a grid made by one parallelNew on a fresh heap on one
+ * thread is) has `table[i] = starts[⌊i / N_C⌋] + i mod N_C`, with one start per N_C ranks.
+ * Every start is slot 0 of its block (a full block of N_C ≤ 32 slots has no other first
+ * slot). One block may be partly used anywhere in handle order, its objects in its first
+ * slots: on several threads parallelNew's last claim, which holds the n mod 32 objects left,
+ * fills a block wherever its thread found one (game-of-life's cells at 1714 × 1647 on 16
+ * threads: 8 216 of 88 217 blocks after it in handle order). The form then pads the ranks
+ * after that block by what the block lacks: rank i is read at
+ * `i' = i < e ? i : i + p` (e: the first rank after the partly used block, p: N_C minus its
+ * objects), `table[i] = starts[⌊i' / N_C⌋] + i' mod N_C`; without such a block e is n and
+ * p 0. The form covers the ranks below `n` (RankForm.n): it ends at a second partly used
+ * block (after it) or at a block whose first object is not in slot 0 (before it), and the
+ * ranks from there are read from the table. Compiled methods read ranks through `starts` when the table has this
  * form (checked over the whole table when the form is made): a 32nd of the table's memory
  * traffic for N_C = 32 (game-of-life's cells at 1714 × 1647: 11 MB of table, 350 KB of
  * starts). rankForm adds `bases`, the byte offset of each start's block in the heap, so that
@@ -132,23 +139,35 @@ export const NO_RANK_BLOCKS = new Int32Array(0);
 
 /**
  * A table's block form for one slot count and one heap: `starts` and `bases` per block, and
- * `n`, the ranks they cover (0 without a form). For every rank i < n:
- * `table[i] === starts[⌊i / per⌋] + i % per` and `bases[⌊i / per⌋]` is the byte offset of
+ * `n`, the ranks they cover (0 without a form), `e` and `p`, the padding after a partly used
+ * block (e = n, p = 0 without one). For every rank i < n, with `i' = i < e ? i : i + p`:
+ * `table[i] === starts[⌊i' / per⌋] + i' % per` and `bases[⌊i' / per⌋]` is the byte offset of
  * that handle's block (`blocksOffset + (starts[k] >>> 5) · blockBytes`).
  */
 export interface RankForm {
   readonly starts: Int32Array;
   readonly bases: Int32Array;
   readonly n: number;
+  readonly e: number;
+  readonly p: number;
 }
 
 /** The form of a table that has none: every read takes the table's element. */
-export const NO_RANK_FORM: RankForm = Object.freeze({ starts: NO_RANK_BLOCKS, bases: NO_RANK_BLOCKS, n: 0 });
+export const NO_RANK_FORM: RankForm = Object.freeze({ starts: NO_RANK_BLOCKS, bases: NO_RANK_BLOCKS, n: 0, e: 0, p: 0 });
+
+/** blockForm's result: the starts, the ranks they cover and the padding (RankForm's n, e, p). */
+interface Blocks {
+  readonly starts: Int32Array;
+  readonly n: number;
+  readonly e: number;
+  readonly p: number;
+}
+const NO_BLOCKS: Blocks = { starts: NO_RANK_BLOCKS, n: 0, e: 0, p: 0 };
 
 // The block form of each table (R4), per slots per block: tables are few and long-lived.
 interface Forms {
   per: number;
-  starts: Int32Array;
+  blocks: Blocks;
   /** With `bases`, for the heap geometry it was made for (a table belongs to one context, so to one heap). */
   form: RankForm | null;
   blocksOffset: number;
@@ -163,7 +182,7 @@ function formsOf(table: Uint32Array, per: number): Forms {
   if (table === lastTable && per === lastPer) return lastForms!;
   let f = blockForms.get(table);
   if (f === undefined || f.per !== per) {
-    f = { per, starts: blockForm(table, per), form: null, blocksOffset: -1, blockBytes: -1 };
+    f = { per, blocks: blockForm(table, per), form: null, blocksOffset: -1, blockBytes: -1 };
     blockForms.set(table, f);
   }
   lastTable = table;
@@ -173,13 +192,12 @@ function formsOf(table: Uint32Array, per: number): Forms {
 }
 
 /**
- * The block form of rank table `table` for `per` ranks per block (the class's slots per
- * block): `starts` with `table[i] === starts[⌊i / per⌋] + i % per` for every i below
- * `min(table.length, starts.length · per)`, or NO_RANK_BLOCKS when the table does not have
- * that form.
+ * The starts of rank table `table`'s block form for `per` ranks per block (the class's slots
+ * per block), or NO_RANK_BLOCKS when no rank has that form; the ranks covered and the padding
+ * are rankForm's.
  */
 export function rankBlocks(table: Uint32Array, per: number): Int32Array {
-  return formsOf(table, per).starts;
+  return formsOf(table, per).blocks.starts;
 }
 
 /**
@@ -192,12 +210,12 @@ export function rankBlocks(table: Uint32Array, per: number): Int32Array {
 export function rankForm(table: Uint32Array, per: number, blocksOffset: number, blockBytes: number): RankForm {
   const f = formsOf(table, per);
   if (f.form !== null && f.blocksOffset === blocksOffset && f.blockBytes === blockBytes) return f.form;
-  const starts = f.starts;
+  const { starts, n, e, p } = f.blocks;
   let form = NO_RANK_FORM;
   if (starts.length > 0) {
     const bases = new Int32Array(starts.length);
     for (let k = 0; k < starts.length; k++) bases[k] = blocksOffset + (starts[k]! >>> 5) * blockBytes;
-    form = Object.freeze({ starts, bases, n: Math.min(table.length, starts.length * per) });
+    form = Object.freeze({ starts, bases, n, e, p });
   }
   f.form = form;
   f.blocksOffset = blocksOffset;
@@ -205,18 +223,29 @@ export function rankForm(table: Uint32Array, per: number, blocksOffset: number, 
   return form;
 }
 
-function blockForm(table: Uint32Array, per: number): Int32Array {
+function blockForm(table: Uint32Array, per: number): Blocks {
   const n = table.length;
-  if (n === 0 || !(per >= 1 && per <= 32) || table[n - 1]! > 0x7fffffff) return NO_RANK_BLOCKS;
-  const blocks = Math.ceil(n / per);
-  const starts = new Int32Array(blocks);
-  for (let k = 0, i = 0; k < blocks; k++) {
+  if (n === 0 || !(per >= 1 && per <= 32) || table[n - 1]! > 0x7fffffff) return NO_BLOCKS;
+  const starts = new Int32Array(Math.ceil(n / per) + 1);
+  let k = 0;
+  let i = 0;
+  let e = n;
+  let p = 0;
+  while (i < n) {
     const s = table[i]!;
-    // A start is slot 0 of its block; only a last, partly used block may begin elsewhere,
-    // and it is left out of the form (its ranks are read from the table).
-    if ((s & 31) !== 0) return k === blocks - 1 && k > 0 ? starts.subarray(0, k) : NO_RANK_BLOCKS;
-    starts[k] = s;
-    for (let j = 0; j < per && i < n; j++, i++) if (table[i] !== s + j) return NO_RANK_BLOCKS;
+    if ((s & 31) !== 0) break; // a block's objects must begin at its slot 0: the form ends before it
+    let j = 1;
+    while (j < per && i + j < n && table[i + j] === s + j) j++;
+    starts[k++] = s;
+    i += j;
+    if (j === per || i === n) continue; // a full block, or the last one
+    // A partly used block with ranks after it: the ranks after it are padded (once; a second
+    // such block ends the form after it).
+    if (e !== n) break;
+    e = i;
+    p = per - j;
   }
-  return starts;
+  if (k === 0) return NO_BLOCKS;
+  if (e > i) e = i; // no padding within the ranks covered
+  return { starts: starts.subarray(0, k), n: i, e, p: e === i ? 0 : p };
 }

@@ -23,7 +23,7 @@
  *    is the interpreted one.
  */
 import test, { type ExecutionContext } from 'ava';
-import { array, createRuntime, f64, i32, object, rankTable, type Runtime } from '../index.js';
+import { array, createRuntime, f64, i32, object, rankTable, resetRankTable, type Runtime } from '../index.js';
 import { InvalidHandleError } from '../runtime/errors.js';
 import { BLOCK_ITER_WORD } from '../runtime/layout.js';
 import { emitJs } from '../runtime/compiler/emit-js.js';
@@ -254,10 +254,12 @@ test('rankBlocks: the block form exactly where every element is starts[i / N] + 
   t.deepEqual([...rankBlocks(dense, 32)], [64, 160, 256], 'blocks 2, 5, 8; the last one partly used');
   const twenty = Uint32Array.from({ length: 45 }, (_, i) => 32 * (1 + Math.floor(i / 20)) + (i % 20));
   t.deepEqual([...rankBlocks(twenty, 20)], [32, 64, 96]);
-  t.is(rankBlocks(twenty, 32), NO_RANK_BLOCKS, 'the same table for another slot count');
+  // The same table for 32 slots per block: every block partly used. The form pads the ranks
+  // past the first and ends after the second.
+  t.deepEqual([...rankBlocks(twenty, 32)], [32, 64], 'the same table for another slot count');
   const gap = dense.slice();
-  gap[40] = gap[40]! + 1; // an object missing in the middle of a block
-  t.is(rankBlocks(gap, 32), NO_RANK_BLOCKS);
+  gap[40] = gap[40]! + 1; // an object missing in the middle of a block: the form ends there
+  t.deepEqual([...rankBlocks(gap, 32)], [64, 160]);
   const late = twenty.slice(1); // a block's objects not from its first slot
   t.is(rankBlocks(late, 20), NO_RANK_BLOCKS);
   t.is(rankBlocks(new Uint32Array(0), 32), NO_RANK_BLOCKS);
@@ -277,7 +279,74 @@ test('rankForm: block byte offsets beside the starts, the ranks covered, per hea
   t.deepEqual([...rankForm(twenty, 20, 64, 100).bases], [164, 264, 364], 'made again for another geometry');
   const tail = Uint32Array.from({ length: 44 }, (_, i) => (i < 40 ? 32 * (1 + Math.floor(i / 20)) + (i % 20) : 96 + 3 + (i - 40)));
   t.is(rankForm(tail, 20, 0, 64).n, 40, 'the left-out last block is not covered');
-  t.is(rankForm(twenty, 32, 0, 64), NO_RANK_FORM);
+  const other = rankForm(twenty, 32, 0, 64);
+  t.deepEqual([other.n, other.e, other.p], [40, 20, 12], 'two partly used blocks of 32: padded past the first, ending after the second');
+  t.is(rankForm(new Uint32Array(0), 32, 0, 64), NO_RANK_FORM);
+  t.is(rankForm(twenty.slice(1), 20, 0, 64), NO_RANK_FORM, 'the first object not in slot 0');
+});
+
+/** Whether every rank below form.n of `table` is where the form says (RankForm: padded past e by p). */
+function formHolds(table: Uint32Array, per: number, form: { starts: Int32Array; n: number; e: number; p: number }): boolean {
+  for (let i = 0; i < form.n; i++) {
+    const j = i < form.e ? i : i + form.p;
+    if (table[i] !== form.starts[Math.floor(j / per)]! + (j % per)) return false;
+  }
+  return true;
+}
+
+test('rankForm: one partly used block anywhere in handle order, the ranks after it padded; a second one ends the form', (t) => {
+  // Blocks (32 slots, handle = block · 32 + slot) in handle order with how many objects each
+  // holds from slot 0; the objects are the table.
+  const tableOf = (blocks: [number, number][]): Uint32Array =>
+    Uint32Array.from(blocks.flatMap(([b, k]) => Array.from({ length: k }, (_, s) => b * 32 + s)));
+  for (const per of [32, 20, 7]) {
+    // parallelNew's last claim on several threads: its block anywhere among the full ones.
+    const middle = tableOf([
+      [2, per],
+      [3, per],
+      [5, 3],
+      [9, per],
+      [12, per - 1],
+    ]);
+    const f = rankForm(middle, per, 0, 64);
+    t.deepEqual([f.n, f.e, f.p], [middle.length, 2 * per + 3, per - 3], `per ${per}: every rank covered`);
+    t.deepEqual([...f.starts], [64, 96, 160, 288, 384]);
+    t.true(formHolds(middle, per, f));
+    // Two partly used blocks with ranks after each: the form ends after the second.
+    const two = tableOf([
+      [2, per],
+      [4, 2],
+      [6, per],
+      [7, 1],
+      [8, per],
+    ]);
+    const g = rankForm(two, per, 0, 64);
+    t.deepEqual([g.n, g.e, g.p], [2 * per + 3, per + 2, per - 2], `per ${per}: two partly used blocks`);
+    t.true(formHolds(two, per, g));
+  }
+  // Random tables: blocks filled from slot 0, some partly, some with an object missing inside;
+  // the form holds wherever it claims to, and covers every rank when at most one block is
+  // partly used before the last.
+  let seed = 12345;
+  const rnd = (n: number): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n;
+  for (let round = 0; round < 300; round++) {
+    const per = [32, 20, 7][round % 3]!;
+    const blocks: number[] = [];
+    let b = 1 + rnd(3);
+    let partly = 0;
+    const handles: number[] = [];
+    for (let k = 0, count = 1 + rnd(12); k < count; k++, b += 1 + rnd(3)) {
+      const fill = rnd(4) === 0 ? 1 + rnd(per) : per;
+      if (fill < per && k < count - 1) partly++;
+      for (let s = 0; s < fill; s++) if (!(round % 7 === 0 && s === 2 && fill > 3)) handles.push(b * 32 + s);
+      blocks.push(b);
+    }
+    const table = Uint32Array.from(handles);
+    const f = rankForm(table, per, 0, 64);
+    if (!formHolds(table, per, f)) return t.fail(`round ${round}: a rank the form covers is not where it says`);
+    if (round % 7 !== 0 && partly <= 1 && f.n !== table.length) return t.fail(`round ${round}: ${f.n} of ${table.length} ranks covered`);
+  }
+  t.pass();
 });
 
 test('rank tables read through their block form: the interpreted heap, N = 32 and N < 32, with and without the form', async (t) => {
@@ -299,8 +368,13 @@ test('rank tables read through their block form: the interpreted heap, N = 32 an
     const b = await makeWide(true, holes);
     try {
       t.true(b.slots < 32 && (b.slots & (b.slots - 1)) !== 0, `Wide has ${b.slots} slots per block: not a power of two`);
-      const form = rankBlocks(rankTable(b.rt, Wide, COUNT), b.slots);
-      t.is(form === NO_RANK_BLOCKS, holes, holes ? 'no block form with holes' : 'a block form without');
+      const form = rankForm(rankTable(b.rt, Wide, COUNT), b.slots, b.rt.heap.plan.blocksOffset, b.rt.heap.plan.blockBytes);
+      // Without holes the form covers every rank but those of a last block that may not begin at slot 0.
+      t.is(
+        form.n > COUNT - b.slots,
+        !holes,
+        `${holes ? 'holes: a form over the ranks before the first hole only' : 'a form over every full block'} (n ${form.n}, ${b.slots} slots)`,
+      );
       for (const { rt } of [a, b]) {
         rt.doAll(Wide, 'gather', COUNT);
         rt.doAll(Wide, 'gather', COUNT);
@@ -366,6 +440,46 @@ test('a last block that does not begin at slot 0: its ranks read from the table,
       t.is(heapDifference(b, a), null, m);
     }
     t.regex(sourceOf(b, 'Tile.gather'), FIELD_FORM);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+test('a partly used block in the middle of handle order (parallelNew on several threads): the ranks after it padded, the interpreted heap', async (t) => {
+  // Three full blocks of tiles; the ten highest of the middle one go before the first
+  // rankTable, as parallelNew's last claim leaves a block of n mod 32 objects wherever its
+  // thread found a block.
+  const N = 3 * 32 - 10;
+  const makeMiddle = async (compile: boolean): Promise<Runtime> => {
+    const rt = await createRuntime({ classes: [Tile], heap: '4MB', compile, seed: 6 });
+    for (let i = 0; i < 3 * 32; i++) rt.create(Tile);
+    const all = rankTable(rt, Tile, 3 * 32);
+    t.is(all[0]! & 31, 0, 'the tiles fill three blocks from slot 0');
+    t.is(all[95]! - all[64]!, 31);
+    for (const h of all.slice(54, 64)) rt.destroy(rt.get(Tile, h));
+    resetRankTable(rt);
+    rankTable(rt, Tile, N).forEach((h, r) => {
+      const tile = rt.get(Tile, h);
+      tile.rank = r;
+      tile.v = r * 7 + 5;
+    });
+    return rt;
+  };
+  const a = await makeMiddle(false);
+  const b = await makeMiddle(true);
+  try {
+    const f = rankForm(rankTable(b, Tile, N), 32, b.heap.plan.blocksOffset, b.heap.plan.blockBytes);
+    t.deepEqual([f.n, f.e, f.p], [N, 54, 10], 'every rank in the form, those from 54 padded by 10');
+    for (const m of ['gather', 'pair', 'push'] as const) {
+      for (const rt of [a, b]) rt.doAll(Tile, m, N);
+      t.is(heapDifference(b, a), null, m);
+    }
+    t.regex(sourceOf(b, 'Tile.gather'), FIELD_FORM);
+    t.regex(sourceOf(b, 'Tile.pair'), HANDLE_FORM);
+    let sum = 0;
+    b.deviceDo(Tile, (o) => void (sum += o.sum));
+    t.true(sum > 0);
   } finally {
     await a.close();
     await b.close();

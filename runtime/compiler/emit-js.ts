@@ -113,7 +113,8 @@ class Emitter {
    * Rank-table locals read through the table's block form (runtime/rank-table.ts rankForm):
    * local id → the one concrete class every value of the local ranks. Beside local lX the
    * runner keeps lX$s and lX$b (the form's starts and block byte offsets, empty without a
-   * form) and lX$n (the ranks the form covers: 0 without one), set at every assignment of lX.
+   * form), lX$n (the ranks the form covers: 0 without one) and lX$x, lX$p (the form's padding:
+   * ranks from lX$x are read lX$p further on), set at every assignment of lX.
    */
   private readonly rankCls = new Map<number, TypeLayout>();
   /**
@@ -243,9 +244,11 @@ ${copies.join('\n')}
     const live = liveMask === -1 ? `I32[bw + word] | 0` : `I32[bw + word] & ${liveMask}`;
     const locals = this.ir.locals.map((l) => `l${l.id}`);
     for (let i = 0; i < this.temps; i++) locals.push(`$t${i}`);
-    const rankForms = [...this.rankCls.keys()].map((id) => `l${id}$s = $NO_BLOCKS, l${id}$b = $NO_BLOCKS, l${id}$n = 0`);
+    const rankForms = [...this.rankCls.keys()].map(
+      (id) => `l${id}$s = $NO_BLOCKS, l${id}$b = $NO_BLOCKS, l${id}$n = 0, l${id}$x = 0, l${id}$p = 0`,
+    );
     const memos = [...this.rankMemos.values()].map(
-      (m) => `${m} = $NO_TABLE, ${m}e = NaN, ${m}s = $NO_BLOCKS, ${m}b = $NO_BLOCKS, ${m}n = 0`,
+      (m) => `${m} = $NO_TABLE, ${m}e = NaN, ${m}s = $NO_BLOCKS, ${m}b = $NO_BLOCKS, ${m}n = 0, ${m}x = 0, ${m}p = 0`,
     );
     const args = Array.from({ length: this.ir.arity }, (_, i) => `const a${i} = args[${i}];`).join(' ');
     const statics = this.ir.statics.map((_, i) => `const S${i} = S[${i}];`).join('\n');
@@ -308,7 +311,7 @@ ${body}
     const cls = this.rankCls.get(id)!;
     if (value.op === 'local' && this.rankCls.get(value.id) === cls) {
       const r = `l${value.id}`;
-      return `${l} = ${r}, ${l}$s = ${r}$s, ${l}$b = ${r}$b, ${l}$n = ${r}$n`;
+      return `${l} = ${r}, ${l}$s = ${r}$s, ${l}$b = ${r}$b, ${l}$n = ${r}$n, ${l}$x = ${r}$x, ${l}$p = ${r}$p`;
     }
     const f = this.formTemp();
     if (value.op === 'dynCall' && this.ranks!.isCall(value) && value.args[0]!.op === 'ctx') {
@@ -325,14 +328,15 @@ ${body}
       const call = `${this.expr(value.callee)}(ctx, ${this.expr(value.args[1]!)}, ${n})`;
       return (
         `${l} = ((${n} = ${this.expr(value.args[2]!)}) === ${m}e ? ${m} : ` +
-        `(${m} = ${call}, ${f} = $rankForm(${m}, ${cls.slots}), ${m}s = ${f}.starts, ${m}b = ${f}.bases, ${m}n = ${f}.n, ${m}e = ${n}, ${m})), ` +
-        `${l}$s = ${m}s, ${l}$b = ${m}b, ${l}$n = ${m}n`
+        `(${m} = ${call}, ${f} = $rankForm(${m}, ${cls.slots}), ${m}s = ${f}.starts, ${m}b = ${f}.bases, ${m}n = ${f}.n, ` +
+        `${m}x = ${f}.e, ${m}p = ${f}.p, ${m}e = ${n}, ${m})), ` +
+        `${l}$s = ${m}s, ${l}$b = ${m}b, ${l}$n = ${m}n, ${l}$x = ${m}x, ${l}$p = ${m}p`
       );
     }
-    return `${l} = ${this.expr(value)}, ${f} = $rankForm(${l}, ${cls.slots}), ${l}$s = ${f}.starts, ${l}$b = ${f}.bases, ${l}$n = ${f}.n`;
+    return `${l} = ${this.expr(value)}, ${f} = $rankForm(${l}, ${cls.slots}), ${l}$s = ${f}.starts, ${l}$b = ${f}.bases, ${l}$n = ${f}.n, ${l}$x = ${f}.e, ${l}$p = ${f}.p`;
   }
 
-  /** rankTable calls memoised by rankAssign, by their node in the method: $rK (table), $rKe (its n), $rKs, $rKb, $rKn (its form). */
+  /** rankTable calls memoised by rankAssign, by their node in the method: $rK (table), $rKe (its n), $rKs, $rKb, $rKn, $rKx, $rKp (its form). */
   private readonly rankMemos = new Map<Expr, string>();
 
   private form: string | null = null;
@@ -525,8 +529,9 @@ ${body}
             const ri = this.rankIndex(h);
             if (ri !== null) {
               // Through the table's block form where it has one (rank-table.ts rankForm): an
-              // integer index below lX$n reads starts[⌊i / N⌋] + i mod N, the same handle as
-              // the table's element; anything else reads the element itself.
+              // integer index below lX$n reads starts[⌊i' / N⌋] + i' mod N (i' the index padded
+              // past a partly used block), the same handle as the table's element; anything
+              // else reads the element itself.
               return `(${ri.inForm} ? ${ri.l}$s[${ri.q}] + (${ri.r}) : (${t} = ${ri.l}[${ri.i}]) !== undefined ? ${t} : $get(ctx, ${t}, -1))`;
             }
             return `((${t} = ${this.expr(h)}) !== undefined ? ${t} : $get(ctx, ${t}, -1))`;
@@ -576,7 +581,9 @@ ${body}
   /**
    * `table[index]` where `table` is a rank local read through its block form (rankCls): the
    * local, and code for the pieces of rank i: the test that i is an integer the form covers
-   * (it evaluates the index into temporary `i`), its block within the form (q) and its slot (r).
+   * (it evaluates the index into temporary `i`, and where the test passes pads `i` past a
+   * partly used block: rank-table.ts RankForm e, p), its block within the form (q) and its
+   * slot (r), both of the padded `i`. Where the test fails `i` is the index as it was.
    */
   private rankIndex(h: Expr): { l: string; cls: TypeLayout; i: string; inForm: string; q: string; r: string } | null {
     if (this.ranks === null || h.op !== 'dynIndex' || h.optional || h.obj.op !== 'local' || !this.ranks.isValue(h.obj)) return null;
@@ -590,7 +597,7 @@ ${body}
       l,
       cls,
       i,
-      inForm: `(${i} = ${this.expr(h.index)}) >>> 0 === ${i} && ${i} < ${l}$n`,
+      inForm: `(${i} = ${this.expr(h.index)}) >>> 0 === ${i} && ${i} < ${l}$n && (${i} < ${l}$x || (${i} += ${l}$p) >= 0)`,
       q: p2 ? `${i} >>> ${Math.log2(per)}` : `(${i} / ${per}) | 0`,
       r: p2 ? `${i} & ${per - 1}` : `${i} % ${per}`,
     };
