@@ -13,7 +13,9 @@
  *   stream    loads with a 64-byte stride through the array (memory bandwidth)
  *
  * Printed per loop and thread count: operations per µs per thread and in all, and the
- * speed-up of all threads over one. A machine whose 16 "cores" are 8 cores with two
+ * speed-up of all threads over one. The first thread count is measured again after the
+ * rest of the series, and the speed-ups divide by the faster of its two measurements
+ * (printed: the second one and the divisor; in the JSON: `baselines`). A machine whose 16 "cores" are 8 cores with two
  * hardware threads each shows it in `ilp` (about 8–10× at 16 threads) but not in
  * `latency` (about 15×); docs/benchmarks.md "What the device host gives 16 threads"
  * reads the device host's figures this way.
@@ -126,12 +128,21 @@ async function main(): Promise<void> {
   console.log(`${cpu}, ${cores} logical cores${values.machine ? ` (${values.machine})` : ''}; ${ms} ms per measurement`);
   console.log('loop      threads   ops/µs per thread (min–max)   all threads   × one thread');
   const rows: { loop: Loop; threads: number; perThread: number; min: number; max: number; total: number; speedup: number }[] = [];
+  const baselines: { loop: Loop; threads: number; first: number; last: number }[] = [];
   for (const loop of loops) {
-    let one = 0;
-    for (const n of threads) {
-      const r = await measure(loop, n, memory, ms);
+    // The first thread count is measured again after the others, and the ratios divide by
+    // the faster of the two: a host whose single thread runs at one of two speeds from one
+    // run to the next (the device host: ilp 200 and 406 ops/µs a minute apart) would
+    // otherwise make every ratio of the series depend on that draw.
+    const measured: { n: number; r: number[] }[] = [];
+    for (const n of threads) measured.push({ n, r: await measure(loop, n, memory, ms) });
+    const n0 = threads[0]!;
+    const first = measured[0]!.r.reduce((a, b) => a + b, 0) / n0;
+    const last = threads.length > 1 ? (await measure(loop, n0, memory, ms)).reduce((a, b) => a + b, 0) / n0 : first;
+    baselines.push({ loop, threads: n0, first, last });
+    const one = Math.max(first, last);
+    for (const { n, r } of measured) {
       const total = r.reduce((a, b) => a + b, 0);
-      if (n === threads[0]) one = total / n;
       const row = { loop, threads: n, perThread: total / n, min: Math.min(...r), max: Math.max(...r), total, speedup: total / one };
       rows.push(row);
       console.log(
@@ -140,11 +151,19 @@ async function main(): Promise<void> {
         ) + `${total.toFixed(0).padStart(11)}   ${row.speedup.toFixed(2).padStart(12)}`,
       );
     }
+    if (threads.length > 1)
+      console.log(
+        `${''.padEnd(9)} ${String(n0).padStart(7)}   ${last.toFixed(1).padStart(8)} per thread again after the series; ratios divide by ${one.toFixed(1)}`,
+      );
   }
   mkdirSync(dirname(values.out), { recursive: true });
   writeFileSync(
     values.out,
-    JSON.stringify({ machine: { name: values.machine, cpu, cores, node: process.version, load: loadavg() }, ms, rows }, null, 2) + '\n',
+    JSON.stringify(
+      { machine: { name: values.machine, cpu, cores, node: process.version, load: loadavg() }, ms, rows, baselines },
+      null,
+      2,
+    ) + '\n',
   );
 }
 
