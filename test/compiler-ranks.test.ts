@@ -109,15 +109,19 @@ class Tile extends object({ rank: i32, v: i32, sum: i32 }) {
   }
 }
 
+/** Number the `count` tiles by rank (ranks follow handles, not creation), with values r · k + c. */
+function numberTiles(rt: Runtime, count: number, k: number, c: number): void {
+  rankTable(rt, Tile, count).forEach((h, r) => {
+    const tile = rt.get(Tile, h);
+    tile.rank = r;
+    tile.v = r * k + c;
+  });
+}
+
 async function make(compile: boolean, checked = false): Promise<Runtime> {
   const rt = await createRuntime({ classes: [Tile], heap: '4MB', compile, checked, seed: 2 });
   for (let i = 0; i < COUNT; i++) rt.create(Tile);
-  // Ranks follow handles, not creation: number the tiles by rank.
-  rankTable(rt, Tile, COUNT).forEach((h, r) => {
-    const tile = rt.get(Tile, h);
-    tile.rank = r;
-    tile.v = r * 3 + 1;
-  });
+  numberTiles(rt, COUNT, 3, 1);
   return rt;
 }
 
@@ -422,11 +426,7 @@ test('a last block that does not begin at slot 0: its ranks read from the table,
     const low = [...all].filter((h) => h >>> 5 === last).slice(0, 3);
     t.is(low.length, 3, 'the last block holds at least three objects');
     for (const h of low) rt.destroy(rt.get(Tile, h));
-    rankTable(rt, Tile, COUNT).forEach((h, r) => {
-      const tile = rt.get(Tile, h);
-      tile.rank = r;
-      tile.v = r * 5 + 3;
-    });
+    numberTiles(rt, COUNT, 5, 3);
     return rt;
   };
   const a = await makeTail(false);
@@ -459,11 +459,7 @@ test('a partly used block in the middle of handle order (parallelNew on several 
     t.is(all[95]! - all[64]!, 31);
     for (const h of all.slice(54, 64)) rt.destroy(rt.get(Tile, h));
     resetRankTable(rt);
-    rankTable(rt, Tile, N).forEach((h, r) => {
-      const tile = rt.get(Tile, h);
-      tile.rank = r;
-      tile.v = r * 7 + 5;
-    });
+    numberTiles(rt, N, 7, 5);
     return rt;
   };
   const a = await makeMiddle(false);
