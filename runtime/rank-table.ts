@@ -45,12 +45,12 @@
  * objects), `table[i] = starts[⌊i' / N_C⌋] + i' mod N_C`; without such a block e is n and
  * p 0. The form covers the ranks below `n` (RankForm.n): it ends at a second partly used
  * block (after it) or at a block whose first object is not in slot 0 (before it), and the
- * ranks from there are read from the table. Compiled methods read ranks through `starts` when the table has this
- * form (checked over the whole table when the form is made): a 32nd of the table's memory
+ * ranks from there are read from the table. Compiled methods read the ranks it covers through
+ * `starts` (each one checked when the form is made): a 32nd of the table's memory
  * traffic for N_C = 32 (game-of-life's cells at 1714 × 1647: 11 MB of table, 350 KB of
  * starts). rankForm adds `bases`, the byte offset of each start's block in the heap, so that
  * a compiled `ctx.get(C, table[i]).f` addresses field f of rank i as
- * `bases[⌊i / N_C⌋] + offset(f) + i mod N_C` (for a byte field) without forming the handle.
+ * `bases[⌊i' / N_C⌋] + offset(f) + i' mod N_C` (for a byte field) without forming the handle.
  */
 import { UsageError } from './errors.js';
 import type { SmmoClass, SmmoContext } from './schema.js';
