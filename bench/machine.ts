@@ -15,10 +15,10 @@
  * Printed per loop and thread count: operations per µs per thread and in all, and the
  * speed-up of all threads over one. The first thread count is measured again after the
  * rest of the series, and the speed-ups divide by the faster of its two measurements
- * (printed: the second one and the divisor; in the JSON: `baselines`). A machine whose 16 "cores" are 8 cores with two
- * hardware threads each shows it in `ilp` (about 8–10× at 16 threads) but not in
- * `latency` (about 15×); docs/benchmarks.md "What the device host gives 16 threads"
- * reads the device host's figures this way.
+ * (printed: the second one and the divisor; in the JSON: `baselines`). A machine whose 16
+ * "cores" are 8 cores with two hardware threads each shows it in `ilp` (about 8–10× at 16
+ * threads) but not in `latency` (about 15×); docs/benchmarks.md "What the device host gives
+ * 16 threads" reads the device host's figures this way.
  *
  *   node dist/bench/machine.js [--threads 1,2,4,8,16] [--ms 400] [--loops latency,ilp,random,stream] [--out FILE]
  */
@@ -136,13 +136,14 @@ async function main(): Promise<void> {
     // otherwise make every ratio of the series depend on that draw.
     const measured: { n: number; r: number[] }[] = [];
     for (const n of threads) measured.push({ n, r: await measure(loop, n, memory, ms) });
+    const sum = (r: number[]): number => r.reduce((a, b) => a + b, 0);
     const n0 = threads[0]!;
-    const first = measured[0]!.r.reduce((a, b) => a + b, 0) / n0;
-    const last = threads.length > 1 ? (await measure(loop, n0, memory, ms)).reduce((a, b) => a + b, 0) / n0 : first;
+    const first = sum(measured[0]!.r) / n0;
+    const last = threads.length > 1 ? sum(await measure(loop, n0, memory, ms)) / n0 : first;
     baselines.push({ loop, threads: n0, first, last });
     const one = Math.max(first, last);
     for (const { n, r } of measured) {
-      const total = r.reduce((a, b) => a + b, 0);
+      const total = sum(r);
       const row = { loop, threads: n, perThread: total / n, min: Math.min(...r), max: Math.max(...r), total, speedup: total / one };
       rows.push(row);
       console.log(

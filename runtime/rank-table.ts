@@ -155,13 +155,8 @@ export interface RankForm {
 /** The form of a table that has none: every read takes the table's element. */
 export const NO_RANK_FORM: RankForm = Object.freeze({ starts: NO_RANK_BLOCKS, bases: NO_RANK_BLOCKS, n: 0, e: 0, p: 0 });
 
-/** blockForm's result: the starts, the ranks they cover and the padding (RankForm's n, e, p). */
-interface Blocks {
-  readonly starts: Int32Array;
-  readonly n: number;
-  readonly e: number;
-  readonly p: number;
-}
+/** blockForm's result: a RankForm without the block offsets, which depend on the heap. */
+type Blocks = Omit<RankForm, 'bases'>;
 const NO_BLOCKS: Blocks = { starts: NO_RANK_BLOCKS, n: 0, e: 0, p: 0 };
 
 // The block form of each table (R4), per slots per block: tables are few and long-lived.

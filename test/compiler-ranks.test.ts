@@ -8,12 +8,14 @@
  *  - an index past the end throws the interpreted error;
  *  - a method that writes into its table, or passes it to a function, keeps the check;
  *  - checked mode keeps every check;
- *  - the table's block form (rank-table.ts rankBlocks, rankForm): made only where every
- *    element is starts[⌊i / N⌋] + i mod N, each start slot 0 of its block (a last block
- *    that begins elsewhere is left out); compiled reads through it — a field of the ranked
- *    object read at an address from the form's block offsets, and a handle formed from its
- *    starts (kept in a local, read or written through) — give the interpreted heap for N = 32 and for a class of fewer slots,
- *    and ranks outside the form (a table with holes, the left-out last block) are read
+ *  - the table's block form (rank-table.ts rankBlocks, rankForm): it covers exactly the ranks
+ *    where every element is starts[⌊i' / N⌋] + i' mod N (i' padded past one partly used
+ *    block anywhere in handle order), each start slot 0 of its block, and ends at a second
+ *    partly used block or a block that begins elsewhere; compiled reads through it — a field
+ *    of the ranked object read at an address from the form's block offsets, and a handle
+ *    formed from its starts (kept in a local, read or written through) — give the
+ *    interpreted heap for N = 32 and for a class of fewer slots, with a partly used block in
+ *    the middle, and ranks outside the form (after a hole, the left-out last block) are read
  *    element by element; an index that is not an integer throws as the interpreted method
  *    does; on a heap whose block offsets do not fit an int32 no field is addressed from the
  *    form;
@@ -28,7 +30,7 @@ import { InvalidHandleError } from '../runtime/errors.js';
 import { BLOCK_ITER_WORD } from '../runtime/layout.js';
 import { emitJs } from '../runtime/compiler/emit-js.js';
 import { emitHostOf, lowerForBackend } from '../runtime/compiler/index.js';
-import { NO_RANK_BLOCKS, NO_RANK_FORM, rankBlocks, rankForm } from '../runtime/rank-table.js';
+import { NO_RANK_BLOCKS, NO_RANK_FORM, rankBlocks, rankForm, type RankForm } from '../runtime/rank-table.js';
 import type { ThreadContext } from '../runtime/thread.js';
 import { compiledSource as sourceOf } from './helpers/compiled.js';
 import { heapDifference } from './helpers/heap-bytes.js';
@@ -290,7 +292,7 @@ test('rankForm: block byte offsets beside the starts, the ranks covered, per hea
 });
 
 /** Whether every rank below form.n of `table` is where the form says (RankForm: padded past e by p). */
-function formHolds(table: Uint32Array, per: number, form: { starts: Int32Array; n: number; e: number; p: number }): boolean {
+function formHolds(table: Uint32Array, per: number, form: RankForm): boolean {
   for (let i = 0; i < form.n; i++) {
     const j = i < form.e ? i : i + form.p;
     if (table[i] !== form.starts[Math.floor(j / per)]! + (j % per)) return false;
@@ -335,7 +337,6 @@ test('rankForm: one partly used block anywhere in handle order, the ranks after 
   const rnd = (n: number): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n;
   for (let round = 0; round < 300; round++) {
     const per = [32, 20, 7][round % 3]!;
-    const blocks: number[] = [];
     let b = 1 + rnd(3);
     let partly = 0;
     const handles: number[] = [];
@@ -343,7 +344,6 @@ test('rankForm: one partly used block anywhere in handle order, the ranks after 
       const fill = rnd(4) === 0 ? 1 + rnd(per) : per;
       if (fill < per && k < count - 1) partly++;
       for (let s = 0; s < fill; s++) if (!(round % 7 === 0 && s === 2 && fill > 3)) handles.push(b * 32 + s);
-      blocks.push(b);
     }
     const table = Uint32Array.from(handles);
     const f = rankForm(table, per, 0, 64);

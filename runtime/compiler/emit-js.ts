@@ -71,6 +71,23 @@ const ARRAY_NAMES = ['I8', 'U8', 'I16', 'U16', 'I32', 'U32', 'F32', 'F64'] as co
 /** `const I8 = H.i8, …, F64 = H.f64;`: the factory binds them once, and the runner again as its locals. */
 const BIND_ARRAYS = `const ${ARRAY_NAMES.map((a) => `${a} = H.${a.toLowerCase()}`).join(', ')};`;
 
+/**
+ * The parts of a rank table's block form (runtime/rank-table.ts RankForm) that the runner keeps
+ * beside a rank local (lX$s, …) and a rankTable memo ($rKs, …): the suffix, the RankForm
+ * property it copies, its value before any form.
+ */
+const FORM_PARTS = [
+  ['s', 'starts', '$NO_BLOCKS'],
+  ['b', 'bases', '$NO_BLOCKS'],
+  ['n', 'n', '0'],
+  ['x', 'e', '0'],
+  ['p', 'p', '0'],
+] as const;
+/** `${to}s = ${from('s', 'starts', '$NO_BLOCKS')}, …` over FORM_PARTS. */
+function formCopy(to: string, from: (suffix: string, prop: string, initial: string) => string): string {
+  return FORM_PARTS.map(([k, prop, initial]) => `${to}${k} = ${from(k, prop, initial)}`).join(', ');
+}
+
 /** Lanes per iteration of an unrolled full-block loop, and the longest body (characters of emitted code) unrolled. */
 const UNROLL = 4;
 const UNROLL_MAX_BODY = 600;
@@ -244,12 +261,9 @@ ${copies.join('\n')}
     const live = liveMask === -1 ? `I32[bw + word] | 0` : `I32[bw + word] & ${liveMask}`;
     const locals = this.ir.locals.map((l) => `l${l.id}`);
     for (let i = 0; i < this.temps; i++) locals.push(`$t${i}`);
-    const rankForms = [...this.rankCls.keys()].map(
-      (id) => `l${id}$s = $NO_BLOCKS, l${id}$b = $NO_BLOCKS, l${id}$n = 0, l${id}$x = 0, l${id}$p = 0`,
-    );
-    const memos = [...this.rankMemos.values()].map(
-      (m) => `${m} = $NO_TABLE, ${m}e = NaN, ${m}s = $NO_BLOCKS, ${m}b = $NO_BLOCKS, ${m}n = 0, ${m}x = 0, ${m}p = 0`,
-    );
+    const initial = (_k: string, _prop: string, init: string): string => init;
+    const rankForms = [...this.rankCls.keys()].map((id) => formCopy(`l${id}$`, initial));
+    const memos = [...this.rankMemos.values()].map((m) => `${m} = $NO_TABLE, ${m}e = NaN, ${formCopy(m, initial)}`);
     const args = Array.from({ length: this.ir.arity }, (_, i) => `const a${i} = args[${i}];`).join(' ');
     const statics = this.ir.statics.map((_, i) => `const S${i} = S[${i}];`).join('\n');
     const allocs = [...this.allocated].map((id) => this.allocFunction(id)).join('\n');
@@ -311,7 +325,7 @@ ${body}
     const cls = this.rankCls.get(id)!;
     if (value.op === 'local' && this.rankCls.get(value.id) === cls) {
       const r = `l${value.id}`;
-      return `${l} = ${r}, ${l}$s = ${r}$s, ${l}$b = ${r}$b, ${l}$n = ${r}$n, ${l}$x = ${r}$x, ${l}$p = ${r}$p`;
+      return `${l} = ${r}, ${formCopy(`${l}$`, (k) => `${r}$${k}`)}`;
     }
     const f = this.formTemp();
     if (value.op === 'dynCall' && this.ranks!.isCall(value) && value.args[0]!.op === 'ctx') {
@@ -328,12 +342,11 @@ ${body}
       const call = `${this.expr(value.callee)}(ctx, ${this.expr(value.args[1]!)}, ${n})`;
       return (
         `${l} = ((${n} = ${this.expr(value.args[2]!)}) === ${m}e ? ${m} : ` +
-        `(${m} = ${call}, ${f} = $rankForm(${m}, ${cls.slots}), ${m}s = ${f}.starts, ${m}b = ${f}.bases, ${m}n = ${f}.n, ` +
-        `${m}x = ${f}.e, ${m}p = ${f}.p, ${m}e = ${n}, ${m})), ` +
-        `${l}$s = ${m}s, ${l}$b = ${m}b, ${l}$n = ${m}n, ${l}$x = ${m}x, ${l}$p = ${m}p`
+        `(${m} = ${call}, ${f} = $rankForm(${m}, ${cls.slots}), ${formCopy(m, (_, prop) => `${f}.${prop}`)}, ${m}e = ${n}, ${m})), ` +
+        formCopy(`${l}$`, (k) => `${m}${k}`)
       );
     }
-    return `${l} = ${this.expr(value)}, ${f} = $rankForm(${l}, ${cls.slots}), ${l}$s = ${f}.starts, ${l}$b = ${f}.bases, ${l}$n = ${f}.n, ${l}$x = ${f}.e, ${l}$p = ${f}.p`;
+    return `${l} = ${this.expr(value)}, ${f} = $rankForm(${l}, ${cls.slots}), ${formCopy(`${l}$`, (_, prop) => `${f}.${prop}`)}`;
   }
 
   /** rankTable calls memoised by rankAssign, by their node in the method: $rK (table), $rKe (its n), $rKs, $rKb, $rKn, $rKx, $rKp (its form). */
