@@ -27,19 +27,22 @@
  * iteration words is a pass of its own (a fork-join, 0.2–0.6 ms at 16 threads on the device
  * host) so that every listed block is snapshotted before any lane runs. It may instead be
  * done by each claim for its own blocks, just before running them, when:
- *  (F1) no lane of the do-all can change an allocation word — every concrete class's route
- *       is a compiled method (no WASM kernel, no interpreted method, whose effects are not
- *       known) that is portable (calls no JavaScript) and neither creates nor deletes
- *       objects — so an iteration word computed at any moment of the pass is the one
- *       computed before it; and
+ *  (F1) no lane of the do-all can change an allocation word but that of its own block —
+ *       every concrete class's route is a compiled method (no WASM kernel, no interpreted
+ *       method, whose effects are not known) that is portable (calls no JavaScript),
+ *       creates no object and deletes none but the lane's own (`this.destroy()`) — so an
+ *       iteration word computed at any moment of the pass before the block's own lanes
+ *       run, as its claim computes it, is the one computed before the pass; the lanes'
+ *       releases then clear the same bits in both words (thread.ts S3); and
  *  (F2) no lane reads another block's iteration word: the method has no deviceDo
  *       (`iterates` is empty), so the do-all reaches only its own concrete classes.
  * Then the do-all visits exactly the objects it visits with the separate copy; after it
  * every listed block's iteration word is the same (test/fused-copy.test.ts).
  *
  * On the calling thread such a do-all copies nothing at all: its passes take their lanes
- * from the allocation words (thread.ts runBlocks R1), which F1 keeps equal to what the copy
- * would have written; the iteration words keep an earlier snapshot's values, still ⊆
+ * from the allocation words (thread.ts runBlocks R1; a runner reads a block's word once,
+ * before its lanes run), which F1 keeps equal to what the copy would have written until
+ * then; the iteration words keep an earlier snapshot's values, still ⊆
  * allocation (thread.ts S2, S3), and no later pass reads them before its own snapshot.
  * Its block lists come from the last walk while no block joined or left a class
  * (thread.ts snapshotLists L1–L3). With both, a do-all of an ECS system over classes

@@ -636,17 +636,20 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    * words (runBlocks `direct`) — and whether a snapshot's copy may be fused into it
    * (doall.ts F1–F2): its route on this thread is a compiled method (no kernel, no
    * interpreted method, whose effects are not known) that is portable (calls no
-   * JavaScript but rankTable, which reads allocation words only: rank-table.ts R5), neither
-   * creates nor deletes objects, and has no deviceDo. Then no
-   * allocation word changes while the pass runs, and no lane reads an iteration word: a
-   * block's allocation word without the slots its class lacks is, at every moment of the
-   * pass, the iteration word the snapshot's copy would have written. Compiles the method
-   * on first need (as the pass itself would, recorded in stats().compiled).
+   * JavaScript but rankTable, which reads allocation words only: rank-table.ts R5), creates
+   * no object, deletes none but the lane's own (`this.destroy()`: compiler freesOthers), and
+   * has no deviceDo. Then a block's allocation word changes only while its own lanes run —
+   * after a runner has read it (the lanes are taken from a local copy of the word, read once
+   * per block) and after a fused copy has copied it — and no lane reads an iteration word:
+   * until its lanes run, a block's allocation word without the slots its class lacks is the
+   * iteration word the snapshot's copy would have written, and its releases clear the same
+   * bits in both words (S3). Compiles the method on first need (as the pass itself would,
+   * recorded in stats().compiled).
    */
   readsAllocation(typeId: number, method: string, route: Route = this.route(typeId, method)): boolean {
     if (route.kernel !== null || this.compiler === null) return false;
     const c = this.compiledOf(route, typeId, method, this.compiler);
-    return c.compiled && (c.portable || c.ranksOnly) && !c.allocates && !c.frees && c.iterates.length === 0;
+    return c.compiled && (c.portable || c.ranksOnly) && !c.allocates && !c.freesOthers && c.iterates.length === 0;
   }
 
   /** The route's compiled method, compiled on first need and recorded in stats().compiled. */

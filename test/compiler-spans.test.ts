@@ -13,7 +13,9 @@
  *    class whose method creates objects) and do-alls over the base and over one class
  *    alternating (two plans, each with its own lists);
  *  - a lane that throws in a span is reported with its own class and handle, and the heap
- *    after it is the interpreted one.
+ *    after it is the interpreted one;
+ *  - a method that deletes its own object (and no other) also reads the allocation words
+ *    and runs a span as one call, and leaves the interpreted heap byte for byte.
  */
 import test from 'ava';
 import { createRuntime, MethodError, type Runtime, type SmmoClass } from '../index.js';
@@ -86,6 +88,35 @@ test('spans: a do-all over the base calls the shared runner once per span of adj
     t.is(calls, 8 + 7); // P1, P2, P3, Empty, P4, Doubled, Tripled
   } finally {
     await rt.close();
+  }
+});
+
+test('spans: a method that deletes its own object runs a span as one call and leaves the interpreted heap', async (t) => {
+  const a = await make(false);
+  const b = await make(true);
+  try {
+    for (const rt of [a, b]) rt.doAll(Part, 'cut', 97); // compiles every class's cut
+    t.is(heapDifference(b, a), null, 'cut(97)');
+    const shared = outcome(b, 'P1.cut').run;
+    let calls = 0;
+    const counted = ((...x: Parameters<typeof shared>) => {
+      calls++;
+      shared(...x);
+    }) as typeof shared;
+    for (const cls of [P1, P2, P3, Empty, P4, Doubled, Tripled]) (outcome(b, `${cls.name}.cut`) as { run: unknown }).run = counted;
+    // A class's v values step by 7, so each m deletes a part of every class, never all of one.
+    for (const m of [11, 13, 17, 19]) {
+      for (const rt of [a, b]) rt.doAll(Part, 'cut', m);
+      t.is(heapDifference(b, a), null, `cut(${m})`);
+      t.is(b.count(Part), a.count(Part));
+    }
+    t.is(calls, 4 * 4, 'P1 + P2 | P3 | Empty | P4 + Doubled + Tripled in each do-all');
+    t.true(b.count(Part) < 7 * 70 - 40, 'objects were deleted');
+    for (const rt of [a, b]) rt.validateHeap();
+    t.is(heapDifference(b, a), null, 'after validateHeap');
+  } finally {
+    await a.close();
+    await b.close();
   }
 });
 

@@ -20,9 +20,24 @@ export class Item extends object({ v: i32, w: i32, next: ref<Item>('Item') }) {
     this.runtime.create(Item, { v: this.v + 1000 });
   }
 
-  /** Deletes every object with an odd v: not fusable. */
+  /** Deletes every object with an odd v — only the lane's own object: fusable. */
   cull(): void {
     if ((this.v & 1) === 1) this.destroy();
+  }
+
+  /** Deletes the lane's own object when v ≡ k (mod 7), else counts the visit: fusable. */
+  thin(k: number): void {
+    if (this.v % 7 === k % 7) this.destroy();
+    else this.w += 1;
+  }
+
+  /** Deletes the object `next` refers to (another object): not fusable. */
+  dropNext(): void {
+    const n = this.next;
+    if (n !== null) {
+      this.next = null;
+      n.destroy();
+    }
   }
 
   /** Iterates every Item: not fusable (reads other blocks' iteration words). */

@@ -1,15 +1,17 @@
 /**
  * The snapshot's copy fused into the pass (runtime/doall.ts F1–F2, KIND_DO_COPY): on the
- * executor, a do-all whose compiled method neither creates nor deletes objects, calls no
- * JavaScript and has no deviceDo sets each block's iteration word in the claim that runs
- * the block instead of in a copy pass of its own. Checked here on 3 threads with every pass
- * sent to the workers:
+ * executor, a do-all whose compiled method creates no object, deletes none but the lane's
+ * own, calls no JavaScript and has no deviceDo sets each block's iteration word in the claim
+ * that runs the block instead of in a copy pass of its own. Checked here on 3 threads with
+ * every pass sent to the workers:
  *  - such do-alls fuse (counters.fusedCopies) and visit exactly the objects live when they
  *    started — objects created and deleted outside passes between do-alls included — with
  *    the same results as one thread;
- *  - a method that creates objects, one that deletes them, one with a deviceDo and an
- *    interpreted one do not fuse; the creating one would visit its own new objects if it
- *    did (the count after the pass tells).
+ *  - a method that deletes its own object fuses too, and leaves the heap that one thread
+ *    and interpreted methods leave;
+ *  - a method that creates objects, one that deletes another object, one with a deviceDo
+ *    and an interpreted one do not fuse; the creating one would visit its own new objects
+ *    if it did (the count after the pass tells).
  */
 import test from 'ava';
 import { createRuntime, type Runtime } from '../index.js';
@@ -18,8 +20,17 @@ import { Item, MODULE_URL } from './fused-copy.fixtures.js';
 
 const passesOf = (rt: Runtime): PassRunner => (rt as unknown as { passes: PassRunner }).passes;
 
-async function make(threads: number): Promise<Runtime> {
-  return createRuntime({ classes: [Item], heap: '8MB', threads, modules: [MODULE_URL], inlineBlocks: 0, inlineMicros: 0, seed: 5 });
+async function make(threads: number, compile = true): Promise<Runtime> {
+  return createRuntime({
+    classes: [Item],
+    heap: '8MB',
+    threads,
+    compile,
+    modules: [MODULE_URL],
+    inlineBlocks: 0,
+    inlineMicros: 0,
+    seed: 5,
+  });
 }
 
 /** Every live Item's (v, w, next's v), sorted by v: what a run computed, independent of handles. */
@@ -82,12 +93,50 @@ test('a creating pass does not fuse, and visits none of its new objects', async 
   }
 });
 
-test('deleting, iterating and interpreted passes do not fuse', async (t) => {
+test('a pass that deletes only its own objects fuses, and leaves the heap of one thread and of interpreted methods', async (t) => {
+  const runs = [await make(1), await make(3), await make(3, false)];
+  const [, three] = runs;
+  try {
+    for (const rt of runs) for (let i = 0; i < 3000; i++) rt.create(Item, { v: i });
+    const before = { ...passesOf(three!).counters };
+    for (let round = 0; round < 5; round++) {
+      for (const rt of runs) {
+        await rt.parallelDo(Item, 'thin', round);
+        await rt.parallelDo(Item, 'bump', 1);
+        // Between do-alls: new objects, some of which the next thin deletes.
+        for (let i = 0; i < 90; i++) rt.create(Item, { v: 9000 + round * 100 + i });
+        rt.validateHeap();
+      }
+      t.is(state(runs[1]!), state(runs[0]!), `round ${round}: 3 threads as one`);
+      t.is(state(runs[2]!), state(runs[0]!), `round ${round}: compiled as interpreted`);
+      t.is(runs[1]!.count(Item), runs[0]!.count(Item));
+    }
+    const after = passesOf(three!).counters;
+    t.is(after.fusedCopies - before.fusedCopies, 10, 'every thin and bump fused its copy');
+    t.is(after.copyPasses, before.copyPasses, 'no copy pass of its own');
+    // Every object whose v ≡ k (mod 7) for a round k at or after its creation is gone.
+    let wrong = 0;
+    runs[1]!.deviceDo(Item, (o) => {
+      if (o.v < 9000 && o.v % 7 <= 4) wrong++;
+    });
+    t.is(wrong, 0);
+  } finally {
+    for (const rt of runs) await rt.close();
+  }
+});
+
+test('passes that delete another object, iterate or run interpreted do not fuse', async (t) => {
   const rt = await make(3);
   try {
     for (let i = 0; i < 3000; i++) rt.create(Item, { v: i });
     const c = passesOf(rt).counters;
-    for (const m of ['cull', 'count', 'logs'] as const) {
+    // Pairs: even i's next is i + 1, so dropNext deletes each odd object once.
+    const handles: number[] = [];
+    rt.deviceDo(Item, (o) => {
+      handles[o.v] = o.handle;
+    });
+    for (let i = 0; i + 1 < 3000; i += 2) rt.get(Item, handles[i]!).next = rt.get(Item, handles[i + 1]!);
+    for (const m of ['dropNext', 'count', 'logs'] as const) {
       const before = c.fusedCopies;
       await rt.parallelDo(Item, m);
       t.is(c.fusedCopies, before, `${m}: no fusion`);

@@ -12,6 +12,12 @@ export abstract class Part extends object({ v: i32 }, { abstract: true }) {
     this.v += k;
   }
 
+  /** Deletes the lane's own object when m divides v; the others count up. */
+  cut(m: number): void {
+    if (this.v % m === 0) this.destroy();
+    else this.v += 1;
+  }
+
   /** Throws on the object whose v is `at`; the others count up. */
   trip(at: number): void {
     if (this.v === at) throw new RangeError(`trip at ${at}`);

@@ -188,11 +188,7 @@ class Emitter {
       }
     }
     this.fusable = host.blocksOffset + (host.handleLimit / 32) * host.blockBytes <= 0x7fffffff;
-    let othersFreed = false;
-    walk(ir.body, (n) => {
-      if ('op' in n && n.op === 'free' && n.obj.op !== 'self') othersFreed = true;
-    });
-    this.deferFree = !host.checked && ir.frees && !othersFreed && ir.iterates.length === 0 && (ir.portable || this.ranksOnly);
+    this.deferFree = !host.checked && ir.frees && !freesOthers(ir) && ir.iterates.length === 0 && (ir.portable || this.ranksOnly);
   }
 
   emit(): string {
@@ -834,6 +830,20 @@ ${body}
         return `${ind}${this.laneExit}`;
     }
   }
+}
+
+/**
+ * Whether the body deletes an object other than the lane's own: a `destroy()` whose receiver
+ * is not `this` of the method itself (an inlined callee's `this` is its receiver, so
+ * `this.die()` whose die() calls `this.destroy()` deletes the lane's own object; any other
+ * receiver, a reference or a local that may hold one, counts as another object).
+ */
+export function freesOthers(ir: MethodIR): boolean {
+  let others = false;
+  walk(ir.body, (n) => {
+    if ('op' in n && n.op === 'free' && n.obj.op !== 'self') others = true;
+  });
+  return others;
 }
 
 /** Visit every statement and expression of a body. */

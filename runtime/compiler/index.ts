@@ -43,7 +43,7 @@ import {
   type TypeTable,
 } from '../layout.js';
 import type { SmmoObject } from '../schema.js';
-import { emitJs, type EmitHost, type EmittedJs } from './emit-js.js';
+import { emitJs, freesOthers, type EmitHost, type EmittedJs } from './emit-js.js';
 import { CompileFallback, lowerMethod } from './lower.js';
 import { ClosureResolver } from './scope.js';
 
@@ -113,6 +113,8 @@ export type CompileOutcome =
       /** Whether the method (with what it inlines) creates or deletes objects. */
       readonly allocates: boolean;
       readonly frees: boolean;
+      /** Whether it deletes an object other than the lane's own (emit-js.ts freesOthers): false when it deletes none. */
+      readonly freesOthers: boolean;
       readonly source: string;
     }
   | { readonly compiled: false; readonly reason: string };
@@ -290,6 +292,7 @@ export class MethodCompiler {
         iterates: ir.iterates,
         allocates: ir.allocates,
         frees: ir.frees,
+        freesOthers: freesOthers(ir),
         source,
       };
     } catch (e) {
