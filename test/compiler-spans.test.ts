@@ -66,26 +66,35 @@ test('spans: one runner per distinct compiled code, by source and statics', asyn
   }
 });
 
+/**
+ * Replace the compiled `method` of the classes that share P1's code (and of Empty, which
+ * has no objects) by one wrapper of that runner that counts its calls; returns the count so far.
+ */
+function countSharedRuns(rt: Runtime, method: string): () => number {
+  const shared = outcome(rt, `P1.${method}`).run;
+  let calls = 0;
+  const counted = ((...a: Parameters<typeof shared>) => {
+    calls++;
+    shared(...a);
+  }) as typeof shared;
+  for (const cls of [P1, P2, P3, Empty, P4, Doubled, Tripled]) (outcome(rt, `${cls.name}.${method}`) as { run: unknown }).run = counted;
+  return () => calls;
+}
+
 test('spans: a do-all over the base calls the shared runner once per span of adjacent classes', async (t) => {
   const rt = await make(true);
   try {
     rt.doAll(Part, 'bump', 1); // compiles every class's bump
-    const shared = outcome(rt, 'P1.bump').run;
-    let calls = 0;
-    const counted = ((...a: Parameters<typeof shared>) => {
-      calls++;
-      shared(...a);
-    }) as typeof shared;
-    for (const cls of [P1, P2, P3, Empty, P4, Doubled, Tripled]) (outcome(rt, `${cls.name}.bump`) as { run: unknown }).run = counted;
+    const calls = countSharedRuns(rt, 'bump');
     rt.doAll(Part, 'bump', 1);
     // P1 + P2 | Wide (its own runner) | P3 | Empty (no blocks: a call of its own, over nothing) | P4 + Doubled + Tripled | Spawner (its own)
-    t.is(calls, 4);
+    t.is(calls(), 4);
     await rt.parallelDo(Part, 'bump', 1); // one thread: parallelDo is doAll
-    t.is(calls, 8);
+    t.is(calls(), 8);
     // Spawner's objects make the do-all one that creates: no spans, every class a pass (the empty one too).
     rt.create(Spawner, { v: 1 });
     rt.doAll(Part, 'bump', 1);
-    t.is(calls, 8 + 7); // P1, P2, P3, Empty, P4, Doubled, Tripled
+    t.is(calls(), 8 + 7); // P1, P2, P3, Empty, P4, Doubled, Tripled
   } finally {
     await rt.close();
   }
@@ -97,20 +106,14 @@ test('spans: a method that deletes its own object runs a span as one call and le
   try {
     for (const rt of [a, b]) rt.doAll(Part, 'cut', 97); // compiles every class's cut
     t.is(heapDifference(b, a), null, 'cut(97)');
-    const shared = outcome(b, 'P1.cut').run;
-    let calls = 0;
-    const counted = ((...x: Parameters<typeof shared>) => {
-      calls++;
-      shared(...x);
-    }) as typeof shared;
-    for (const cls of [P1, P2, P3, Empty, P4, Doubled, Tripled]) (outcome(b, `${cls.name}.cut`) as { run: unknown }).run = counted;
+    const calls = countSharedRuns(b, 'cut');
     // A class's v values step by 7, so each m deletes a part of every class, never all of one.
     for (const m of [11, 13, 17, 19]) {
       for (const rt of [a, b]) rt.doAll(Part, 'cut', m);
       t.is(heapDifference(b, a), null, `cut(${m})`);
       t.is(b.count(Part), a.count(Part));
     }
-    t.is(calls, 4 * 4, 'P1 + P2 | P3 | Empty | P4 + Doubled + Tripled in each do-all');
+    t.is(calls(), 4 * 4, 'P1 + P2 | P3 | Empty | P4 + Doubled + Tripled in each do-all');
     t.true(b.count(Part) < 7 * 70 - 40, 'objects were deleted');
     for (const rt of [a, b]) rt.validateHeap();
     t.is(heapDifference(b, a), null, 'after validateHeap');
