@@ -156,9 +156,10 @@ export class PassRunner {
 
   /**
    * Whether every pass of the do-all of `method` over `t` that has blocks reads no
-   * iteration word and changes no allocation word (F1–F2 in the file header; thread.ts
-   * readsAllocation R1): its snapshot's copy may then be fused into its passes, or left
-   * out where the passes read the allocation words (runInline `direct`).
+   * iteration word and changes no allocation word but its own block's, after its lanes
+   * were read (F1–F2 in the file header; thread.ts readsAllocation R1): its snapshot's
+   * copy may then be fused into its passes, or left out where the passes read the
+   * allocation words (runInline `direct`).
    */
   private copyFusable(plan: DoAllPlan, method: string, lists: Int32Array): boolean {
     const ctx = this.main;
@@ -188,8 +189,8 @@ export class PassRunner {
    * consecutive concrete classes i … j-1 of a do-all run as one call of the compiled
    * runner over their block lists when
    *  - the do-all reads the allocation words (copyFusable: every class with blocks compiled,
-   *    creating and deleting nothing, no deviceDo, no JavaScript but rankTable), and every
-   *    class of the span has blocks;
+   *    creating nothing, deleting nothing but its own objects, no deviceDo, no JavaScript
+   *    but rankTable), and every class of the span has blocks;
    *  - their compiled methods are one function (compiler C4: the same code, the same statics);
    *  - their block lists follow each other in R (snapshotLists lists the reach in the order
    *    of concreteIds, and a direct do-all's reach is its own classes, in that order).
@@ -249,8 +250,9 @@ export class PassRunner {
   }
 
   /**
-   * doAll: every pass on the calling thread. A do-all that changes no allocation word
-   * (F1–F2) copies no iteration word: its passes read the allocation words (R1).
+   * doAll: every pass on the calling thread. A do-all that changes no allocation word but
+   * its own block's, after reading it (F1–F2), copies no iteration word: its passes read
+   * the allocation words (R1).
    */
   doAllHere(t: TypeLayout, method: string, args: readonly unknown[]): void {
     const plan = this.plan(t, method);

@@ -94,11 +94,13 @@ test('a creating pass does not fuse, and visits none of its new objects', async 
 });
 
 test('a pass that deletes only its own objects fuses, and leaves the heap of one thread and of interpreted methods', async (t) => {
-  const runs = [await make(1), await make(3), await make(3, false)];
-  const [, three] = runs;
+  const one = await make(1);
+  const three = await make(3);
+  const interpreted = await make(3, false);
+  const runs = [one, three, interpreted];
   try {
     for (const rt of runs) for (let i = 0; i < 3000; i++) rt.create(Item, { v: i });
-    const before = { ...passesOf(three!).counters };
+    const before = { ...passesOf(three).counters };
     for (let round = 0; round < 5; round++) {
       for (const rt of runs) {
         await rt.parallelDo(Item, 'thin', round);
@@ -107,16 +109,16 @@ test('a pass that deletes only its own objects fuses, and leaves the heap of one
         for (let i = 0; i < 90; i++) rt.create(Item, { v: 9000 + round * 100 + i });
         rt.validateHeap();
       }
-      t.is(state(runs[1]!), state(runs[0]!), `round ${round}: 3 threads as one`);
-      t.is(state(runs[2]!), state(runs[0]!), `round ${round}: compiled as interpreted`);
-      t.is(runs[1]!.count(Item), runs[0]!.count(Item));
+      t.is(state(three), state(one), `round ${round}: 3 threads as one`);
+      t.is(state(interpreted), state(one), `round ${round}: compiled as interpreted`);
+      t.is(three.count(Item), one.count(Item));
     }
-    const after = passesOf(three!).counters;
+    const after = passesOf(three).counters;
     t.is(after.fusedCopies - before.fusedCopies, 10, 'every thin and bump fused its copy');
     t.is(after.copyPasses, before.copyPasses, 'no copy pass of its own');
     // Every object whose v ≡ k (mod 7) for a round k at or after its creation is gone.
     let wrong = 0;
-    runs[1]!.deviceDo(Item, (o) => {
+    three.deviceDo(Item, (o) => {
       if (o.v < 9000 && o.v % 7 <= 4) wrong++;
     });
     t.is(wrong, 0);

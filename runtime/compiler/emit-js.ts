@@ -102,13 +102,15 @@ export interface EmittedJs {
    * JavaScript that creates nothing, deletes nothing and reads no do-all snapshot.
    */
   readonly ranksOnly: boolean;
+  /** Whether the method deletes an object other than the lane's own (freesOthers). */
+  readonly freesOthers: boolean;
   /** The generated function's name (run_Class_method), which appears once in `source`. */
   readonly name: string;
 }
 
 export function emitJs(ir: MethodIR, host: EmitHost): EmittedJs {
   const e = new Emitter(ir, host);
-  return { source: e.emit(), name: e.name, ranksOnly: e.ranksOnly };
+  return { source: e.emit(), name: e.name, ranksOnly: e.ranksOnly, freesOthers: e.freesOthers };
 }
 
 class Emitter {
@@ -158,6 +160,8 @@ class Emitter {
    * `released` makes the block's FIRST and EMPTY transitions once each for the mask.
    */
   private readonly deferFree: boolean;
+  /** EmittedJs.freesOthers. */
+  readonly freesOthers: boolean;
 
   constructor(
     private readonly ir: MethodIR,
@@ -188,7 +192,8 @@ class Emitter {
       }
     }
     this.fusable = host.blocksOffset + (host.handleLimit / 32) * host.blockBytes <= 0x7fffffff;
-    this.deferFree = !host.checked && ir.frees && !freesOthers(ir) && ir.iterates.length === 0 && (ir.portable || this.ranksOnly);
+    this.freesOthers = freesOthers(ir);
+    this.deferFree = !host.checked && ir.frees && !this.freesOthers && ir.iterates.length === 0 && (ir.portable || this.ranksOnly);
   }
 
   emit(): string {
@@ -239,8 +244,9 @@ ${copies.join('\n')}
         }`;
     }
     // The block's lanes: its iteration word, or (word = BLOCK_ALLOC_WORD, a do-all that
-    // changes no allocation word: thread.ts runBlocks R1) its allocation word without the
-    // slots the class does not have. Both are ⊆ that mask, so one expression serves.
+    // changes no allocation word but its own block's, after this read: thread.ts runBlocks
+    // R1) its allocation word without the slots the class does not have. Both are ⊆ that
+    // mask, so one expression serves.
     // A plain load, not Atomics.load: the word was written before the pass started (the
     // snapshot, published by the pass's start), and the only writes during the pass are
     // releases clearing bits of objects deleted meanwhile, on any thread. Whether this
@@ -838,7 +844,7 @@ ${body}
  * `this.die()` whose die() calls `this.destroy()` deletes the lane's own object; any other
  * receiver, a reference or a local that may hold one, counts as another object).
  */
-export function freesOthers(ir: MethodIR): boolean {
+function freesOthers(ir: MethodIR): boolean {
   let others = false;
   walk(ir.body, (n) => {
     if ('op' in n && n.op === 'free' && n.obj.op !== 'self') others = true;

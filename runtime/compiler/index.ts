@@ -43,7 +43,7 @@ import {
   type TypeTable,
 } from '../layout.js';
 import type { SmmoObject } from '../schema.js';
-import { emitJs, freesOthers, type EmitHost, type EmittedJs } from './emit-js.js';
+import { emitJs, type EmitHost, type EmittedJs } from './emit-js.js';
 import { CompileFallback, lowerMethod } from './lower.js';
 import { ClosureResolver } from './scope.js';
 
@@ -79,7 +79,8 @@ export interface CompilerContext {
 /**
  * A compiled warp loop: runs the method on the blocks list[from … to) of the running pass,
  * each block's lanes read from its header word `word` (BLOCK_ITER_WORD, or BLOCK_ALLOC_WORD
- * for a do-all that changes no allocation word: runtime/thread.ts runBlocks R1).
+ * for a do-all that changes no allocation word but its own block's, after reading it:
+ * runtime/thread.ts runBlocks R1).
  */
 export type Runner = (
   ctx: CompilerContext,
@@ -292,7 +293,7 @@ export class MethodCompiler {
         iterates: ir.iterates,
         allocates: ir.allocates,
         frees: ir.frees,
-        freesOthers: freesOthers(ir),
+        freesOthers: emitted.freesOthers,
         source,
       };
     } catch (e) {
