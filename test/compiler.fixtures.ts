@@ -164,6 +164,22 @@ export class Point extends object({
     this.x = count;
   }
 
+  /**
+   * Fields of deviceDo objects whose classes lay the fields out differently (Square,
+   * Triangle): read, a reference followed, a store into each; an inline-array element.
+   */
+  shapeSum(k: number): void {
+    let total = 0;
+    this.runtime.deviceDo(Shape, (s) => {
+      total += s.size * s.sides();
+      const o = s.owner;
+      if (o !== null) total += o.x;
+      s.size += 0.25;
+    });
+    this.runtime.deviceDo(Triangle, (tr) => (total += tr.angles.get(k % 3)));
+    this.x = total;
+  }
+
   /** JavaScript values the compiler leaves as they are: strings, a typed array, a call it cannot inline, a template. */
   javascript(k: number): void {
     SCRATCH[0] = this.x;

@@ -8,6 +8,7 @@ import test, { type ExecutionContext } from 'ava';
 import { createRuntime, MethodError, type Runtime } from '../index.js';
 import { RESERVED_BYTES } from '../runtime/layout.js';
 import { InvalidHandleError } from '../runtime/errors.js';
+import type { ThreadContext } from '../runtime/thread.js';
 import { persistentHeapBytes } from './helpers/heap-bytes.js';
 import { CLASSES, Odd, Point, Shape, Square, Triangle, Visitor, bumpCounter } from './compiler.fixtures.js';
 
@@ -151,6 +152,34 @@ test('deviceDo: early return, nested deviceDo over a class with subclasses, clos
     ],
     { expectCompiled: ['Point.neighbours'] },
   );
+});
+
+test("deviceDo objects: fields addressed from the loop's block, per concrete class, without null tests", async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'shapeSum', 1],
+      [Point, 'shapeSum', 2],
+    ],
+    { expectCompiled: ['Point.shapeSum'] },
+  );
+  const rt = await runtimeFor(true);
+  try {
+    const ctx = rt.main as unknown as ThreadContext;
+    const src = ctx.compiler!.compile(ctx.table.byClass(Point)!.id, 'shapeSum', ctx.compileUse);
+    t.true(src.compiled, 'compiled');
+    if (!src.compiled) return;
+    // One loop per concrete class: s.owner read from the loop's block offset ($q4_) and slot ($s), at each class's own offset.
+    const ownerAt = (c: typeof Square | typeof Triangle): number =>
+      ctx.table.byClass(c)!.fields.find((f) => f.name === 'owner')!.offsets[0]! >>> 2;
+    const owners = new Set([...src.source.matchAll(/U32\[\$q4_\d+ \+ (\d+) \+ \$s\d+\]/g)].map((m) => Number(m[1])));
+    t.deepEqual([...owners].sort(), [ownerAt(Square), ownerAt(Triangle)].sort(), 'owner at the offset of each concrete class');
+    t.regex(src.source, /F32\[\$q4_\d+ \+ \d+ \+ \$s\d+\] = \(F32\[\$q4_/, 'size stored in place');
+    t.false(/\$null\("(?:Square|Triangle)\./.test(src.source), "no null test of the loops' objects");
+    t.true(src.source.includes('$null("Point.x")'), 'the owner reference is still tested');
+  } finally {
+    await rt.close();
+  }
 });
 
 test('virtual methods, getters and super of an abstract class; create with init objects; destroy of this', async (t) => {

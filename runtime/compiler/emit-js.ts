@@ -137,6 +137,17 @@ class Emitter {
    */
   private readonly rankCls = new Map<number, TypeLayout>();
   /**
+   * deviceDo objects (E1): the variable of a ForEach that nothing in the body assigns holds,
+   * while its loop's body runs, the object the loop is at — a live object of the loop's
+   * concrete class, never null. Its fields are addressed from the loop's block (the block's
+   * byte offset per element size, computed once per block, and the slot), not re-derived
+   * from the handle on every access, and its null checks are left out. Local id → the
+   * running loop's names; set while that loop's body is emitted.
+   */
+  private readonly eachVars = new Map<number, { typeId: number; n: number }>();
+  /** Locals that a setLocal or updateLocal writes (a ForEach's own assignment is not one of them). */
+  private readonly assigned = new Set<number>();
+  /**
    * Whether a field of a ranked object may be addressed from the form's block offsets
    * (rankedOperand): every block offset of the heap fits an int32, as rankForm requires.
    */
@@ -193,6 +204,9 @@ class Emitter {
     }
     this.fusable = host.blocksOffset + (host.handleLimit / 32) * host.blockBytes <= 0x7fffffff;
     this.freesOthers = freesOthers(ir);
+    walk(ir.body, (n) => {
+      if ('op' in n && (n.op === 'setLocal' || n.op === 'updateLocal')) this.assigned.add(n.id);
+    });
     this.deferFree = !host.checked && ir.frees && !this.freesOthers && ir.iterates.length === 0 && (ir.portable || this.ranksOnly);
   }
 
@@ -405,10 +419,21 @@ ${body}
       const base = shift === 0 ? 'b1' : shift === 1 ? 'b2' : shift === 2 ? 'b4' : 'b8';
       return `${base} + ${off} + slot`;
     }
+    const each = this.eachOf(h);
+    if (each !== null) {
+      const fl = layouts.get(each.typeId);
+      if (fl !== undefined) return `$q${1 << shift}_${each.n} + ${offsetIn(fl, shift, elemCode, elemConst)} + $s${each.n}`;
+    }
     if (shift === 2) return `BW + (${h} >>> 5) * BWORDS + ${off} + (${h} & 31)`;
     if (shift === 0) return `BB + (${h} >>> 5) * BBYTES + ${off} + (${h} & 31)`;
     // 2- and 8-byte arrays: byte offset of the block, in elements, plus the element offset.
     return `((BB + (${h} >>> 5) * BBYTES) >>> ${shift}) + ${off} + (${h} & 31)`;
+  }
+
+  /** The running deviceDo loop whose object local `h` (code: `l<id>`) holds, or null (eachVars). */
+  private eachOf(h: string): { typeId: number; n: number } | null {
+    if (this.eachVars.size === 0 || !h.startsWith('l')) return null;
+    return this.eachVars.get(Number(h.slice(1))) ?? null;
   }
 
   /**
@@ -430,7 +455,7 @@ ${body}
       h = this.temp();
       pre.push(`(${h} = ${this.expr(inner)})`);
     }
-    if (what !== null) pre.push(`(${h} !== 0 || $null(${JSON.stringify(what)}))`);
+    if (what !== null && this.eachOf(h) === null) pre.push(`(${h} !== 0 || $null(${JSON.stringify(what)}))`);
     if (this.host.checked && cls !== null) pre.push(`$chk(${h}, ${this.typeSet(cls.concrete)})`);
     return { h, pre };
   }
@@ -815,17 +840,25 @@ ${body}
       case 'forEach': {
         const n = this.temps++;
         const [i, e, b, m, h, sl] = ['$i', '$e', '$b', '$m', '$h', '$s'].map((p) => `${p}${n}`);
+        // E1: the object's block offset per element size, for its field accesses (eachVars).
+        const stable = !this.assigned.has(s.var);
+        if (stable) this.eachVars.set(s.var, { typeId: s.typeId, n });
+        const body = this.stmts(s.body, ind + '    ');
+        this.eachVars.delete(s.var);
+        const q = stable
+          ? `, $q1_${n} = BB + ${b} * BBYTES, $q2_${n} = $q1_${n} >>> 1, $q4_${n} = $q1_${n} >>> 2, $q8_${n} = $q1_${n} >>> 3`
+          : '';
         return (
           `${ind}for (let ${i} = lists[${2 * s.typeId}], ${e} = ${i} + lists[${2 * s.typeId + 1}]; ${i} < ${e}; ${i}++) {\n` +
           `${ind}  const ${b} = list[${i}];\n` +
           // A plain load, as the runner's own (emit()): set by the snapshot, only cleared during the pass.
           `${ind}  let ${m} = I32[BW + ${b} * BWORDS + ${BLOCK_ITER_WORD}] | 0;\n` +
-          `${ind}  const ${h} = ${b} * 32;\n` +
+          `${ind}  const ${h} = ${b} * 32${q};\n` +
           `${ind}  ${s.label}: while (${m} !== 0) {\n` +
           `${ind}    const ${sl} = 31 - Math.clz32(${m} & -${m});\n` +
           `${ind}    ${m} &= ${m} - 1;\n` +
           `${ind}    l${s.var} = ${h} + ${sl};\n` +
-          `${this.stmts(s.body, ind + '    ')}\n` +
+          `${body}\n` +
           `${ind}  }\n` +
           `${ind}}`
         );
