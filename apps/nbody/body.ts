@@ -11,15 +11,6 @@ export const MAX_MASS = 1000;
 /** Added to the squared distance (the original's kDampeningFactor). */
 export const DAMPENING = 0.05;
 
-/**
- * The running force sum of pullOfOthers. A float64 `let` that the deviceDo callback adds
- * to lives in the closure's context, and V8 (Node 20) allocates a new heap number for
- * every write there: two per pair of bodies, a young-generation GC every few ms (measured
- * on the dev VM: 752 scavenges in 4 steps of 4 000 bodies). A Float64Array slot is
- * written in place. One per thread (module state is per worker); the loop does not nest.
- */
-const FORCE_SUM = new Float64Array(2);
-
 /** The fields of a gravitating body: nbody's Body, and collision's, which adds merge fields. */
 export interface Gravitating extends SmmoObject {
   posX: number;
@@ -43,9 +34,13 @@ export function pullOfOthers<C extends SmmoClass<Gravitating>>(body: Gravitating
   const py = body.posY;
   const m = body.mass;
   const self = body.handle;
-  const sum = FORCE_SUM;
-  sum[0] = 0;
-  sum[1] = 0;
+  // The running sum in two locals that the callback adds to. Compiled (the default), the
+  // callback is inlined and they are locals of the loop; interpreted, V8 keeps them in the
+  // closure's context and allocates a heap number per write (measured on the dev VM, 3 000
+  // bodies: interpreted 84 → 112 ms per step against a module Float64Array, compiled 75 →
+  // 69 ms, and the method has no JavaScript left in it).
+  let fx = 0;
+  let fy = 0;
   body.runtime.deviceDo(cls, (other) => {
     if (other.handle === self) return;
     // Towards the other body, as the original's apply_force (which runs on `other`).
@@ -53,11 +48,11 @@ export function pullOfOthers<C extends SmmoClass<Gravitating>>(body: Gravitating
     const dy = other.posY - py;
     const dist = Math.sqrt(dx * dx + dy * dy);
     const f = (g * m * other.mass) / (dist * dist + dampening);
-    sum[0]! += (f * dx) / dist;
-    sum[1]! += (f * dy) / dist;
+    fx += (f * dx) / dist;
+    fy += (f * dy) / dist;
   });
-  body.forceX = sum[0]!;
-  body.forceY = sum[1]!;
+  body.forceX = fx;
+  body.forceY = fy;
 }
 
 /** update of nbody and collision: v += F·dt/m; p += v·dt; bounce off the walls of [-1, 1]². */
