@@ -33,7 +33,8 @@ import { machineInfo } from './apps.js';
 
 type Method = 'allocFree' | 'allocFreeRaw';
 
-interface Sample {
+/** One measuring process's result (printed as JSON; `rounds` of the report hold them). */
+export interface Sample {
   threads: number;
   lanes: number;
   creates: number;

@@ -4,6 +4,7 @@
  * with what was wrong (exit status 2). No figure is compared (tests never depend on speed).
  */
 import test from 'ava';
+import type { Sample } from '../bench/alloc-bound.js';
 import { describeChild, runNode } from './helpers/child.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,14 +12,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const SCRIPT = fileURLToPath(new URL('../bench/alloc-bound.js', import.meta.url));
-
-interface Sample {
-  threads: number;
-  lanes: number;
-  creates: number;
-  ms: number;
-  mps: number;
-}
 
 test('bench/alloc-bound.js: one heap of 2 threads, 2 heaps of one, one alone; every process creates lanes × 1024 per pass', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'smmo-alloc-bound-'));
