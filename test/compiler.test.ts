@@ -182,6 +182,18 @@ test("deviceDo objects: fields addressed from the loop's block, per concrete cla
   }
 });
 
+test('a branch behind `instanceof` that no concrete class passes is left out (a subclass field in it compiles)', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Shape, 'tilt', 1],
+      [Point, 'shapeSum', 2],
+      [Shape, 'tilt', 2],
+    ],
+    { expectCompiled: ['Square.tilt', 'Triangle.tilt', 'Point.shapeSum'] },
+  );
+});
+
 test('virtual methods, getters and super of an abstract class; create with init objects; destroy of this', async (t) => {
   await sameHeaps(
     t,

@@ -618,7 +618,11 @@ class Lowering {
         const c = this.truthy(this.expr(testNode, env, frame), n);
         const then: Stmt[] = [];
         const els: Stmt[] = [];
-        this.stmt(n['consequent'] as Node, this.narrow(testNode, env), frame, then, []);
+        // `x instanceof C` where no concrete class of x is a C (a deviceDo over a base class is
+        // lowered once per concrete class): the test is false, so the branch never runs and
+        // is not lowered — it may use fields that this concrete class does not have.
+        const never = c.op === 'isA' && c.typeIds.length === 0;
+        if (!never) this.stmt(n['consequent'] as Node, this.narrow(testNode, env), frame, then, []);
         if (n['alternate'] !== null) this.stmt(n['alternate'] as Node, new Env(env), frame, els, []);
         out.push({ s: 'if', c, then, else: els });
         return;
