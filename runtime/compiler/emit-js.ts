@@ -108,6 +108,19 @@ export interface EmittedJs {
   readonly name: string;
 }
 
+/** A running deviceDo loop (E1): its concrete class and the number that suffixes its names ($b<n>, $s<n>, $q4_<n>, …). */
+interface EachLoop {
+  readonly typeId: number;
+  readonly n: number;
+}
+
+/** An object operand as code: its handle `h`, what must run first, and the deviceDo loop whose object it is, if any. */
+interface Operand {
+  readonly h: string;
+  readonly pre: string[];
+  readonly each: EachLoop | null;
+}
+
 export function emitJs(ir: MethodIR, host: EmitHost): EmittedJs {
   const e = new Emitter(ir, host);
   return { source: e.emit(), name: e.name, ranksOnly: e.ranksOnly, freesOthers: e.freesOthers };
@@ -144,7 +157,7 @@ class Emitter {
    * from the handle on every access, and its null checks are left out. Local id → the
    * running loop's names; set while that loop's body is emitted.
    */
-  private readonly eachVars = new Map<number, { typeId: number; n: number }>();
+  private readonly eachVars = new Map<number, EachLoop>();
   /** Locals that a setLocal or updateLocal writes (a ForEach's own assignment is not one of them). */
   private readonly assigned = new Set<number>();
   /**
@@ -394,12 +407,23 @@ ${body}
 
   // ---------------------------------------------------------------- addressing
 
-  /** Address (index into the field's typed array) of field `f`, element `elem`, of object `obj`. */
-  private address(f: FieldRef, h: string, elemCode: string | null, elemConst: number | null): string {
+  /**
+   * Address (index into the field's typed array) of field `f`, element `elem`, of the object
+   * of operand `o`. Where its block is at hand — the lane's own (b1 … b8 and `slot`) or a
+   * deviceDo loop's (E1: $q1_n … $q8_n and $s_n) — from that block; otherwise from the handle.
+   */
+  private address(f: FieldRef, o: Operand, elemCode: string | null, elemConst: number | null): string {
     const { shift } = ARRAYS[f.kind];
-    const isSelf = h === 'self';
+    const { h, each } = o;
     const layouts = f.layouts;
-    const single = isSelf ? layouts.get(this.selfT.id)! : layouts.size === 1 ? layouts.values().next().value! : null;
+    const own =
+      h === 'self'
+        ? { typeId: this.selfT.id, base: `b${1 << shift}`, slot: 'slot' }
+        : each !== null
+          ? { typeId: each.typeId, base: `$q${1 << shift}_${each.n}`, slot: `$s${each.n}` }
+          : null;
+    const fromBlock = own === null ? undefined : layouts.get(own.typeId);
+    const single = fromBlock ?? (layouts.size === 1 ? layouts.values().next().value! : null);
     let off: string;
     if (single !== null) off = offsetIn(single, shift, elemCode, elemConst);
     else {
@@ -415,32 +439,18 @@ ${body}
       off = `${t}[${typeOf}]`;
       if (elemCode !== null) off = `(${off} + ${elemCode} * ${this.table('Int32Array', strides)}[${typeOf}])`;
     }
-    if (isSelf) {
-      const base = shift === 0 ? 'b1' : shift === 1 ? 'b2' : shift === 2 ? 'b4' : 'b8';
-      return `${base} + ${off} + slot`;
-    }
-    const each = this.eachOf(h);
-    if (each !== null) {
-      const fl = layouts.get(each.typeId);
-      if (fl !== undefined) return `$q${1 << shift}_${each.n} + ${offsetIn(fl, shift, elemCode, elemConst)} + $s${each.n}`;
-    }
+    if (own !== null && fromBlock !== undefined) return `${own.base} + ${off} + ${own.slot}`;
     if (shift === 2) return `BW + (${h} >>> 5) * BWORDS + ${off} + (${h} & 31)`;
     if (shift === 0) return `BB + (${h} >>> 5) * BBYTES + ${off} + (${h} & 31)`;
     // 2- and 8-byte arrays: byte offset of the block, in elements, plus the element offset.
     return `((BB + (${h} >>> 5) * BBYTES) >>> ${shift}) + ${off} + (${h} & 31)`;
   }
 
-  /** The running deviceDo loop whose object local `h` (code: `l<id>`) holds, or null (eachVars). */
-  private eachOf(h: string): { typeId: number; n: number } | null {
-    if (this.eachVars.size === 0 || !h.startsWith('l')) return null;
-    return this.eachVars.get(Number(h.slice(1))) ?? null;
-  }
-
   /**
    * An object operand as a simple handle (self, a local, or a temporary it is first
    * stored in), with its null check (nonNull) and, in checked mode, its liveness check.
    */
-  private operand(obj: Expr, cls: TypeLayout | null): { h: string; pre: string[] } {
+  private operand(obj: Expr, cls: TypeLayout | null): Operand {
     const pre: string[] = [];
     let inner = obj;
     let what: string | null = null;
@@ -455,9 +465,11 @@ ${body}
       h = this.temp();
       pre.push(`(${h} = ${this.expr(inner)})`);
     }
-    if (what !== null && this.eachOf(h) === null) pre.push(`(${h} !== 0 || $null(${JSON.stringify(what)}))`);
+    // A deviceDo loop's object (E1) is never null.
+    const each = inner.op === 'local' ? (this.eachVars.get(inner.id) ?? null) : null;
+    if (what !== null && each === null) pre.push(`(${h} !== 0 || $null(${JSON.stringify(what)}))`);
     if (this.host.checked && cls !== null) pre.push(`$chk(${h}, ${this.typeSet(cls.concrete)})`);
-    return { h, pre };
+    return { h, pre, each };
   }
 
   /** A Uint8Array table t with t[typeId + 1] === 1 for the given type ids (index 0: a free block). */
@@ -703,7 +715,7 @@ ${body}
     const el = this.element(f, elem, inBounds);
     const pre = [...o.pre, el.check].filter((x) => x !== '');
     const { arr } = ARRAYS[f.kind];
-    let read = `${arr}[${this.address(f, o.h, el.code, el.konst)}]`;
+    let read = `${arr}[${this.address(f, o, el.code, el.konst)}]`;
     if (f.kind === 'bool') read = `(${read} !== 0)`;
     if (f.kind === 'ref' && this.host.checked) {
       const t = this.temp();
@@ -722,7 +734,7 @@ ${body}
     const el = this.element(f, elem, inBounds);
     const pre = [...o.pre, el.check].filter((x) => x !== '');
     const { arr } = ARRAYS[f.kind];
-    const place = `${arr}[${this.address(f, o.h, el.code, el.konst)}]`;
+    const place = `${arr}[${this.address(f, o, el.code, el.konst)}]`;
     let code: string;
     if (f.kind === 'bool') {
       if (asValue) {
