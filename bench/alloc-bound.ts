@@ -111,6 +111,9 @@ async function measure(threads: number, lanes: number, startAt: number): Promise
   }
 }
 
+/** Time a measuring process may take beyond its window and its wait for the start (runtime start, warm-up, heap check). */
+const CHILD_SLACK_MS = 120_000;
+
 /** Run a measuring process; resolves to its sample. */
 function child(threads: number, lanes: number, startAt: number): Promise<Sample> {
   const argv = [
@@ -130,13 +133,18 @@ function child(threads: number, lanes: number, startAt: number): Promise<Sample>
     String(startAt),
     ...(values['own-first'] ? ['--own-first'] : []),
   ];
+  // A bound on the process: its window, the wait for the common start and a generous
+  // allowance for the runtime's start and warm-up; past it the process is killed.
+  const limitMs = SECONDS * 1000 + Math.max(0, startAt - Date.now()) + CHILD_SLACK_MS;
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'], timeout: limitMs });
     let out = '';
     p.stdout.on('data', (d: Buffer) => (out += d.toString()));
     p.on('error', reject);
-    p.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`alloc-bound: a measuring process (${threads} threads, ${lanes} lanes) exited with ${code}`));
+    p.on('close', (code, signal) => {
+      const what = `alloc-bound: a measuring process (${threads} threads, ${lanes} lanes)`;
+      if (signal !== null) return reject(new Error(`${what} was stopped (${signal}) after its limit of ${Math.round(limitMs / 1000)} s`));
+      if (code !== 0) return reject(new Error(`${what} exited with ${code}`));
       const lines = out.trim().split('\n');
       resolve(JSON.parse(lines[lines.length - 1]!) as Sample);
     });
