@@ -8,15 +8,15 @@
  * WebAssembly module for scale. CPU time (process.cpuUsage), the minimum of 7 repeats, so
  * that other jobs on a shared machine disturb it less than wall-clock time.
  *
- *   node dist/bench/alloc-calls.js [--baseline DIR] [--repeats R]
+ *   node dist/bench/alloc-calls.js [--baseline DIR] [--repeats R] [--child-timeout S]
  *
  * --baseline DIR: another built checkout of smmo (its dist/): both builds run in fresh
  * processes, alternating R times (default 2), and each figure prints as "baseline → this".
  */
-import { spawnSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { childTimeoutMs, lastJsonLine, runNodeChild } from './child.js';
 
 interface Row {
   atomic: boolean;
@@ -105,9 +105,9 @@ if (childAt >= 0) {
   const repeats = Math.max(1, Number(arg('repeats', '2')));
   const run = (root: string): Row[] =>
     ['plain', 'atomic'].map((mode) => {
-      const r = spawnSync(process.execPath, [here, '--child', root, mode], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-      if (r.status !== 0) throw new Error(`alloc-calls child for ${root} (${mode}) failed (status ${r.status})`);
-      return JSON.parse(r.stdout.trim().split('\n').pop()!) as Row;
+      const r = runNodeChild(here, ['--child', root, mode], { timeoutMs: childTimeoutMs() });
+      if (r.failure !== undefined) throw new Error(`alloc-calls child for ${root} (${mode}) ${r.failure}`);
+      return lastJsonLine<Row>(r.stdout);
     });
   const minRows = (runs: Row[][]): Row[] =>
     runs[0]!.map((row, i) => {

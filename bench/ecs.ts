@@ -6,6 +6,7 @@
  *   npm run bench:ecs
  *   node dist/bench/ecs.js [--runs 3 | --paired 11] [--suites packed_5,…] [--impls smmo,smmo-interpreted,smmo-largest,piecs,bitecs]
  *        [--ms 500] [--machine "2-core dev VM"] [--out bench-results/ecs.json] [--profile DIR]
+ *        [--child-timeout S]
  *
  * The suites (noctjs/ecs-benchmark README; counts from its benchmark script, src/bench):
  *   packed_5      1 000 entities with A … E; five systems, each doubles one component
@@ -65,7 +66,7 @@
  * peer; bench-results/ecs.json with every run, the machine and the load average.
  * Target (issue "Compiled methods"): smmo ≥ 1.0× piecs on all five suites.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { arch, cpus, loadavg, platform, totalmem } from 'node:os';
 import { dirname, resolve } from 'node:path';
@@ -74,6 +75,7 @@ import { parseArgs } from 'node:util';
 import { IMPLS, IMPL_LABELS, PEERS, setupCase, type Impl } from './ecs/cases.js';
 import { SUITES, SUITE_NAMES, measure, median, type Measurement, type Suite } from './ecs/harness.js';
 import { pairedSummary, runPaired, serve, type PairedSuite } from './ecs/paired.js';
+import { childTimeoutMs, runNodeChild } from './child.js';
 
 interface ChildResult extends Measurement {
   impl: Impl;
@@ -81,7 +83,7 @@ interface ChildResult extends Measurement {
   setupMs: number;
 }
 
-const USAGE = `Usage: node dist/bench/ecs.js [--runs N | --paired ROUNDS] [--suites a,b] [--impls a,b] [--ms MS] [--machine NAME] [--out FILE] [--profile DIR]
+const USAGE = `Usage: node dist/bench/ecs.js [--runs N | --paired ROUNDS] [--suites a,b] [--impls a,b] [--ms MS] [--machine NAME] [--out FILE] [--profile DIR] [--child-timeout S]
   suites: ${SUITE_NAMES.join(', ')}
   impls:  ${IMPLS.join(', ')}`;
 
@@ -148,6 +150,7 @@ async function main(): Promise<void> {
       machine: { type: 'string', default: '' },
       out: { type: 'string', default: 'bench-results/ecs.json' },
       profile: { type: 'string' },
+      'child-timeout': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -213,13 +216,15 @@ async function main(): Promise<void> {
       for (const impl of impls) {
         const nodeArgs =
           profileDir === null ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-name', `${impl}-${suite}-${run}.cpuprofile`];
-        const res = spawnSync(process.execPath, [...nodeArgs, self, '--child', impl, '--suite', suite, '--ms', String(targetMs)], {
-          encoding: 'utf8',
+        const res = runNodeChild(self, ['--child', impl, '--suite', suite, '--ms', String(targetMs)], {
+          nodeArgs,
+          timeoutMs: childTimeoutMs(),
           maxBuffer: 16 << 20,
+          stderr: 'pipe',
         });
-        const last = res.stdout?.trim().split('\n').pop() ?? '';
-        if (res.status !== 0 || !last.startsWith('{')) {
-          const error = (res.stderr || res.error?.message || `exit ${res.status ?? res.signal}`).trim();
+        const last = res.stdout.trim().split('\n').pop() ?? '';
+        if (res.failure !== undefined || !last.startsWith('{')) {
+          const error = res.failure ?? `printed no result:\n${res.stderr.trim()}`;
           failures.push({ impl, suite, run, error });
           console.error(`run ${run}/${runs} ${suite.padEnd(12)} ${impl.padEnd(16)} FAILED:\n${error}`);
           continue;

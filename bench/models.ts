@@ -8,6 +8,7 @@
  *   node dist/bench/models.js [--model walkers|epidemic|particles|all] [--size 1024]
  *        [--steps 10] [--threads 1,2,4,8,16] [--runs 3] [--out bench-results/models.json]
  *        [--machine "name"] [--largest] [--passes] [--webgpu [--no-gpu-validation] [--gpu-floats f32]]
+ *        [--child-timeout S]
  *
  * --webgpu adds the row 'webgpu': the model on backend 'webgpu', one thread, every method
  * as WGSL generated from its compiled form (a pass left in TypeScript is an error here);
@@ -26,7 +27,6 @@
  * Targets (issue "Compiled methods"): compiled on 1 thread ≤ 1.5× plain; on the 16-core
  * machine, 16 threads ≥ 5× faster than plain on one thread.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { dirname } from 'node:path';
@@ -38,6 +38,7 @@ import * as Epidemic from './models/epidemic.js';
 import { PlainEpidemic } from './models/epidemic-plain.js';
 import * as Particles from './models/particles.js';
 import { PlainParticles } from './models/particles-plain.js';
+import { childTimeoutMs, lastJsonLine, runNodeChild } from './child.js';
 
 /** One model: its smmo side (the world is whatever init returns) and its plain side. */
 interface Model {
@@ -220,10 +221,9 @@ function bench(name: string, machine: { name: string; cpu: string; cores: number
   for (let r = 0; r < RUNS; r++) {
     for (const c of configs) {
       const key = `${c.kind}:${c.threads}`;
-      const res = spawnSync(
-        process.execPath,
+      const res = runNodeChild(
+        self,
         [
-          self,
           '--child',
           c.kind,
           '--model',
@@ -238,13 +238,10 @@ function bench(name: string, machine: { name: string; cpu: string; cores: number
           ...(GPU_VALIDATION ? [] : ['--no-gpu-validation']),
           ...(GPU_F32 ? ['--gpu-floats', 'f32'] : []),
         ],
-        {
-          encoding: 'utf8',
-          maxBuffer: 1 << 20,
-        },
+        { timeoutMs: childTimeoutMs(), stderr: 'pipe' },
       );
-      if (res.status !== 0) throw new Error(`${name} ${key} failed (exit ${res.status ?? res.signal}):\n${res.stderr}`);
-      const s = JSON.parse(res.stdout.trim().split('\n').pop()!) as Sample;
+      if (res.failure !== undefined) throw new Error(`${name} ${key} ${res.failure}`);
+      const s = lastJsonLine<Sample>(res.stdout);
       (samples.get(key) ?? samples.set(key, []).get(key)!).push(s);
       process.stderr.write(`${name} run ${r + 1}/${RUNS} ${key.padEnd(14)} ${s.msPerStep.toFixed(2)} ms/step digest ${s.digest}\n`);
     }

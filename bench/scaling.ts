@@ -17,7 +17,7 @@
  *   node dist/bench/scaling.js [--threads 1,2,4,8,16] [--force] [--bodies 20000]
  *        [--iterations 2] [--lanes 2048] [--kmax 1024] [--skip nbody,linux,…]
  *        [--keep 0,4] [--own-first] [--machine "name"] [--out bench-results/scaling.json]
- *        [--baseline DIR] [--repeats R]
+ *        [--baseline DIR] [--repeats R] [--child-timeout S]
  *
  * --baseline DIR: another built checkout of smmo (e.g. the commit before a change, with its
  * dist/): the linux sections run its bench/scaling.js children as well, alternating with
@@ -33,13 +33,13 @@
  * paper's allocator, every emptied block back to `free` at once).
  * Sections: forkjoin, inline, nbody (TypeScript methods), nbody-wasm (WASM SIMD kernels), linux
  * (create/destroy in methods), linux-raw (the same through the allocator alone).
- * Every measurement runs in a fresh child process (`--child <section> --threads N`):
+ * Every measurement runs in a fresh child process (`--child <section> --threads N`; killed,
+ * and the run failed, past --child-timeout seconds, default 1800):
  * each runtime generates its own accessor classes, so a method that has run on
  * objects of several runtimes in one process becomes polymorphic, then megamorphic,
  * in V8 (measured: nbody's update pass 54 µs on the first runtime of a process,
  * 2.5 ms on the sixth), which would make later configurations look slower.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { dirname } from 'node:path';
@@ -55,6 +55,7 @@ import {
   MODEL_URL as LINUX_URL,
   timeK,
 } from '../apps/linux-scalability/linux.js';
+import { CHILD_TIMEOUT_FLAG, childTimeoutMs, lastJsonLine, runNodeChild } from './child.js';
 
 const NBODY_URL = new URL('../apps/nbody/nbody.js', import.meta.url).href;
 
@@ -278,17 +279,12 @@ function medianRows(repeats: Omit<LinuxRow, 'speedup'>[][]): Omit<LinuxRow, 'spe
  * `script`: another build's scaling.js (--baseline) instead of this one.
  */
 function child<T>(section: string, threads: number, keep = KEEP[0]!, script = process.argv[1]!): T {
-  const own = ['--threads', '--child', '--keep', '--baseline', '--repeats'];
+  const own = ['--threads', '--child', '--keep', '--baseline', '--repeats', CHILD_TIMEOUT_FLAG];
   const passthrough = process.argv.slice(2).filter((_, i, a) => !own.includes(a[i]!) && !own.includes(a[i - 1]!));
-  const argv = [script, '--child', section, '--threads', String(threads), '--keep', String(keep), ...passthrough];
-  const r = spawnSync(process.execPath, argv, {
-    encoding: 'utf8',
-    maxBuffer: 64 << 20,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  if (r.status !== 0) throw new Error(`bench child ${section} at ${threads} threads failed (status ${r.status}, signal ${r.signal})`);
-  const lines = r.stdout.trim().split('\n');
-  return JSON.parse(lines[lines.length - 1]!) as T;
+  const argv = ['--child', section, '--threads', String(threads), '--keep', String(keep), ...passthrough];
+  const r = runNodeChild(script, argv, { timeoutMs: childTimeoutMs() });
+  if (r.failure !== undefined) throw new Error(`bench child ${section} at ${threads} threads ${r.failure}`);
+  return lastJsonLine<T>(r.stdout);
 }
 
 async function runChild(section: string, threads: number): Promise<unknown> {

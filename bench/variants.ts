@@ -18,6 +18,7 @@
  *   node dist/bench/variants.js [--threads 1,2,4,8,16] [--force] [--variants dynasoar,noshift,nocoal,bitmap]
  *        [--width 256] [--height 256] [--iterations 50] [--lanes 1024] [--k 1,32,1024] [--repeats 3]
  *        [--out bench-results/variants.json] [--svg bench-results/variants.svg] [--machine "name"]
+ *        [--child-timeout S]
  *
  * Method: every measurement is one fresh child process (`--child <json>`; see
  * bench/scaling.ts for why: a method run on several runtimes' accessor classes goes
@@ -26,7 +27,6 @@
  * Thread counts above the machine's cores are dropped unless --force. Figures printed and
  * written, never asserted: this is a benchmark, not a test.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { dirname } from 'node:path';
@@ -43,6 +43,7 @@ import {
   roundsFor,
   timeK,
 } from '../apps/linux-scalability/linux.js';
+import { childTimeoutMs, lastJsonLine, runNodeChild } from './child.js';
 
 const WATOR_MODULE = new URL('../apps/wa-tor/index.js', import.meta.url).href;
 
@@ -157,14 +158,9 @@ const list = (s: string): number[] =>
     .filter((n) => Number.isInteger(n) && n >= 1);
 
 function runChild<T>(c: Case): T {
-  const r = spawnSync(process.execPath, [process.argv[1]!, '--child', JSON.stringify(c)], {
-    encoding: 'utf8',
-    maxBuffer: 64 << 20,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  if (r.status !== 0) throw new Error(`variants: child ${JSON.stringify(c)} failed (status ${r.status}, signal ${r.signal})`);
-  const lines = r.stdout.trim().split('\n');
-  return JSON.parse(lines[lines.length - 1]!) as T;
+  const r = runNodeChild(process.argv[1]!, ['--child', JSON.stringify(c)], { timeoutMs: childTimeoutMs() });
+  if (r.failure !== undefined) throw new Error(`variants: child ${JSON.stringify(c)} ${r.failure}`);
+  return lastJsonLine<T>(r.stdout);
 }
 
 interface Row {
