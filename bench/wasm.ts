@@ -13,6 +13,7 @@
  *
  *   npm run build && node scripts/build-wasm.mjs && node dist/bench/wasm.js
  *     [--bodies 20000] [--iterations 3] [--ts-iterations 1] [--seed 42] [--out bench-results/wasm.json]
+ *     [--child-timeout S]  (limit of gcc and of the compiled C program, seconds)
  *
  * Not a test: it asserts nothing and exits 0; the JSON records whether the targets were met.
  */
@@ -24,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import app from '../apps/nbody/index.js';
 import { createRuntime, type RuntimeOptions } from '../index.js';
 import { defaultWasmDir } from '../runtime/wasm.js';
+import { childTimeoutMs } from './child.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -75,9 +77,12 @@ async function smmo(variant: string, options: Partial<RuntimeOptions>, timed: nu
 
 function native(variant: string, flags: string[], dir: string, timed: number): Row {
   const exe = join(dir, variant.replace(/\W+/g, '_'));
-  execFileSync('gcc', [...flags, join(ROOT, 'bench', 'nbody.c'), '-o', exe, '-lm']);
+  const timeout = childTimeoutMs();
+  execFileSync('gcc', [...flags, join(ROOT, 'bench', 'nbody.c'), '-o', exe, '-lm'], { timeout, killSignal: 'SIGKILL' });
   log(`${variant}: gcc ${flags.join(' ')}; ${BODIES} bodies, 1 + ${timed} iterations …`);
-  const r = JSON.parse(execFileSync(exe, [String(BODIES), String(timed + 1), String(SEED)], { encoding: 'utf8' })) as {
+  const r = JSON.parse(
+    execFileSync(exe, [String(BODIES), String(timed + 1), String(SEED)], { encoding: 'utf8', timeout, killSignal: 'SIGKILL' }),
+  ) as {
     digest1: number;
     seconds: number;
   };
@@ -86,7 +91,7 @@ function native(variant: string, flags: string[], dir: string, timed: number): R
 
 function version(cmd: string, args: string[]): string {
   try {
-    return execFileSync(cmd, args, { encoding: 'utf8' }).split('\n')[0]!.trim();
+    return execFileSync(cmd, args, { encoding: 'utf8', timeout: 10_000, killSignal: 'SIGKILL' }).split('\n')[0]!.trim();
   } catch {
     return 'unknown';
   }
