@@ -183,6 +183,21 @@ export class Point extends object({
     this.x = total;
   }
 
+  /**
+   * `instanceof` in `?:`, `&&` and an `&&` test over deviceDo objects: in each concrete
+   * class's loop the side that class never reaches is left out (it uses the other's fields).
+   */
+  shapeGuarded(k: number): void {
+    let total = 0;
+    this.runtime.deviceDo(Shape, (s) => {
+      total += s instanceof Triangle ? s.angles.get(k % 3) : s.size;
+      if (s instanceof Triangle && s.angles.get(1) > 4) total += 1;
+      const wide = s instanceof Square && s.corner > 6;
+      if (wide) total += 2;
+    });
+    this.x = total;
+  }
+
   /** JavaScript values the compiler leaves as they are: strings, a typed array, a call it cannot inline, a template. */
   javascript(k: number): void {
     SCRATCH[0] = this.x;
@@ -272,6 +287,15 @@ export class Visitor extends object({ total: f64, last: ref(() => Shape) }) {
       this.total += s.area() + s.perimeter;
       if (s instanceof Square) this.total += s.corner;
     }
+  }
+  /** A reference of the base class narrowed by `instanceof` in `?:` and on the right of `&&`, and through an `&&` test. */
+  guarded(): void {
+    const s = this.last;
+    if (s === null) return;
+    this.total += s instanceof Triangle ? s.angles.get(2) : 0.5;
+    const big = s instanceof Square && s.corner > 10;
+    if (big) this.total += 2;
+    if (s.size > 1 && s instanceof Triangle && s.angles.get(0) > 3) this.total += s.angles.get(0);
   }
 }
 

@@ -194,6 +194,20 @@ test('a branch behind `instanceof` that no concrete class passes is left out (a 
   );
 });
 
+test('`instanceof` in `?:`, `&&` and `&&` tests: the side no concrete class reaches is left out, the other sees the subclass', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'shapeGuarded', 1],
+      [Visitor, 'guarded'],
+      [Shape, 'grow'],
+      [Point, 'shapeGuarded', 2],
+      [Visitor, 'guarded'],
+    ],
+    { expectCompiled: ['Point.shapeGuarded', 'Visitor.guarded', 'Square.grow', 'Triangle.grow'] },
+  );
+});
+
 test('virtual methods, getters and super of an abstract class; create with init objects; destroy of this', async (t) => {
   await sameHeaps(
     t,

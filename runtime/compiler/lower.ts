@@ -16,7 +16,9 @@
  *   ctx.deviceDo(C, (o) => …)     ForEach per concrete class of C, the body inlined
  *   ctx.get(C, h)                 CheckHandle (as the unchecked get() does)
  *   x instanceof C, x.is(y), x.handle, x === null …
- *   if (x instanceof C) { … }     x has class C inside the branch (x a const variable)
+ *   if (x instanceof C) { … }     x has class C inside the branch (x a const variable); so
+ *   x instanceof C ? a : b        in a, and on the right of `x instanceof C && …`; where no
+ *                                 concrete class of x is a C, what the test guards is left out
  *
  * Free names are resolved through the function's own closure (scope.ts): module
  * constants become constants, classes and functions compile-time values. Code the
@@ -618,11 +620,10 @@ class Lowering {
         const c = this.truthy(this.expr(testNode, env, frame), n);
         const then: Stmt[] = [];
         const els: Stmt[] = [];
-        // `x instanceof C` where no concrete class of x is a C (a deviceDo over a base class is
-        // lowered once per concrete class): the test is false, so the branch never runs and
-        // is not lowered — it may use fields that this concrete class does not have.
-        const never = c.op === 'isA' && c.typeIds.length === 0;
-        if (!never) this.stmt(n['consequent'] as Node, this.narrow(testNode, env), frame, then, []);
+        // `x instanceof C` (alone or ANDed) where no concrete class of x is a C (a deviceDo over
+        // a base class is lowered once per concrete class): the test is false, so the branch
+        // never runs and is not lowered — it may use fields that this concrete class lacks.
+        if (!neverTrue(c)) this.stmt(n['consequent'] as Node, this.narrow(testNode, env), frame, then, []);
         if (n['alternate'] !== null) this.stmt(n['alternate'] as Node, new Env(env), frame, els, []);
         out.push({ s: 'if', c, then, else: els });
         return;
@@ -683,8 +684,15 @@ class Lowering {
     }
   }
 
-  /** `if (x instanceof C)` with x a const local: x has class C (narrowed) in the branch. */
+  /**
+   * `if (x instanceof C)` with x a const local: x has class C (narrowed) in the branch; so
+   * in the consequent of `?:` and on the right of `&&`, and through `a && b` tests (each
+   * operand narrows what follows it).
+   */
   private narrow(test: Node, env: Env): Env {
+    if (test.type === 'LogicalExpression' && test['operator'] === '&&') {
+      return this.narrow(test['right'] as Node, this.narrow(test['left'] as Node, env));
+    }
     const inner = new Env(env);
     if (test.type !== 'BinaryExpression' || test['operator'] !== 'instanceof') return inner;
     const left = test['left'] as Node;
@@ -911,8 +919,14 @@ class Lowering {
       case 'AssignmentExpression':
         return this.assign(n, env, frame);
       case 'ConditionalExpression': {
-        const c = this.truthy(this.expr(n['test'] as Node, env, frame), n);
-        const a = this.branch(() => this.value(n['consequent'] as Node, env, frame));
+        const testNode = n['test'] as Node;
+        const c = this.truthy(this.expr(testNode, env, frame), n);
+        if (neverTrue(c)) {
+          // As for `if`: a consequent that never runs is not lowered; the test is still evaluated.
+          this.sink.push(...exprStmts(c));
+          return this.expr(n['alternate'] as Node, env, frame);
+        }
+        const a = this.branch(() => this.value(n['consequent'] as Node, this.narrow(testNode, env), frame));
         const b = this.branch(() => this.value(n['alternate'] as Node, env, frame));
         return this.conditional(c, a, b, this.join(a.v.t, b.v.t, n, 'a conditional expression'), n);
       }
@@ -1572,8 +1586,11 @@ class Lowering {
 
   private logical(n: Node, env: Env, frame: Frame): R {
     const o = n['operator'] as '&&' | '||' | '??';
-    const left = this.value(n['left'] as Node, env, frame);
-    const rest = this.branch(() => this.value(n['right'] as Node, env, frame));
+    const leftNode = n['left'] as Node;
+    const left = this.value(leftNode, env, frame);
+    // `x instanceof C && …`: the right side sees x as a C, and is not lowered where x is never one (as for `if`).
+    if (o === '&&' && neverTrue(left.e)) return left;
+    const rest = this.branch(() => this.value(n['right'] as Node, o === '&&' ? this.narrow(leftNode, env) : env, frame));
     const b = rest.v;
     // The left operand is used twice (test and value) unless the result is a plain logical expression.
     const plain =
@@ -1757,6 +1774,15 @@ function isStable(e: Expr): boolean {
 }
 
 /** Statements that evaluate `e` for its effects. */
+/**
+ * A test that is false for every object this lowering sees: `x instanceof C` with no
+ * concrete class of x a C, or an `&&` with such an operand.
+ */
+function neverTrue(e: Expr): boolean {
+  if (e.op === 'isA') return e.typeIds.length === 0;
+  return e.op === 'logical' && e.o === '&&' && (neverTrue(e.a) || neverTrue(e.b));
+}
+
 function exprStmts(e: Expr): Stmt[] {
   if (e.op === 'seq') return e.items.flatMap(exprStmts);
   if (isStable(e) || e.op === 'local') return [];
