@@ -198,6 +198,24 @@ export class Point extends object({
     this.x = total;
   }
 
+  /**
+   * Negated `instanceof` guards over deviceDo objects: an early return, an if/else, `?:` and
+   * `||`; in each concrete class's loop what that class never reaches is left out.
+   */
+  shapeGuardedEarly(k: number): void {
+    let total = 0;
+    this.runtime.deviceDo(Shape, (s) => {
+      total += !(s instanceof Triangle) ? s.size : s.angles.get(k % 3);
+      if (!(s instanceof Triangle)) total += s.size / 2;
+      else total += s.angles.get(0);
+      const small = !(s instanceof Square) || s.corner < 8;
+      if (small) total += 0.5;
+      if (!(s instanceof Triangle)) return;
+      total += s.angles.get(1) * 2;
+    });
+    this.x = total;
+  }
+
   /** JavaScript values the compiler leaves as they are: strings, a typed array, a call it cannot inline, a template. */
   javascript(k: number): void {
     SCRATCH[0] = this.x;
@@ -240,6 +258,14 @@ export abstract class Shape extends object({ size: f32, owner: ref(() => Point) 
   }
   /** Grows, and creates or deletes shapes. */
   grow(): void {}
+  /** An early return unless `this instanceof Triangle` (compiled per concrete class: Square's stops at the return). */
+  tiltEarly(k: number): void {
+    if (!(this instanceof Triangle)) {
+      this.size -= 0.25;
+      return;
+    }
+    this.size += this.angles.get(k % 3) / 50;
+  }
   /** A subclass's field behind `this instanceof` (compiled per concrete class: Square's leaves the branch out). */
   tilt(k: number): void {
     if (this instanceof Triangle) this.size += this.angles.get(k % 3) / 100;
@@ -287,6 +313,17 @@ export class Visitor extends object({ total: f64, last: ref(() => Shape) }) {
       this.total += s.area() + s.perimeter;
       if (s instanceof Square) this.total += s.corner;
     }
+  }
+  /** A reference of the base class narrowed after `if (… || !(s instanceof C)) return`, in an else branch and on the right of `||`. */
+  guardedEarly(): void {
+    const s = this.last;
+    if (s === null || !(s instanceof Shape)) return;
+    if (!(s instanceof Square)) this.total += 1;
+    else this.total += s.corner / 4;
+    const odd = !(s instanceof Triangle) || s.angles.get(0) > 5;
+    if (odd) this.total += 0.25;
+    if (!(s instanceof Triangle)) return;
+    this.total += s.angles.get(1);
   }
   /** A reference of the base class narrowed by `instanceof` in `?:` and on the right of `&&`, and through an `&&` test. */
   guarded(): void {

@@ -208,6 +208,31 @@ test('`instanceof` in `?:`, `&&` and `&&` tests: the side no concrete class reac
   );
 });
 
+test('negated `instanceof` guards: after `if (!(x instanceof C)) return`, in else branches, `?:` and `||`, x is a C, and what no concrete class reaches is left out', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'shapeGuardedEarly', 1],
+      [Visitor, 'guardedEarly'],
+      [Shape, 'tiltEarly', 1],
+      [Shape, 'grow'],
+      [Point, 'shapeGuardedEarly', 2],
+      [Visitor, 'guardedEarly'],
+      [Shape, 'tiltEarly', 2],
+    ],
+    {
+      expectCompiled: [
+        'Point.shapeGuardedEarly',
+        'Visitor.guardedEarly',
+        'Square.tiltEarly',
+        'Triangle.tiltEarly',
+        'Square.grow',
+        'Triangle.grow',
+      ],
+    },
+  );
+});
+
 test('virtual methods, getters and super of an abstract class; create with init objects; destroy of this', async (t) => {
   await sameHeaps(
     t,

@@ -19,6 +19,8 @@
  *   if (x instanceof C) { … }     x has class C inside the branch (x a const variable); so
  *   x instanceof C ? a : b        in a, and on the right of `x instanceof C && …`; where no
  *                                 concrete class of x is a C, what the test guards is left out
+ *   if (!(x instanceof C)) return;  x has class C after it (also else branches, `!(…) ? : b`,
+ *                                 `!(…) || b`); where x is never a C, the rest is left out
  *
  * Free names are resolved through the function's own closure (scope.ts): module
  * constants become constants, classes and functions compile-time values. Code the
@@ -582,7 +584,19 @@ class Lowering {
         });
       }
     }
-    for (const n of nodes) this.stmt(n, inner, frame, out, []);
+    // `if (!(x instanceof C)) return;` (the consequent leaves the block): after it x is a C; and
+    // where no concrete class of x is a C the test is always true, so the rest never runs and
+    // is not lowered (it may use fields that this concrete class lacks).
+    let cur = inner;
+    for (const n of nodes) {
+      this.stmt(n, cur, frame, out, []);
+      const guarded =
+        n.type === 'IfStatement' && n['alternate'] === null && leaves(n['consequent'] as Node) ? guardOf(n['test'] as Node) : [];
+      if (guarded.length === 0) continue;
+      const last = out[out.length - 1];
+      if (last?.s === 'if' && alwaysTrue(last.c)) return;
+      cur = this.narrowAll(guarded, cur);
+    }
   }
 
   private stmt(n: Node, env: Env, frame: Frame, out: Stmt[], labels: string[]): void {
@@ -624,7 +638,9 @@ class Lowering {
         // a base class is lowered once per concrete class): the test is false, so the branch
         // never runs and is not lowered — it may use fields that this concrete class lacks.
         if (!neverTrue(c)) this.stmt(n['consequent'] as Node, this.narrow(testNode, env), frame, then, []);
-        if (n['alternate'] !== null) this.stmt(n['alternate'] as Node, new Env(env), frame, els, []);
+        // `if (!(x instanceof C)) … else …`: the else branch sees x as a C, and is left out where x never is one.
+        if (n['alternate'] !== null && !alwaysTrue(c))
+          this.stmt(n['alternate'] as Node, this.narrowAll(guardOf(testNode), env), frame, els, []);
         out.push({ s: 'if', c, then, else: els });
         return;
       }
@@ -712,6 +728,13 @@ class Lowering {
     if (!cls.concrete.every((id) => cur.cls.concrete.includes(id))) return inner;
     inner.vars.set(left['name'] as string, { k: 'local', id: v.id, konst: true, narrowed: objTy(cls) });
     return inner;
+  }
+
+  /** narrow() by each `x instanceof C` test in turn (the ones guardOf finds). */
+  private narrowAll(tests: readonly Node[], env: Env): Env {
+    let e = new Env(env);
+    for (const t of tests) e = this.narrow(t, e);
+    return e;
   }
 
   private jump(n: Node, frame: Frame): Stmt {
@@ -927,7 +950,11 @@ class Lowering {
           return this.expr(n['alternate'] as Node, env, frame);
         }
         const a = this.branch(() => this.value(n['consequent'] as Node, this.narrow(testNode, env), frame));
-        const b = this.branch(() => this.value(n['alternate'] as Node, env, frame));
+        if (alwaysTrue(c)) {
+          this.sink.push(...exprStmts(c));
+          return this.expr(n['consequent'] as Node, env, frame);
+        }
+        const b = this.branch(() => this.value(n['alternate'] as Node, this.narrowAll(guardOf(testNode), env), frame));
         return this.conditional(c, a, b, this.join(a.v.t, b.v.t, n, 'a conditional expression'), n);
       }
       case 'SequenceExpression': {
@@ -1589,8 +1616,10 @@ class Lowering {
     const leftNode = n['left'] as Node;
     const left = this.value(leftNode, env, frame);
     // `x instanceof C && …`: the right side sees x as a C, and is not lowered where x is never one (as for `if`).
-    if (o === '&&' && neverTrue(left.e)) return left;
-    const rest = this.branch(() => this.value(n['right'] as Node, o === '&&' ? this.narrow(leftNode, env) : env, frame));
+    // `!(x instanceof C) || …` likewise (the right side runs where x is a C).
+    if ((o === '&&' && neverTrue(left.e)) || (o === '||' && alwaysTrue(left.e))) return left;
+    const rightEnv = o === '&&' ? this.narrow(leftNode, env) : o === '||' ? this.narrowAll(guardOf(leftNode), env) : env;
+    const rest = this.branch(() => this.value(n['right'] as Node, rightEnv, frame));
     const b = rest.v;
     // The left operand is used twice (test and value) unless the result is a plain logical expression.
     const plain =
@@ -1781,6 +1810,43 @@ function isStable(e: Expr): boolean {
 function neverTrue(e: Expr): boolean {
   if (e.op === 'isA') return e.typeIds.length === 0;
   return e.op === 'logical' && e.o === '&&' && (neverTrue(e.a) || neverTrue(e.b));
+}
+
+/** Whether a statement always leaves the block it is in (return, throw, break, continue; a block or if that always does). */
+function leaves(n: Node): boolean {
+  switch (n.type) {
+    case 'ReturnStatement':
+    case 'ThrowStatement':
+    case 'BreakStatement':
+    case 'ContinueStatement':
+      return true;
+    case 'BlockStatement': {
+      const body = n['body'] as Node[];
+      return body.length > 0 && leaves(body[body.length - 1]!);
+    }
+    case 'IfStatement':
+      return n['alternate'] !== null && leaves(n['consequent'] as Node) && leaves(n['alternate'] as Node);
+    default:
+      return false;
+  }
+}
+
+/**
+ * The `x instanceof C` tests that hold after `if (test) <leaves>;`: test is `!(x instanceof C)`
+ * or an `||` of such tests (each must have been false to get past it).
+ */
+function guardOf(test: Node): Node[] {
+  if (test.type === 'LogicalExpression' && test['operator'] === '||')
+    return [...guardOf(test['left'] as Node), ...guardOf(test['right'] as Node)];
+  if (test.type !== 'UnaryExpression' || test['operator'] !== '!') return [];
+  const arg = test['argument'] as Node;
+  return arg.type === 'BinaryExpression' && arg['operator'] === 'instanceof' ? [arg] : [];
+}
+
+/** The negation of neverTrue: `!(x instanceof C)` with no concrete class of x a C, or an `||` with such an operand. */
+function alwaysTrue(e: Expr): boolean {
+  if (e.op === 'unary') return e.o === '!' && neverTrue(e.a);
+  return e.op === 'logical' && e.o === '||' && (alwaysTrue(e.a) || alwaysTrue(e.b));
 }
 
 function exprStmts(e: Expr): Stmt[] {
