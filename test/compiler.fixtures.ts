@@ -56,6 +56,10 @@ export interface PointLike extends SmmoObject {
   next: PointLike | null;
 }
 
+/** Module constants a method starts its `let` variables from. */
+const START_COUNT = 3;
+const START_ON = true;
+
 export class Point extends object({
   x: f64,
   y: f32,
@@ -214,6 +218,28 @@ export class Point extends object({
       total += s.angles.get(1) * 2;
     });
     this.x = total;
+  }
+
+  /** `break` out of a labelled `if`. */
+  labelledIf(k: number): void {
+    let n = 0;
+    check: if (k > 1) {
+      n += 1;
+      if (k > 2) break check;
+      n += 10;
+    }
+    this.x = n;
+  }
+
+  /** A `let` started from module constants (a number, a boolean) and changed after. */
+  countsFromConstants(k: number): void {
+    let n = START_COUNT;
+    let on = START_ON;
+    for (let i = 0; i < k; i++) {
+      n += i;
+      on = !on;
+    }
+    this.x = on ? n : -n;
   }
 
   /** JavaScript values the compiler leaves as they are: strings, a typed array, a call it cannot inline, a template. */

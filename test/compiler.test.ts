@@ -233,6 +233,19 @@ test('negated `instanceof` guards: after `if (!(x instanceof C)) return`, in els
   );
 });
 
+test('a let variable started from a module constant is an ordinary variable; break leaves a labelled if', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'countsFromConstants', 3],
+      [Point, 'labelledIf', 2],
+      [Point, 'countsFromConstants', 4],
+      [Point, 'labelledIf', 3],
+    ],
+    { expectCompiled: ['Point.countsFromConstants', 'Point.labelledIf'] },
+  );
+});
+
 test('virtual methods, getters and super of an abstract class; create with init objects; destroy of this', async (t) => {
   await sameHeaps(
     t,

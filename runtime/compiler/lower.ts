@@ -94,7 +94,7 @@ type SV =
     }
   | { readonly sv: 'ctxOp'; readonly ctx: Expr; readonly name: string }
   | { readonly sv: 'objMethod'; readonly recv: Val; readonly name: string; readonly impls: ReadonlyMap<object, number[]> | null }
-  | { readonly sv: 'superMethod'; readonly fn: object; readonly name: string }
+  | { readonly sv: 'superMethod'; readonly fn: object; readonly name: string; readonly home: SmmoClass | null }
   | { readonly sv: 'arrMethod'; readonly recv: Val; readonly name: 'get' | 'set' }
   | { readonly sv: 'fnNode'; readonly fn: ParsedFunction; readonly env: Env; readonly frame: Frame };
 
@@ -115,7 +115,14 @@ const cnst = (value: number | boolean | string | null | undefined): Expr => ({ o
 const UNDEF_VAL = val(cnst(undefined), UNDEF);
 
 type Var =
-  | { readonly k: 'local'; readonly id: number; readonly konst: boolean; readonly narrowed?: Ty }
+  | {
+      readonly k: 'local';
+      readonly id: number;
+      readonly konst: boolean;
+      readonly narrowed?: Ty;
+      /** What the variable is, where an assignment to it needs more than "constant" (a deviceDo callback's parameter). */
+      readonly role?: string;
+    }
   | { readonly k: 'static'; readonly sv: SV }
   /** A name for a value that cannot change (self, a do-all argument, a constant): no variable needed. */
   | { readonly k: 'alias'; readonly v: Val };
@@ -184,7 +191,8 @@ export function lowerMethod(
   resolver: ClosureResolver,
   argClasses: readonly (TypeLayout | null)[] = [],
 ): LoweredMethod {
-  const fn = (t.cls.prototype as unknown as Record<string, unknown>)[method];
+  // The descriptor, not the property: reading a getter would run user code while compiling.
+  const fn = ownOrInherited(t.cls.prototype as object, method)?.value as unknown;
   if (typeof fn !== 'function') throw new CompileFallback(`${t.name} has no method '${method}'`);
   const hints = new Map<string, Ty>();
   for (let round = 0; ; round++) {
@@ -644,9 +652,22 @@ class Lowering {
         out.push({ s: 'if', c, then, else: els });
         return;
       }
-      case 'LabeledStatement':
-        this.stmtInto(n['body'] as Node, env, frame, out, [...labels, (n['label'] as Node)['name'] as string]);
+      case 'LabeledStatement': {
+        const body = n['body'] as Node;
+        const all = [...labels, (n['label'] as Node)['name'] as string];
+        if (TAKES_LABELS.has(body.type)) {
+          this.stmtInto(body, env, frame, out, all);
+          return;
+        }
+        // `L: if (…) { … break L; … }`: any other labelled statement is a block that `break L` leaves.
+        const label = this.label('b');
+        const inner: Stmt[] = [];
+        frame.targets.push({ jsLabels: all, kind: 'block', breakLabel: label, continueLabel: null, continueBreaks: false });
+        this.stmt(body, env, frame, inner, []);
+        frame.targets.pop();
+        out.push({ s: 'block', label, body: inner });
         return;
+      }
       case 'WhileStatement':
       case 'DoWhileStatement':
       case 'ForStatement':
@@ -726,7 +747,7 @@ class Lowering {
     const cur = this.locals[v.id]!.ty;
     if (cls === undefined || cur === null || cur.k !== 'obj') return inner;
     if (!cls.concrete.every((id) => cur.cls.concrete.includes(id))) return inner;
-    inner.vars.set(left['name'] as string, { k: 'local', id: v.id, konst: true, narrowed: objTy(cls) });
+    inner.vars.set(left['name'] as string, { ...v, narrowed: objTy(cls) });
     return inner;
   }
 
@@ -764,7 +785,9 @@ class Lowering {
         out.push({ s: 'let', id: lid, name, init: null });
         continue;
       }
-      const r = this.expr(init, env, frame);
+      let r = this.expr(init, env, frame);
+      // `let n = LIMIT` (a module constant of a primitive value) starts an ordinary variable.
+      if (r.k === 's' && kind !== 'const' && r.s.sv === 'value' && isPrimitive(r.s.value)) r = this.asVal(r, init);
       if (r.k === 's') {
         if (kind !== 'const') this.fail(d, `'${name}' is declared with ${kind} and holds ${svName(r.s)}; declare it const`);
         env.vars.set(name, { k: 'static', sv: r.s });
@@ -1076,9 +1099,12 @@ class Lowering {
       if (computed) this.fail(n, 'a computed super member');
       const name = (n['property'] as Node)['name'] as string;
       if (frame.home === null) this.fail(n, '`super` outside a method');
-      const fn = (Object.getPrototypeOf(frame.home.prototype) as Record<string, unknown>)[name];
+      // The descriptor (a getter is not run while compiling), and the class that defines the
+      // method: `super` inside it is relative to that class, not to the caller's parent.
+      const parent = Object.getPrototypeOf(frame.home) as SmmoClass;
+      const fn = ownOrInherited(parent.prototype as object, name)?.value as unknown;
       if (typeof fn !== 'function') this.fail(n, `super.${name} is not a method`);
-      return stat({ sv: 'superMethod', fn, name });
+      return stat({ sv: 'superMethod', fn, name, home: homeOf(parent, name) });
     }
     const obj = this.expr(objNode, env, frame);
     const propNode = n['property'] as Node;
@@ -1230,8 +1256,7 @@ class Lowering {
         const parsed = parseFunction(s.fn as (...a: never[]) => unknown);
         if (typeof parsed === 'string') this.fail(n, `super.${s.name}: ${parsed}`);
         const args = this.args(argNodes, env, frame);
-        const home = frame.home === null ? null : (Object.getPrototypeOf(frame.home) as SmmoClass);
-        return this.inline(s.fn, parsed, frame.self, args, n, s.fn, null, home, `super.${s.name}`);
+        return this.inline(s.fn, parsed, frame.self, args, n, s.fn, null, s.home, `super.${s.name}`);
       }
       case 'fnNode': {
         const args = this.args(argNodes, env, frame);
@@ -1497,7 +1522,14 @@ class Lowering {
       const label = this.label('each');
       const v = this.temp(objTy(S), 'each');
       const inner = new Env(env);
-      if (param !== undefined) inner.vars.set(param['name'] as string, { k: 'local', id: v, konst: true });
+      if (param !== undefined) {
+        inner.vars.set(param['name'] as string, {
+          k: 'local',
+          id: v,
+          konst: true,
+          role: 'the object a deviceDo callback visits, which the compiled loop does not let change; use a let variable for another object',
+        });
+      }
       const eachFrame: Frame = { ...frame, self: fn.arrow ? frame.self : null, ret: { kind: 'each', label }, targets: [] };
       const body: Stmt[] = [];
       this.into(body, () => {
@@ -1710,7 +1742,15 @@ class Lowering {
       if (computed) this.fail(target, 'a computed member of an smmo object');
       const name = (target['property'] as Node)['name'] as string;
       const f = this.fieldRef(o.t.cls, name);
-      if (f === null) this.fail(target, `${o.t.cls.name} has no field '${name}' (smmo objects get no new properties)`);
+      if (f === null) {
+        const setter = ownOrInherited(o.t.cls.cls.prototype as object, name)?.set !== undefined;
+        if (setter)
+          this.fail(
+            target,
+            `${o.t.cls.name}.${name} is a setter, which compiled methods do not call; assign the fields it sets, or call a method`,
+          );
+        this.fail(target, `${o.t.cls.name} has no field '${name}' (smmo objects get no new properties)`);
+      }
       if (f.length > 0) this.fail(target, `the inline array ${o.t.cls.name}.${name} is written with .set(i, v)`);
       const s = this.simple(o);
       if (s.e.op !== 'self') this.sink.push({ s: 'expr', e: { op: 'nonNull', obj: s.e, what: `${o.t.cls.name}.${name}` } });
@@ -1734,7 +1774,7 @@ class Lowering {
       const name = target['name'] as string;
       const v = env.find(name);
       if (v === undefined || v.k !== 'local') this.fail(n, `an assignment to '${name}', which is not a variable of the method`);
-      if (v.konst) this.fail(n, `an assignment to the constant '${name}'`);
+      if (v.konst) this.fail(n, v.role !== undefined ? `an assignment to '${name}', ${v.role}` : `an assignment to the constant '${name}'`);
       if (o === '=') {
         const r = this.value(rightNode, env, frame);
         return val(this.assignLocal(v.id, r, n), this.locals[v.id]!.ty ?? UNDEF);
@@ -1849,6 +1889,20 @@ function alwaysTrue(e: Expr): boolean {
   return e.op === 'logical' && e.o === '||' && (alwaysTrue(e.a) || alwaysTrue(e.b));
 }
 
+/** Statements that take their labels themselves (as break and continue targets). */
+const TAKES_LABELS = new Set([
+  'BlockStatement',
+  'WhileStatement',
+  'DoWhileStatement',
+  'ForStatement',
+  'SwitchStatement',
+  'LabeledStatement',
+]);
+
+function isPrimitive(v: unknown): boolean {
+  return v === null || (typeof v !== 'object' && typeof v !== 'function');
+}
+
 function exprStmts(e: Expr): Stmt[] {
   if (e.op === 'seq') return e.items.flatMap(exprStmts);
   if (isStable(e) || e.op === 'local') return [];
@@ -1875,6 +1929,15 @@ function homeOf(cls: SmmoClass, method: string): SmmoClass | null {
     if (Object.prototype.hasOwnProperty.call(c.prototype, method)) return c;
   }
   return null;
+}
+
+/** The descriptor of `name` on `obj` or the first prototype that has it (up to Object.prototype). */
+function ownOrInherited(obj: object, name: string): PropertyDescriptor | undefined {
+  for (let p: object | null = obj; p !== null; p = Object.getPrototypeOf(p) as object | null) {
+    const d = Object.getOwnPropertyDescriptor(p, name);
+    if (d !== undefined) return d;
+  }
+  return undefined;
 }
 
 function findDescriptor(obj: object, name: string): PropertyDescriptor | undefined {
