@@ -1,0 +1,207 @@
+/**
+ * The method compiler's fallback reasons (runtime/compiler/lower.ts `this.fail(…)` and
+ * `new CompileFallback(…)`, and the parse failures of runtime/compiler/parse.ts that reach
+ * them): for every reason a user's method can reach, one method of
+ * test/compiler-fallbacks.fixtures.ts that reaches it, compiled without being run; the
+ * method must not compile, and its reason must name the construct. The six reasons that
+ * test/compiler.test.ts covers (FALLBACKS, class Odd) are not repeated: comparing objects
+ * with ===, reading a module `let`, try/catch, recursion, a destructuring declaration, an
+ * object in arithmetic ('+').
+ *
+ * Sites of lower.ts a user's method cannot reach (internal invariants), with their text:
+ *
+ *  - `${t.name} has no method '${method}'` (lowerMethod): parallelDo/parallelNew check that
+ *    every concrete class has the method before anything is compiled (runtime.ts checkDoAll).
+ *  - `a ${tyName(v.t)} value is used where an object of ${to.cls.name} is expected` (coerce):
+ *    every caller joins the types first (assignLocal, conditional, logical: join fails with
+ *    "holds both …"; storeValue checks the kinds itself), so a non-object never reaches an
+ *    object place.
+ *  - `continue to a label that is not a loop` (jump): `continue L` where L labels a block,
+ *    an `if` or a switch is a SyntaxError in JavaScript, so such a method never loads.
+ *  - `break outside a loop` / `continue outside a loop` (jump): an unlabelled break or continue
+ *    outside a loop (or switch) is a SyntaxError, and every loop, switch and labelled
+ *    statement (a labelled `if` too) pushes its target.
+ *  - `an unsupported member access` (member): the switch before it returns or fails in
+ *    every case.
+ *  - `runtime.${name}` (ctxCall): a ctxOp is only made for the five names the switch handles.
+ *  - `++/-- of this target` (update): an update's argument is an identifier or a member
+ *    expression in any program that parses (parentheses are not kept by acorn).
+ *  - describeNode's `await` and `yield` (expr/stmt defaults): they only parse in an async or
+ *    generator function, which checkShape rejects before its body is lowered ("is async",
+ *    "is a generator"); `with` only parses in sloppy code, and class bodies and modules are strict.
+ *  - parse.ts's `its source is not a function` and `its source is not available`:
+ *    Function.prototype.toString of a function on a prototype always gives a function,
+ *    method or class text (the class text is reachable: isClass).
+ */
+import test from 'ava';
+import { createRuntime, type Runtime } from '../index.js';
+import type { CompileOutcome } from '../runtime/compiler/index.js';
+import type { SmmoClass } from '../runtime/schema.js';
+import type { ThreadContext } from '../runtime/thread.js';
+import { CLASSES, Fallbacks } from './compiler-fallbacks.fixtures.js';
+
+type Row = readonly [cls: SmmoClass, method: string, reason: RegExp];
+
+/** [class, method, the distinctive part of its reason], grouped as the fixture's methods are. */
+const ROWS: readonly Row[] = [
+  // the method itself
+  [Fallbacks, 'isAsync', /Fallbacks\.isAsync is async/],
+  [Fallbacks, 'isGenerator', /Fallbacks\.isGenerator is a generator/],
+  [Fallbacks, 'readsPrivateName', /Fallbacks\.readsPrivateName: its source does not parse/],
+  [Fallbacks, 'isNativeCode', /Fallbacks\.isNativeCode: it is native code/],
+  [Fallbacks, 'isClass', /Fallbacks\.isClass: it is a class \(constructors are not compiled\)/],
+  [Fallbacks, 'patternParameter', /parameter 1 of patternParameter is a pattern/],
+  [Fallbacks, 'typesDoNotSettle', /the types of its variables did not settle/],
+  // variables and their types
+  [Fallbacks, 'holdsUnrelatedClasses', /'o' holds objects of unrelated classes Fallbacks and Other/],
+  [
+    Fallbacks,
+    'holdsObjectAndNumber',
+    /'o' holds both obj<Fallbacks> and num values; keep smmo objects and other values in separate variables/,
+  ],
+  [Fallbacks, 'letHoldsFunction', /'f' is declared with let and holds a function expression; declare it const/],
+  [Fallbacks, 'readsArguments', /the name 'arguments' cannot be resolved/],
+  [Fallbacks, 'readsGlobalObject', /reads the global variable 'console', which may change after compilation/],
+  // calls and inlining
+  [Fallbacks, 'nestsTooDeep', /calls nest deeper than 24 levels \(a local function\)/],
+  [Fallbacks, 'restParameterInCall', /a local function: parameter 1 is a pattern or a rest parameter/],
+  [Fallbacks, 'functionAsValue', /a function expression is used as a value/],
+  [Fallbacks, 'memberOfFunction', /member 'length' of a function expression/],
+  [Fallbacks, 'spreadArgument', /spread arguments are not supported/],
+  [Fallbacks, 'optionalCall', /optional calls \(f\?\.\(\)\) are not supported/],
+  [Fallbacks, 'callsNonFunction', /Math is not a function/],
+  [Fallbacks, 'callsClass', /class Other is called without new/],
+  [Fallbacks, 'optionalMethodCall', /optional method calls \(x\?\.m\(\)\) are not supported/],
+  [Fallbacks, 'callsGetter', /Fallbacks\.adder is a getter, not a method/],
+  [Fallbacks, 'methodAsValue', /the method Fallbacks\.one is used as a value/],
+  [Fallbacks, 'destroyAsValue', /Fallbacks\.destroy is used as a value/],
+  // super
+  [Fallbacks, 'computedSuperMember', /a computed super member/],
+  [Fallbacks, 'superGetter', /super\.half is not a method/],
+  [Fallbacks, 'superNative', /super\.toString: it is native code/],
+  [Fallbacks, 'superOutsideMethod', /`super` outside a method/],
+  // statements
+  [Fallbacks, 'caseCallsFunction', /a case label that calls a function/],
+  [Fallbacks, 'usesForIn', /for…in is not supported in compiled methods/],
+  [Fallbacks, 'usesForOf', /for…of is not supported in compiled methods/],
+  [Fallbacks, 'declaresClass', /a class declaration is not supported in compiled methods/],
+  [Fallbacks, 'usesDebugger', /debugger is not supported in compiled methods/],
+  // expressions
+  [Fallbacks, 'regexLiteral', /regular expression and bigint literals are not supported/],
+  [Fallbacks, 'arraySpread', /array holes and spread elements are not supported \(at `\[\.\.\.xs\]`\)/],
+  [Fallbacks, 'objectSpread', /object literals with computed keys, spreads, methods or accessors are not supported/],
+  [Fallbacks, 'classExpression', /a class expression is not supported in compiled methods/],
+  [Fallbacks, 'taggedTemplate', /a tagged template is not supported in compiled methods/],
+  [Fallbacks, 'readsImportMeta', /new\.target \/ import\.meta is not supported in compiled methods/],
+  [Fallbacks, 'dynamicImport', /import\(\) is not supported in compiled methods/],
+  [Fallbacks, 'usesIn', /the 'in' operator is not supported/],
+  [Fallbacks, 'usesDelete', /the 'delete' operator is not supported/],
+  [Fallbacks, 'negatesObject', /an smmo object is the operand of '-'/],
+  [Fallbacks, 'objectAsNumber', /an smmo object is used as a number/],
+  [Fallbacks, 'runtimeOperand', /the runtime is an operand of '==='/],
+  [Fallbacks, 'instanceofUnknownClass', /instanceof needs a class known when the method is compiled/],
+  [Fallbacks, 'isOfNumber', /x\.is\(y\) takes an smmo object or null/],
+  // members of objects
+  [Fallbacks, 'computedMember', /a computed member of an object of Fallbacks/],
+  [Fallbacks, 'missingMember', /Fallbacks has no field or method 'missing'/],
+  [Fallbacks, 'readsPrototypeValue', /Fallbacks\.unit is not a field, method or getter/],
+  [Fallbacks, 'noConcreteClass', /Lonely has no concrete class/],
+  [Fallbacks, 'indexesInlineArray', /inline arrays are read with \.get\(i\) and written with \.set\(i, v\)/],
+  [Fallbacks, 'inlineArrayMethod', /inline arrays have get, set and length, not 'fill'/],
+  [Fallbacks, 'getWithoutIndex', /Fallbacks\.arr\.get needs an index/],
+  // assignments
+  [Fallbacks, 'assignsComputedMember', /a computed member of an smmo object/],
+  [Fallbacks, 'assignsSetter', /Fallbacks\.doubled is a setter, which compiled methods do not call/],
+  [Fallbacks, 'addsProperty', /Fallbacks has no field 'extra' \(smmo objects get no new properties\)/],
+  [Fallbacks, 'assignsInlineArray', /the inline array Fallbacks\.arr is written with \.set\(i, v\)/],
+  [Fallbacks, 'assignsArrayProperty', /an assignment to a property of an inline array or of the runtime/],
+  [Fallbacks, 'numberIntoReference', /a num value is stored into the reference Fallbacks\.peer; store an object or null/],
+  [Fallbacks, 'objectIntoNumberField', /an smmo object is stored into Fallbacks\.v, a f64 field/],
+  [Fallbacks, 'compoundAssignReference', /'\+=' on the reference Fallbacks\.peer/],
+  [Fallbacks, 'logicalAssignField', /the operator &&=/],
+  [Fallbacks, 'logicalAssignLocal', /the operator \|\|=/],
+  [Fallbacks, 'addsObjectToLocal', /an smmo object is an operand of '\+='/],
+  [Fallbacks, 'destructuringAssignment', /destructuring assignment is not supported/],
+  [Fallbacks, 'assignsModuleLet', /an assignment to 'bumps', which is not a variable of the method/],
+  [Fallbacks, 'incrementsModuleLet', /\+\+\/-- of 'bumps', which is not a variable of the method/],
+  [Fallbacks, 'incrementsObject', /\+\+\/-- of an smmo object/],
+  [Fallbacks, 'incrementsBoolField', /\+\+\/-- of a bool field/],
+  [Fallbacks, 'assignsDeviceDoParameter', /an assignment to 'o', the object a deviceDo callback visits.*use a let variable/],
+  // the runtime's operations
+  [Fallbacks, 'computedRuntimeMember', /a computed member of the runtime/],
+  [Fallbacks, 'runtimeOtherMember', /this\.runtime\.now is not one of create, destroy, deviceDo, get, count/],
+  [Fallbacks, 'runtimeCallWithoutClass', /runtime\.count needs a class/],
+  [Fallbacks, 'classNotKnown', /runtime\.count: the class must be a registered class known when the method is compiled/],
+  [Fallbacks, 'createsAbstract', /create\(FallbackBase\): FallbackBase is abstract/],
+  [Fallbacks, 'createInitVariable', /create\(Other, init\): init must be an object literal/],
+  [Fallbacks, 'createComputedKey', /create: init keys must be plain field names/],
+  [Fallbacks, 'createUnknownField', /create\(Other\): Other has no field 'nope'/],
+  [Fallbacks, 'createArrayNotLiteral', /create\(Fallbacks\): the inline array 'arr' must be given as an array literal/],
+  [Fallbacks, 'createArrayTooLong', /create\(Fallbacks\): 'arr' has 3 elements/],
+  [Fallbacks, 'createArrayHole', /array holes and spread elements are not supported \(at `\[1, , 3\]`\)/],
+  [Fallbacks, 'destroysNonObject', /destroy\(\) of something that is not an smmo object/],
+  [Fallbacks, 'destroyWithoutObject', /destroy needs an object/],
+  [Fallbacks, 'getWithoutHandle', /get\(C, handle\) needs a handle/],
+  [Fallbacks, 'deviceDoFunctionVariable', /deviceDo\(C, fn\): fn must be a function written in the call/],
+  [Fallbacks, 'deviceDoPatternParameter', /the deviceDo callback takes one plain parameter/],
+];
+
+/** The method compiled on the runtime's main thread context, without running it. */
+function compileOnly(rt: Runtime, cls: SmmoClass, method: string): CompileOutcome {
+  const ctx = rt.main as unknown as ThreadContext;
+  return ctx.compiler!.compile(ctx.table.byClass(cls)!.id, method, ctx.compileUse);
+}
+
+for (const [cls, method, reason] of ROWS) {
+  test(`falls back: ${cls.name}.${method}`, async (t) => {
+    const rt = await createRuntime({ classes: CLASSES, heap: '4MB' });
+    try {
+      const r = compileOnly(rt, cls, method);
+      t.false(r.compiled, `${cls.name}.${method} compiled`);
+      if (r.compiled) return;
+      t.regex(r.reason, reason);
+      t.notRegex(r.reason, /^compiler error:/, 'a fallback, not a fault of the compiler');
+    } finally {
+      await rt.close();
+    }
+  });
+}
+
+test('the table: distinct rows and reasons, every method exists; the positive control compiles', async (t) => {
+  const sources = ROWS.map(([, , reason]) => reason.source);
+  t.is(new Set(sources).size, sources.length, 'every reason RegExp is distinct');
+  const names = ROWS.map(([cls, method]) => `${cls.name}.${method}`);
+  t.is(new Set(names).size, names.length, 'every row is a distinct method');
+  for (const [cls, method] of ROWS) {
+    t.is(typeof (cls.prototype as unknown as Record<string, unknown>)[method], 'function', `${cls.name}.${method} exists`);
+  }
+  // The harness can fail: a method of the fixture that is inside the subset compiles.
+  const rt = await createRuntime({ classes: CLASSES, heap: '4MB' });
+  try {
+    const r = compileOnly(rt, Fallbacks, 'compiles');
+    t.true(r.compiled, r.compiled ? '' : r.reason);
+  } finally {
+    await rt.close();
+  }
+});
+
+test('falls back visibly through parallelDo: stats().compiled has the reason, and the method runs interpreted', async (t) => {
+  const rt = await createRuntime({ classes: CLASSES, heap: '4MB' });
+  try {
+    const o = rt.create(Fallbacks, { v: 0 });
+    const runs: [method: string, reason: RegExp, v: number][] = [
+      ['usesForOf', /for…of is not supported/, 3], // 0 + 1 + 2
+      ['usesIn', /the 'in' operator is not supported/, 1], // 'v' in this
+      ['usesForIn', /for…in is not supported/, 2], // 1 + 'a'.length
+    ];
+    for (const [method, reason, v] of runs) {
+      await (rt.parallelDo as (c: unknown, m: string) => Promise<void>)(Fallbacks, method);
+      const s = rt.stats().compiled[`Fallbacks.${method}`];
+      t.is(s?.compiled, false, method);
+      t.regex(s?.reason ?? '', reason);
+      t.is(o.v, v, `${method} ran interpreted`);
+    }
+  } finally {
+    await rt.close();
+  }
+});
