@@ -143,11 +143,6 @@ export class Fallbacks extends FallbackBase.extend({
     this.v = arguments.length;
   }
 
-  /** A global object (`console`): globals other than the standard ones may change. */
-  readsGlobalObject(): void {
-    console.log(this.v);
-  }
-
   // ------------------------------------------------------------ calls and inlining
 
   /** 24 nested calls of local functions: deeper than MAX_INLINE_DEPTH (24) with the method. */

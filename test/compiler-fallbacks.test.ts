@@ -61,7 +61,6 @@ const ROWS: readonly Row[] = [
   ],
   [Fallbacks, 'letHoldsFunction', /'f' is declared with let and holds a function expression; declare it const/],
   [Fallbacks, 'readsArguments', /the name 'arguments' cannot be resolved/],
-  [Fallbacks, 'readsGlobalObject', /reads the global variable 'console', which may change after compilation/],
   // calls and inlining
   [Fallbacks, 'nestsTooDeep', /calls nest deeper than 24 levels \(a local function\)/],
   [Fallbacks, 'restParameterInCall', /a local function: parameter 1 is a pattern or a rest parameter/],

@@ -56,6 +56,12 @@ export interface PointLike extends SmmoObject {
   next: PointLike | null;
 }
 
+declare global {
+  /** A global variable that a method reads (readsGlobal); the test changes it between passes. */
+  var smmoFixtureScale: number;
+}
+globalThis.smmoFixtureScale = 2;
+
 /** Module constants a method starts its `let` variables from. */
 const START_COUNT = 3;
 const START_ON = true;
@@ -218,6 +224,11 @@ export class Point extends object({
       total += s.angles.get(1) * 2;
     });
     this.x = total;
+  }
+
+  /** Global variables that may change (a test global, `performance`): read where the method reads them, as JavaScript. */
+  readsGlobal(): void {
+    this.x = this.y * smmoFixtureScale + (performance.now() >= 0 ? 1 : 0);
   }
 
   /** `break` out of a labelled `if`. */

@@ -233,6 +233,23 @@ test('negated `instanceof` guards: after `if (!(x instanceof C)) return`, in els
   );
 });
 
+test('global variables that may change are read as JavaScript where the method reads them; the method compiles', async (t) => {
+  await sameHeaps(t, [[Point, 'readsGlobal']], { expectCompiled: ['Point.readsGlobal'] });
+  const rt = await runtimeFor(true);
+  try {
+    const p = rt.create(Point, { y: 1.5 });
+    await rt.parallelDo(Point, 'readsGlobal');
+    t.is(p.x, 1.5 * 2 + 1);
+    globalThis.smmoFixtureScale = 4;
+    await rt.parallelDo(Point, 'readsGlobal');
+    t.is(p.x, 1.5 * 4 + 1, 'the global read when the pass runs, not when the method was compiled');
+    t.true(rt.stats().compiled['Point.readsGlobal']!.compiled);
+  } finally {
+    globalThis.smmoFixtureScale = 2;
+    await rt.close();
+  }
+});
+
 test('a let variable started from a module constant is an ordinary variable; break leaves a labelled if', async (t) => {
   await sameHeaps(
     t,

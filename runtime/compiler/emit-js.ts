@@ -511,6 +511,8 @@ ${body}
         return 'ctx';
       case 'static':
         return `S${e.index}`;
+      case 'global':
+        return `globalThis[${JSON.stringify(e.name)}]`;
       case 'unary':
         return e.o === 'typeof' || e.o === 'void' ? `(${e.o} ${this.expr(e.a)})` : `(${e.o}${this.expr(e.a)})`;
       case 'binary':

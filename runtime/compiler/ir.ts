@@ -137,6 +137,8 @@ export type Expr =
   // ---- JS backend only (portable: false) --------------------------------------------------
   /** A JavaScript value captured at compile time (a function, class, typed array, …), by index. */
   | { readonly op: 'static'; readonly index: number; readonly label: string }
+  /** A global variable that may change (console, process …): read where it is used, as the method does (JavaScript only). */
+  | { readonly op: 'global'; readonly name: string }
   | { readonly op: 'dynMember'; readonly obj: Expr; readonly name: string; readonly optional: boolean }
   | { readonly op: 'dynIndex'; readonly obj: Expr; readonly index: Expr; readonly optional: boolean }
   | { readonly op: 'dynCall'; readonly callee: Expr; readonly args: readonly Expr[]; readonly optional: boolean }

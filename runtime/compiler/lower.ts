@@ -1044,11 +1044,17 @@ class Lowering {
       if (t !== undefined) return stat({ sv: 'class', t });
       return stat({ sv: 'value', value, label: name });
     }
+    if (!b.constant && b.kind === 'global') {
+      // A global that may change (console, process, …) is read where the method reads it,
+      // as JavaScript: the method still compiles, this part of it stays JavaScript.
+      this.portable = false;
+      return val({ op: 'global', name }, DYN);
+    }
     if (!b.constant) {
       const how = b.kind === 'let' || b.kind === 'var' ? ` (declared with ${b.kind})` : '';
       this.fail(
         n,
-        `reads the ${b.kind === 'global' ? 'global' : 'module-level'} variable '${name}'${how}, which may change after compilation; declare it const or pass it as an argument`,
+        `reads the module-level variable '${name}'${how}, which may change after compilation; declare it const or pass it as an argument`,
       );
     }
     return stat({ sv: 'value', value, label: name });
