@@ -972,11 +972,11 @@ class Lowering {
           this.sink.push(...exprStmts(c));
           return this.expr(n['alternate'] as Node, env, frame);
         }
-        const a = this.branch(() => this.value(n['consequent'] as Node, this.narrow(testNode, env), frame));
         if (alwaysTrue(c)) {
           this.sink.push(...exprStmts(c));
           return this.expr(n['consequent'] as Node, env, frame);
         }
+        const a = this.branch(() => this.value(n['consequent'] as Node, this.narrow(testNode, env), frame));
         const b = this.branch(() => this.value(n['alternate'] as Node, this.narrowAll(guardOf(testNode), env), frame));
         return this.conditional(c, a, b, this.join(a.v.t, b.v.t, n, 'a conditional expression'), n);
       }
@@ -1848,7 +1848,6 @@ function isStable(e: Expr): boolean {
   return e.op === 'const' || e.op === 'self' || e.op === 'arg' || e.op === 'ctx' || e.op === 'static';
 }
 
-/** Statements that evaluate `e` for its effects. */
 /**
  * A test that is false for every object this lowering sees: `x instanceof C` with no
  * concrete class of x a C, or an `&&` with such an operand.
@@ -1909,6 +1908,7 @@ function isPrimitive(v: unknown): boolean {
   return v === null || (typeof v !== 'object' && typeof v !== 'function');
 }
 
+/** Statements that evaluate `e` for its effects. */
 function exprStmts(e: Expr): Stmt[] {
   if (e.op === 'seq') return e.items.flatMap(exprStmts);
   if (isStable(e) || e.op === 'local') return [];
