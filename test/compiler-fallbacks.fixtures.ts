@@ -21,6 +21,9 @@ const superMethod = {
   },
 }.m;
 
+/** A module function whose source the compiler cannot read (bound: native code), taking a callback. */
+const applyTwice = ((f: (x: number) => number, x: number): number => f(f(x))).bind(null);
+
 export interface FallbacksLike extends SmmoObject {
   v: number;
   one(): number;
@@ -178,6 +181,11 @@ export class Fallbacks extends FallbackBase.extend({
   restParameterInCall(): void {
     const count = (...xs: number[]): number => xs.length;
     this.v = count(1, 2);
+  }
+
+  /** A function written in the method passed to a module function that cannot be inlined (a bound function: native code). */
+  functionToOpaqueHelper(): void {
+    this.v = applyTwice((x) => x + 1, 1);
   }
 
   /** A function expression handed to JavaScript (an array's map). */

@@ -65,6 +65,11 @@ const ROWS: readonly Row[] = [
   [Fallbacks, 'nestsTooDeep', /calls nest deeper than 24 levels \(a local function\)/],
   [Fallbacks, 'restParameterInCall', /a local function: parameter 1 is a pattern or a rest parameter/],
   [Fallbacks, 'functionAsValue', /a function expression is used as a value/],
+  [
+    Fallbacks,
+    'functionToOpaqueHelper',
+    /applyTwice\(\) cannot be inlined \(it is native code \(a built-in or a bound function\)\), so it would run as JavaScript, and a function written in the method cannot be handed to JavaScript/,
+  ],
   [Fallbacks, 'memberOfFunction', /member 'length' of a function expression/],
   [Fallbacks, 'spreadArgument', /spread arguments are not supported/],
   [Fallbacks, 'optionalCall', /optional calls \(f\?\.\(\)\) are not supported/],

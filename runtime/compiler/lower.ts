@@ -1375,6 +1375,13 @@ class Lowering {
         why = e.reason;
       }
     }
+    const fnArg = args.findIndex((a) => a.k === 's' && a.s.sv === 'fnNode');
+    if (fnArg >= 0) {
+      this.fail(
+        argNodes[fnArg]!,
+        `${label}() cannot be inlined (${why}), so it would run as JavaScript, and a function written in the method cannot be handed to JavaScript`,
+      );
+    }
     this.notes.push(`${label}() runs as JavaScript: ${why}`);
     this.portable = false;
     const dynArgs = args.map((a, i) => this.toDyn(this.asVal(a, argNodes[i]!)).e);
