@@ -275,14 +275,15 @@ export class Fallbacks extends FallbackBase.extend({
     }
   }
 
-  /** for…in. */
+  /** for…in (runs without throwing: also used through parallelDo). */
   usesForIn(): void {
     for (const k in { a: 1 }) this.v += k.length;
   }
 
-  /** for…of (runs without throwing: also used through parallelDo). */
-  usesForOf(): void {
-    for (const x of [1, 2]) this.v += x;
+  /** for…of into a variable declared outside the loop. */
+  forOfOuterVariable(): void {
+    let x = 0;
+    for (x of [1, 2]) this.v += x;
   }
 
   /** A class declaration in the method. */

@@ -62,6 +62,21 @@ declare global {
 }
 globalThis.smmoFixtureScale = 2;
 
+/** A module array a method iterates with for…of. */
+const WEIGHTS = [1, 2, 3, 5];
+
+/** How many countTo() iterators were closed early (by a break or continue out of the loop). */
+export const CLOSED = { count: 0 };
+
+/** A generator: for…of over it runs as JavaScript; leaving the loop early runs its finally. */
+function* countTo(n: number): Generator<number> {
+  try {
+    for (let i = 1; i <= n; i++) yield i;
+  } finally {
+    CLOSED.count++;
+  }
+}
+
 /** Module constants a method starts its `let` variables from. */
 const START_COUNT = 3;
 const START_ON = true;
@@ -229,6 +244,23 @@ export class Point extends object({
   /** Global variables that may change (a test global, `performance`): read where the method reads them, as JavaScript. */
   readsGlobal(): void {
     this.x = this.y * smmoFixtureScale + (performance.now() >= 0 ? 1 : 0);
+  }
+
+  /** for…of over a module array and a generator: break, continue, a labelled continue out of the inner loop. */
+  iterates(k: number): void {
+    let total = 0;
+    for (const w of WEIGHTS) {
+      if (w > k) break;
+      if (w === 2) continue;
+      total += w * this.y;
+    }
+    outer: for (const a of WEIGHTS) {
+      for (const b of countTo(3)) {
+        if (a * b > k) continue outer;
+        total += a - b;
+      }
+    }
+    this.x = total;
   }
 
   /** `break` out of a labelled `if`. */

@@ -10,7 +10,7 @@ import { RESERVED_BYTES } from '../runtime/layout.js';
 import { InvalidHandleError } from '../runtime/errors.js';
 import type { ThreadContext } from '../runtime/thread.js';
 import { persistentHeapBytes } from './helpers/heap-bytes.js';
-import { CLASSES, Odd, Point, Shape, Square, Triangle, Visitor, bumpCounter } from './compiler.fixtures.js';
+import { CLASSES, CLOSED, Odd, Point, Shape, Square, Triangle, Visitor, bumpCounter } from './compiler.fixtures.js';
 
 type Pass = [
   cls: typeof Point | typeof Shape | typeof Visitor | typeof Square | typeof Triangle | typeof Odd,
@@ -248,6 +248,30 @@ test('global variables that may change are read as JavaScript where the method r
     globalThis.smmoFixtureScale = 2;
     await rt.close();
   }
+});
+
+test('for…of over JavaScript values: the rest compiles, and a generator left early is closed as interpreted', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'iterates', 2],
+      [Point, 'iterates', 4],
+    ],
+    { expectCompiled: ['Point.iterates'] },
+  );
+  const closes: number[] = [];
+  for (const compile of [false, true]) {
+    const rt = await runtimeFor(compile);
+    try {
+      CLOSED.count = 0;
+      await rt.parallelDo(Point, 'iterates', 4);
+      closes.push(CLOSED.count);
+    } finally {
+      await rt.close();
+    }
+  }
+  t.true(closes[0]! > 0, 'the generators ran their finally');
+  t.is(closes[1], closes[0], 'compiled closes as many iterators as interpreted');
 });
 
 test('a let variable started from a module constant is an ordinary variable; break leaves a labelled if', async (t) => {

@@ -841,6 +841,8 @@ ${body}
         return `${ind}${s.label}: {\n${this.stmts(s.body, ind + '  ')}\n${ind}}`;
       case 'loop':
         return `${ind}${s.label}: for (;;) {\n${this.stmts(s.body, ind + '  ')}\n${ind}}`;
+      case 'forOf':
+        return `${ind}${s.label}: for (l${s.id} of ${this.expr(s.iterable)}) {\n${this.stmts(s.body, ind + '  ')}\n${ind}}`;
       case 'break':
         return `${ind}break ${s.label};`;
       case 'continue':
@@ -932,6 +934,10 @@ export function walk(body: readonly Stmt[], visit: (node: Expr | Stmt) => void):
       case 'block':
       case 'loop':
       case 'forEach':
+        s.body.forEach(stmt);
+        return;
+      case 'forOf':
+        expr(s.iterable);
         s.body.forEach(stmt);
         return;
       case 'switch':

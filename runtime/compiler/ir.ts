@@ -167,6 +167,12 @@ export type Stmt =
   | { readonly s: 'block'; readonly label: string; readonly body: readonly Stmt[] }
   /** Runs `body` until a break; `continue label` starts the next round. */
   | { readonly s: 'loop'; readonly label: string; readonly body: readonly Stmt[] }
+  /**
+   * JavaScript's `for (local of iterable)` (JavaScript only): the iterator protocol as the
+   * method runs it, closing the iterator when a break, return or throw leaves the loop;
+   * `continue label` starts the next round, `break label` leaves it.
+   */
+  | { readonly s: 'forOf'; readonly label: string; readonly id: number; readonly iterable: Expr; readonly body: readonly Stmt[] }
   | { readonly s: 'break'; readonly label: string }
   | { readonly s: 'continue'; readonly label: string }
   /** JavaScript's switch (strict equality, fall-through); `break label` leaves it. */

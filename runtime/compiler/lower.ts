@@ -673,6 +673,9 @@ class Lowering {
       case 'ForStatement':
         this.loop(n, env, frame, out, labels);
         return;
+      case 'ForOfStatement':
+        this.forOf(n, env, frame, out, labels);
+        return;
       case 'BreakStatement':
       case 'ContinueStatement':
         out.push(this.jump(n, frame));
@@ -849,6 +852,37 @@ class Lowering {
     }
     if (n.type === 'DoWhileStatement') exitUnless(test!);
     out.push({ s: 'loop', label: loopLabel, body: loopBody });
+  }
+
+  /**
+   * `for (const x of iterable)`: JavaScript's own loop over a JavaScript value (an array, a
+   * typed array, a generator …), x a variable of any value; the rest of the body compiled.
+   * An smmo object or inline array given as the iterable is a view, as interpreted (and is
+   * not iterable there either).
+   */
+  private forOf(n: Node, env: Env, frame: Frame, out: Stmt[], labels: string[]): void {
+    if (n['await'] === true) this.fail(n, 'for await…of is not supported in compiled methods');
+    const left = n['left'] as Node;
+    const decls = left.type === 'VariableDeclaration' ? (left['declarations'] as Node[]) : [];
+    const id = decls.length === 1 ? (decls[0]!['id'] as Node) : null;
+    if (left.type !== 'VariableDeclaration' || (left['kind'] as string) === 'var' || id === null || id.type !== 'Identifier') {
+      this.fail(left, 'for…of takes one new const or let variable (no pattern, no outer or var variable)');
+    }
+    const iterable = this.into(out, () => this.toDyn(this.value(n['right'] as Node, env, frame)).e);
+    this.portable = false;
+    const name = id['name'] as string;
+    const local = this.temp(DYN, name);
+    const scope = new Env(env);
+    scope.vars.set(name, { k: 'local', id: local, konst: left['kind'] === 'const' });
+    const label = this.label('of');
+    frame.targets.push({ jsLabels: labels, kind: 'loop', breakLabel: label, continueLabel: label, continueBreaks: false });
+    const body: Stmt[] = [];
+    try {
+      this.stmt(n['body'] as Node, scope, frame, body, []);
+    } finally {
+      frame.targets.pop();
+    }
+    out.push({ s: 'forOf', label, id: local, iterable, body });
   }
 
   /**
@@ -1906,6 +1940,7 @@ const TAKES_LABELS = new Set([
   'BlockStatement',
   'WhileStatement',
   'DoWhileStatement',
+  'ForOfStatement',
   'ForStatement',
   'SwitchStatement',
   'LabeledStatement',
