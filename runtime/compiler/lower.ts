@@ -192,7 +192,7 @@ export function lowerMethod(
   argClasses: readonly (TypeLayout | null)[] = [],
 ): LoweredMethod {
   // The descriptor, not the property: reading a getter would run user code while compiling.
-  const fn = ownOrInherited(t.cls.prototype as object, method)?.value as unknown;
+  const fn = findDescriptor(t.cls.prototype as object, method, true)?.value as unknown;
   if (typeof fn !== 'function') throw new CompileFallback(`${t.name} has no method '${method}'`);
   const hints = new Map<string, Ty>();
   for (let round = 0; ; round++) {
@@ -1142,7 +1142,7 @@ class Lowering {
       // The descriptor (a getter is not run while compiling), and the class that defines the
       // method: `super` inside it is relative to that class, not to the caller's parent.
       const parent = Object.getPrototypeOf(frame.home) as SmmoClass;
-      const fn = ownOrInherited(parent.prototype as object, name)?.value as unknown;
+      const fn = findDescriptor(parent.prototype as object, name, true)?.value as unknown;
       if (typeof fn !== 'function') this.fail(n, `super.${name} is not a method`);
       return stat({ sv: 'superMethod', fn, name, home: homeOf(parent, name) });
     }
@@ -1790,7 +1790,7 @@ class Lowering {
       const name = (target['property'] as Node)['name'] as string;
       const f = this.fieldRef(o.t.cls, name);
       if (f === null) {
-        const setter = ownOrInherited(o.t.cls.cls.prototype as object, name)?.set !== undefined;
+        const setter = findDescriptor(o.t.cls.cls.prototype as object, name, true)?.set !== undefined;
         if (setter)
           this.fail(
             target,
@@ -1979,19 +1979,16 @@ function homeOf(cls: SmmoClass, method: string): SmmoClass | null {
   return null;
 }
 
-/** The descriptor of `name` on `obj` or the first prototype that has it (up to Object.prototype). */
-function ownOrInherited(obj: object, name: string): PropertyDescriptor | undefined {
-  for (let p: object | null = obj; p !== null; p = Object.getPrototypeOf(p) as object | null) {
-    const d = Object.getOwnPropertyDescriptor(p, name);
-    if (d !== undefined) return d;
-  }
-  return undefined;
-}
-
-function findDescriptor(obj: object, name: string): PropertyDescriptor | undefined {
+/**
+ * The descriptor of `name` on `obj` or the first prototype that has it. Object.prototype and
+ * Function.prototype are left out (an smmo object's `toString` is not one of its methods)
+ * unless `builtins`: where the compiler only reads what a name is (a method, a setter), not
+ * what an object has.
+ */
+function findDescriptor(obj: object, name: string, builtins = false): PropertyDescriptor | undefined {
   for (
     let p: object | null = obj;
-    p !== null && p !== Object.prototype && p !== Function.prototype;
+    p !== null && (builtins || (p !== Object.prototype && p !== Function.prototype));
     p = Object.getPrototypeOf(p) as object | null
   ) {
     const d = Object.getOwnPropertyDescriptor(p, name);
