@@ -30,6 +30,7 @@ import { parseArgs } from 'node:util';
 import { createRuntime } from '../index.js';
 import { Allocator8, CLASSES, heapBytes, MAX_K, MODEL_URL } from '../apps/linux-scalability/linux.js';
 import { machineInfo } from './apps.js';
+import { lastJsonLine } from './child.js';
 
 type Method = 'allocFree' | 'allocFreeRaw';
 
@@ -145,8 +146,7 @@ function child(threads: number, lanes: number, startAt: number): Promise<Sample>
       const what = `alloc-bound: a measuring process (${threads} threads, ${lanes} lanes)`;
       if (signal !== null) return reject(new Error(`${what} was stopped (${signal}) after its limit of ${Math.round(limitMs / 1000)} s`));
       if (code !== 0) return reject(new Error(`${what} exited with ${code}`));
-      const lines = out.trim().split('\n');
-      resolve(JSON.parse(lines[lines.length - 1]!) as Sample);
+      resolve(lastJsonLine<Sample>(out));
     });
   });
 }
