@@ -100,9 +100,9 @@ export class Fallbacks extends FallbackBase.extend({
     this.v = Fallbacks.#SCALE;
   }
 
-  /** A destructuring parameter of the method itself. */
-  patternParameter({ k }: { k: number }): void {
-    this.v = k;
+  /** A rest parameter of the method itself. */
+  restParameter(...ks: number[]): void {
+    this.v = ks.length;
   }
 
   /**
@@ -177,10 +177,41 @@ export class Fallbacks extends FallbackBase.extend({
     this.v = f24();
   }
 
-  /** A local function with a rest parameter, called. */
-  restParameterInCall(): void {
-    const count = (...xs: number[]): number => xs.length;
-    this.v = count(1, 2);
+  /** An object pattern with a computed key. */
+  objectPatternComputedKey(): void {
+    const key = 'v';
+    const { [key]: x } = this;
+    this.v = x;
+  }
+
+  /** An object pattern with no properties (it only tests that the value is not null). */
+  emptyObjectPattern(): void {
+    const {} = this;
+    this.v = 1;
+  }
+
+  /** An array pattern with no elements, over an iterable that is not a `[…]` literal. */
+  emptyArrayPattern(): void {
+    const [] = 'ab';
+    this.v = 1;
+  }
+
+  /** A var declaration with a pattern. */
+  varPattern(): void {
+    var { v } = this; // eslint-disable-line no-var
+    this.v = v + 1;
+  }
+
+  /** An array pattern over an inline array (a view, not iterable). */
+  arrayPatternOfInlineArray(): void {
+    const [a, b] = this.arr as unknown as number[];
+    this.v = a! + b!;
+  }
+
+  /** An array pattern over an smmo object. */
+  arrayPatternOfObject(): void {
+    const [a] = this as unknown as number[];
+    this.v = a!;
   }
 
   /** A function written in the method passed to a module function that cannot be inlined (a bound function: native code). */
@@ -475,12 +506,11 @@ export class Fallbacks extends FallbackBase.extend({
     this.v = x;
   }
 
-  /** A destructuring assignment (a swap). */
-  destructuringAssignment(): void {
-    let a = 1;
-    let b = 2;
-    [a, b] = [b, a];
-    this.v = a - b;
+  /** A destructuring assignment whose default reads a variable that holds objects and numbers. */
+  patternAssignmentMixedTypes(): void {
+    let o: unknown = this; // eslint-disable-line @typescript-eslint/no-this-alias
+    [o = 1] = [undefined];
+    this.v = o as number;
   }
 
   /** An assignment to a module `let`. */
@@ -595,10 +625,10 @@ export class Fallbacks extends FallbackBase.extend({
     this.runtime.deviceDo(Other, f);
   }
 
-  /** deviceDo() with a destructuring callback parameter. */
-  deviceDoPatternParameter(): void {
-    this.runtime.deviceDo(Other, ({ w }) => {
-      this.v += w;
+  /** deviceDo() with a rest parameter. */
+  deviceDoRestParameter(): void {
+    this.runtime.deviceDo(Other, (...os: Other[]) => {
+      this.v += os.length;
     });
   }
 }

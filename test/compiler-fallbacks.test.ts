@@ -5,8 +5,8 @@
  * test/compiler-fallbacks.fixtures.ts that reaches it, compiled without being run; the
  * method must not compile, and its reason must name the construct. The six reasons that
  * test/compiler.test.ts covers (FALLBACKS, class Odd) are not repeated: comparing objects
- * with ===, reading a module `let`, try/catch, recursion, a destructuring declaration, an
- * object in arithmetic ('+').
+ * with ===, reading a module `let`, try/catch, recursion, a rest element in an object
+ * pattern, an object in arithmetic ('+').
  *
  * Sites of lower.ts a user's method cannot reach (internal invariants), with their text:
  *
@@ -31,6 +31,10 @@
  *  - describeNode's `await` and `yield` (expr/stmt defaults): they only parse in an async or
  *    generator function, which checkShape rejects before its body is lowered ("is async",
  *    "is a generator"); `with` only parses in sloppy code, and class bodies and modules are strict.
+ *  - destructuring (bind, assign): `… as a destructuring target is not supported`, `an
+ *    assignment to …` and `the operator … with a pattern`: a pattern's targets are
+ *    identifiers, member expressions and nested patterns, and a pattern is only assigned
+ *    with `=`, in any program that parses.
  *  - parse.ts's `its source is not a function` and `its source is not available`:
  *    Function.prototype.toString of a function on a prototype always gives a function,
  *    method or class text (the class text is reachable: isClass).
@@ -52,7 +56,7 @@ const ROWS: readonly Row[] = [
   [Fallbacks, 'readsPrivateName', /Fallbacks\.readsPrivateName: its source does not parse/],
   [Fallbacks, 'isNativeCode', /Fallbacks\.isNativeCode: it is native code/],
   [Fallbacks, 'isClass', /Fallbacks\.isClass: it is a class \(constructors are not compiled\)/],
-  [Fallbacks, 'patternParameter', /parameter 1 of patternParameter is a pattern/],
+  [Fallbacks, 'restParameter', /parameter 1 of restParameter is a rest parameter/],
   [Fallbacks, 'typesDoNotSettle', /the types of its variables did not settle/],
   // variables and their types
   [Fallbacks, 'holdsUnrelatedClasses', /'o' holds objects of unrelated classes Fallbacks and Other/],
@@ -65,7 +69,18 @@ const ROWS: readonly Row[] = [
   [Fallbacks, 'readsArguments', /the name 'arguments' cannot be resolved/],
   // calls and inlining
   [Fallbacks, 'nestsTooDeep', /calls nest deeper than 24 levels \(a local function\)/],
-  [Fallbacks, 'restParameterInCall', /a local function: parameter 1 is a pattern or a rest parameter/],
+  // destructuring
+  [Fallbacks, 'objectPatternComputedKey', /a computed key in an object pattern is not supported/],
+  [Fallbacks, 'emptyObjectPattern', /an empty object pattern/],
+  [Fallbacks, 'emptyArrayPattern', /an empty array pattern/],
+  [Fallbacks, 'varPattern', /a var declaration with a pattern \(declare it with const or let\)/],
+  [
+    Fallbacks,
+    'arrayPatternOfInlineArray',
+    /an array pattern takes an iterable.*this is an inline array, which is not iterable \(read it with \.get\(i\)\)/,
+  ],
+  [Fallbacks, 'arrayPatternOfObject', /an array pattern takes an iterable.*this is a obj<Fallbacks> value, which is not iterable/],
+  [Fallbacks, 'patternAssignmentMixedTypes', /'o' holds both obj<Fallbacks> and num values/],
   [Fallbacks, 'functionAsValue', /a function expression is used as a value/],
   [
     Fallbacks,
@@ -89,7 +104,7 @@ const ROWS: readonly Row[] = [
   // statements
   [Fallbacks, 'caseCallsFunction', /a case label that calls a function/],
   [Fallbacks, 'usesForIn', /for…in is not supported in compiled methods/],
-  [Fallbacks, 'forOfOuterVariable', /for…of takes one new const or let variable/],
+  [Fallbacks, 'forOfOuterVariable', /for…of takes a new const or let variable or pattern \(no outer or var variable\)/],
   [Fallbacks, 'declaresClass', /a class declaration is not supported in compiled methods/],
   [Fallbacks, 'usesDebugger', /debugger is not supported in compiled methods/],
   // expressions
@@ -127,7 +142,6 @@ const ROWS: readonly Row[] = [
   [Fallbacks, 'logicalAssignField', /the operator &&=/],
   [Fallbacks, 'logicalAssignLocal', /the operator \|\|=/],
   [Fallbacks, 'addsObjectToLocal', /an smmo object is an operand of '\+='/],
-  [Fallbacks, 'destructuringAssignment', /destructuring assignment is not supported/],
   [Fallbacks, 'assignsModuleLet', /an assignment to 'bumps', which is not a variable of the method/],
   [Fallbacks, 'incrementsModuleLet', /\+\+\/-- of 'bumps', which is not a variable of the method/],
   [Fallbacks, 'incrementsObject', /\+\+\/-- of an smmo object/],
@@ -149,7 +163,7 @@ const ROWS: readonly Row[] = [
   [Fallbacks, 'destroyWithoutObject', /destroy needs an object/],
   [Fallbacks, 'getWithoutHandle', /get\(C, handle\) needs a handle/],
   [Fallbacks, 'deviceDoFunctionVariable', /deviceDo\(C, fn\): fn must be a function written in the call/],
-  [Fallbacks, 'deviceDoPatternParameter', /the deviceDo callback takes one plain parameter/],
+  [Fallbacks, 'deviceDoRestParameter', /the deviceDo callback takes one parameter \(the object\)/],
 ];
 
 /** The method compiled on the runtime's main thread context, without running it. */

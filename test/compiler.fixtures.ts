@@ -65,16 +65,35 @@ globalThis.smmoFixtureScale = 2;
 /** A module array a method iterates with for…of. */
 const WEIGHTS = [1, 2, 3, 5];
 
-/** How many countTo() iterators were closed early (by a break or continue out of the loop). */
-export const CLOSED = { count: 0 };
+/** How many countTo() iterators ran their finally (closed early or run to the end), and how many values they gave. */
+export const CLOSED = { count: 0, pulled: 0 };
 
 /** A generator: for…of over it runs as JavaScript; leaving the loop early runs its finally. */
 function* countTo(n: number): Generator<number> {
   try {
-    for (let i = 1; i <= n; i++) yield i;
+    for (let i = 1; i <= n; i++) {
+      CLOSED.pulled++;
+      yield i;
+    }
   } finally {
     CLOSED.count++;
   }
+}
+
+/** Module values that methods destructure. */
+const PAIRS = [3, 5, 8, 13];
+const PAIR_LIST: readonly (readonly [number, number])[] = [
+  [1, 2],
+  [3, 4],
+  [5, 6],
+];
+const OPTIONS: { readonly scale?: number; readonly offset: number | undefined } = { offset: 0.5 };
+const NESTED: readonly unknown[] = [undefined, { w: 4 }];
+const WEIGHTED: readonly { readonly w?: number }[] = [{ w: 2 }, {}, { w: 3 }];
+
+/** A helper with patterns and a rest parameter, inlined into the method that calls it. */
+function spread({ x, y }: { x: number; y: number }, [s = 0, t = 1]: readonly number[], ...more: number[]): number {
+  return x * s + y * t + more.length;
 }
 
 /** Module constants a method starts its `let` variables from. */
@@ -263,6 +282,46 @@ export class Point extends object({
     this.x = total;
   }
 
+  /**
+   * Destructuring: object patterns over this object (fields, a reference, renamed, a
+   * default), array patterns over `[…]` literals (a swap of locals and of fields), over
+   * module arrays and objects (holes, defaults, rest, nesting), in for…of, in the
+   * parameters of an inlined helper and of a deviceDo callback.
+   */
+  destructures(k: number): void {
+    const { x, y, next } = this;
+    const { n: count, tag = 7 } = this;
+    let [a, b] = [x + k, y * 2];
+    [a, b] = [b, a];
+    const [, second = -1, ...more] = PAIRS;
+    const { scale = 2, offset } = OPTIONS;
+    const [[p, q] = [k, 1], { w } = { w: k }] = NESTED as [[number, number]?, { w: number }?];
+    let sum = 0;
+    for (const [u, v] of PAIR_LIST) sum += u * v;
+    for (const { w: ww = 1 } of WEIGHTED) sum += ww;
+    sum += spread({ x: a, y: b }, [k], 1, 2);
+    this.runtime.deviceDo(Point, ({ tag: tg, flag, next: nx }) => {
+      if (flag && nx !== null) sum += tg + nx.x;
+    });
+    this.x = a * scale + b + (offset ?? 0) + second + more.length + count + tag + p + q + w + sum;
+    this.y = next !== null ? next.x : -1;
+    if (k > 2) [this.n, this.small] = [this.small, this.n];
+  }
+
+  /** Array patterns over a generator: as many elements as named, the iterator closed after, a rest taking the others. */
+  destructuresIterator(k: number): void {
+    const [first = -1, second = 0] = countTo(k);
+    const [head = -1, ...tail] = countTo(k + 1);
+    let [c, d]: (number | undefined)[] = [0, 0];
+    [c, , d] = countTo(k);
+    this.x = first * 100 + second * 10 + head + tail.length * 1000 + (c ?? -2) + (d ?? -1);
+  }
+
+  /** A pattern and a default value among the do-all method's own parameters. */
+  destructuresParams(k = 3, { length } = PAIRS): void {
+    this.x = k * 10 + length;
+  }
+
   /** `break` out of a labelled `if`. */
   labelledIf(k: number): void {
     let n = 0;
@@ -426,9 +485,9 @@ export class Odd extends object({ v: f64, peer: ref<OddLike>('Odd') }) {
   callsRecursive(): void {
     this.v = this.recursive(3);
   }
-  destructures(): void {
-    const { v } = this;
-    this.v = v + 1;
+  destructuresRest(): void {
+    const { v, ...rest } = this;
+    this.v = v + Object.keys(rest).length;
   }
   objectInArithmetic(): void {
     this.v = (this.peer as unknown as number) + 1;

@@ -274,6 +274,45 @@ test('for…of over JavaScript values: the rest compiles, and a generator left e
   t.is(closes[1], closes[0], 'compiled closes as many iterators as interpreted');
 });
 
+test('destructuring: object and array patterns, defaults, holes, rest, nesting, swaps, for…of and parameters', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'destructures', 1],
+      [Point, 'destructures', 4],
+      [Point, 'destructuresParams'],
+      [Point, 'destructuresParams', 5],
+    ],
+    { expectCompiled: ['Point.destructures', 'Point.destructuresParams'] },
+  );
+});
+
+test('array patterns over a generator take as many elements as they name and close it as interpreted', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'destructuresIterator', 1],
+      [Point, 'destructuresIterator', 2],
+      [Point, 'destructuresIterator', 5],
+    ],
+    { expectCompiled: ['Point.destructuresIterator'] },
+  );
+  const seen: { closes: number; pulled: number }[] = [];
+  for (const compile of [false, true]) {
+    const rt = await runtimeFor(compile);
+    try {
+      CLOSED.count = 0;
+      CLOSED.pulled = 0;
+      await rt.parallelDo(Point, 'destructuresIterator', 5);
+      seen.push({ closes: CLOSED.count, pulled: CLOSED.pulled });
+    } finally {
+      await rt.close();
+    }
+  }
+  t.true(seen[0]!.closes > 0, 'the generators ran their finally');
+  t.deepEqual(seen[1], seen[0], 'compiled closes as many iterators and takes as many values as interpreted');
+});
+
 test('a let variable started from a module constant is an ordinary variable; break leaves a labelled if', async (t) => {
   await sameHeaps(
     t,
@@ -417,7 +456,7 @@ const FALLBACKS: [method: string, reason: RegExp][] = [
   ['readsModuleLet', /reads the module-level variable 'counter' \(declared with let\)/],
   ['usesTryCatch', /try\/catch is not supported/],
   ['callsRecursive', /Odd\.recursive is recursive/],
-  ['destructures', /destructuring declarations are not supported/],
+  ['destructuresRest', /a rest element \(\.\.\.rest\) in an object pattern is not supported/],
   ['objectInArithmetic', /an smmo object is an operand of '\+'/],
 ];
 

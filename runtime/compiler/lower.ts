@@ -21,6 +21,10 @@
  *                                 concrete class of x is a C, what the test guards is left out
  *   if (!(x instanceof C)) return;  x has class C after it (also else branches, `!(…) ? : b`,
  *                                 `!(…) || b`); where x is never a C, the rest is left out
+ *   const { a, b: c = 1 } = o     each property read as `o.a` would be, then bound (bind)
+ *   [a, b] = [b, a]               the items saved, then bound one by one (no array)
+ *   const [a, ...r] = iterable    JavaScript's for…of over it (forOf), as many elements as
+ *                                 named, the iterator closed after (JavaScript only)
  *
  * Free names are resolved through the function's own closure (scope.ts): module
  * constants become constants, classes and functions compile-time values. Code the
@@ -33,7 +37,7 @@
  * would change: comparing two objects with === (views are not unique, handles are), an
  * object in arithmetic, reading a module variable that may change (`let`), one variable
  * holding objects of unrelated classes or objects and numbers, recursion, and constructs
- * outside the documented subset (try/catch, for…in, destructuring, …).
+ * outside the documented subset (try/catch, for…in, an object pattern's rest element, …).
  *
  * Evaluation order. Inlined calls and deviceDo loops are statements, met in the middle of
  * expressions. Statements produced while lowering an expression go to the current
@@ -113,6 +117,9 @@ const val = (e: Expr, t: Ty): Val => ({ k: 'v', e, t });
 const stat = (s: SV): Static => ({ k: 's', s });
 const cnst = (value: number | boolean | string | null | undefined): Expr => ({ op: 'const', value });
 const UNDEF_VAL = val(cnst(undefined), UNDEF);
+
+/** How a destructuring pattern binds its names: declares them (let, const) or assigns existing places. */
+type BindMode = 'let' | 'const' | 'assign';
 
 type Var =
   | {
@@ -211,6 +218,7 @@ class Lowering {
   private readonly statics: unknown[] = [];
   private readonly staticIndex = new Map<unknown, number>();
   private labelCount = 0;
+  private synthCount = 0;
   private fnCount = 0;
   private readonly fnKeys = new WeakMap<object, number>();
   private allocates = false;
@@ -250,10 +258,15 @@ class Lowering {
     const body: Stmt[] = [];
     this.sink = body;
     parsed.params.forEach((p, i) => {
-      if (p.type !== 'Identifier')
-        throw new CompileFallback(`parameter ${i + 1} of ${name} is a pattern (destructuring, a default value or a rest parameter)`);
+      if (p.type === 'RestElement') throw new CompileFallback(`parameter ${i + 1} of ${name} is a rest parameter`);
       const cls = this.argClasses[i];
       const arg = val({ op: 'arg', index: i }, cls ? objTy(cls) : DYN);
+      if (p.type !== 'Identifier') {
+        // A pattern or a default value: bound as `let p = arg` would bind it.
+        setSource(p, parsed.source);
+        this.into(body, () => this.bind(p, arg, 'let', env, frame));
+        return;
+      }
       if (!assigns(parsed.body, p['name'] as string)) {
         env.vars.set(p['name'] as string, { k: 'alias', v: arg });
         return;
@@ -519,6 +532,7 @@ class Lowering {
     const env = new Env(outerEnv);
     const key = this.keyOf(identity);
     const stmts = this.sink;
+    const frame0: Frame = { closureOf, key, self, ret: { kind: 'lane' }, targets: [], home };
     parsed.params.forEach((p, i) => {
       let name: string;
       let dflt: Node | null = null;
@@ -526,7 +540,24 @@ class Lowering {
       else if (p.type === 'AssignmentPattern' && (p['left'] as Node).type === 'Identifier') {
         name = (p['left'] as Node)['name'] as string;
         dflt = p['right'] as Node;
-      } else this.fail(callNode, `${what}: parameter ${i + 1} is a pattern or a rest parameter`);
+      } else {
+        // `...rest` takes the remaining arguments as an array; a pattern destructures its argument.
+        setSource(p, parsed.source);
+        const rest = (): Val => {
+          this.portable = false;
+          return val({ op: 'dynArray', items: args.slice(i).map((a) => this.toDyn(this.asVal(a, callNode)).e) }, DYN);
+        };
+        this.into(stmts, () =>
+          this.bind(
+            p.type === 'RestElement' ? (p['argument'] as Node) : p,
+            p.type === 'RestElement' ? rest() : (args[i] ?? UNDEF_VAL),
+            'let',
+            env,
+            frame0,
+          ),
+        );
+        return;
+      }
       const arg = args[i];
       if (arg !== undefined && arg.k === 's') {
         env.vars.set(name, { k: 'static', sv: arg.s });
@@ -540,7 +571,6 @@ class Lowering {
       stmts.push({ s: 'let', id, name, init: null });
       let v: Val = arg ?? UNDEF_VAL;
       if (dflt !== null && (arg === undefined || arg.t.k === 'undef' || arg.t.k === 'dyn')) {
-        const frame0: Frame = { closureOf, key, self, ret: { kind: 'lane' }, targets: [], home };
         if (arg === undefined || arg.t.k === 'undef') v = this.value(dflt, env, frame0);
         else {
           const a = this.simple(arg);
@@ -557,7 +587,8 @@ class Lowering {
       stmts.push({ s: 'expr', e: this.assignLocal(id, v, callNode) });
       env.vars.set(name, { k: 'local', id, konst: false });
     });
-    for (let i = parsed.params.length; i < args.length; i++) {
+    const restParam = parsed.params[parsed.params.length - 1]?.type === 'RestElement';
+    for (let i = restParam ? args.length : parsed.params.length; i < args.length; i++) {
       const extra = args[i]!;
       if (extra.k === 'v') stmts.push(...exprStmts(extra.e)); // evaluated for its effects, as JavaScript does
     }
@@ -630,7 +661,14 @@ class Lowering {
         return;
       }
       case 'ExpressionStatement': {
-        const r = this.expr(n['expression'] as Node, env, frame);
+        const e = n['expression'] as Node;
+        const left = e.type === 'AssignmentExpression' ? (e['left'] as Node) : null;
+        if ((left?.type === 'ArrayPattern' || left?.type === 'ObjectPattern') && e['operator'] === '=') {
+          // `[a, b] = [b, a];` as a statement: its value (for a literal, a new array) is not needed.
+          this.bindInit(left, e['right'] as Node, 'assign', env, frame);
+          return;
+        }
+        const r = this.expr(e, env, frame);
         if (r.k === 'v') out.push(...exprStmts(r.e));
         return;
       }
@@ -778,9 +816,14 @@ class Lowering {
     const kind = n['kind'] as string;
     for (const d of n['declarations'] as Node[]) {
       const id = d['id'] as Node;
-      if (id.type !== 'Identifier') this.fail(d, 'destructuring declarations are not supported');
-      const name = id['name'] as string;
       const init = d['init'] as Node | null;
+      if (id.type !== 'Identifier') {
+        if (kind === 'var') this.fail(d, 'a var declaration with a pattern (declare it with const or let)');
+        // A pattern always has an initialiser (the parser requires one).
+        this.into(out, () => this.bindInit(id, init!, kind as 'let' | 'const', env, frame));
+        continue;
+      }
+      const name = id['name'] as string;
       const declKey = `${frame.key}:${d.start}`;
       if (init === null) {
         const lid = this.newLocal(name, declKey);
@@ -788,23 +831,232 @@ class Lowering {
         out.push({ s: 'let', id: lid, name, init: null });
         continue;
       }
-      let r = this.expr(init, env, frame);
-      // `let n = LIMIT` (a module constant of a primitive value) starts an ordinary variable.
-      if (r.k === 's' && kind !== 'const' && r.s.sv === 'value' && isPrimitive(r.s.value)) r = this.asVal(r, init);
-      if (r.k === 's') {
-        if (kind !== 'const') this.fail(d, `'${name}' is declared with ${kind} and holds ${svName(r.s)}; declare it const`);
-        env.vars.set(name, { k: 'static', sv: r.s });
-        continue;
-      }
-      if (kind === 'const' && isStable(r.e)) {
-        env.vars.set(name, { k: 'alias', v: r });
-        continue;
-      }
-      const lid = this.newLocal(name, declKey);
-      out.push({ s: 'let', id: lid, name, init: null });
-      out.push({ s: 'expr', e: this.assignLocal(lid, r, d) });
-      env.vars.set(name, { k: 'local', id: lid, konst: kind === 'const' });
+      this.declare(name, this.expr(init, env, frame), kind, d, env, out, declKey);
     }
+  }
+
+  /**
+   * Declare `name` (let, const or var) holding `r`: a constant name for a compile-time value
+   * or a value that cannot change, else a local.
+   */
+  private declare(name: string, r: R, kind: string, d: Node, env: Env, out: Stmt[], declKey: string): void {
+    // `let n = LIMIT` (a module constant of a primitive value) starts an ordinary variable.
+    if (r.k === 's' && kind !== 'const' && r.s.sv === 'value' && isPrimitive(r.s.value)) r = this.asVal(r, d);
+    if (r.k === 's') {
+      if (kind !== 'const') this.fail(d, `'${name}' is declared with ${kind} and holds ${svName(r.s)}; declare it const`);
+      env.vars.set(name, { k: 'static', sv: r.s });
+      return;
+    }
+    if (kind === 'const' && isStable(r.e)) {
+      env.vars.set(name, { k: 'alias', v: r });
+      return;
+    }
+    const lid = this.newLocal(name, declKey);
+    out.push({ s: 'let', id: lid, name, init: null });
+    out.push({ s: 'expr', e: this.assignLocal(lid, r, d) });
+    env.vars.set(name, { k: 'local', id: lid, konst: kind === 'const' });
+  }
+
+  // ---------------------------------------------------------------- destructuring
+
+  /**
+   * `target = init` for a pattern target: an array pattern over a `[…]` literal takes its
+   * items one by one (no array is made, the method stays portable); anything else binds
+   * the value of `init`.
+   */
+  private bindInit(target: Node, init: Node, mode: BindMode, env: Env, frame: Frame, valueUsed = false): Val {
+    const items = init['elements'] as (Node | null)[] | undefined;
+    if (target.type === 'ArrayPattern' && init.type === 'ArrayExpression' && !items!.some((x) => x?.type === 'SpreadElement')) {
+      const saved = this.bindItems(target, items!, mode, env, frame);
+      if (!valueUsed) return UNDEF_VAL;
+      this.portable = false;
+      return val({ op: 'dynArray', items: saved.map((v) => this.toDyn(v).e) }, DYN);
+    }
+    const r = this.expr(init, env, frame);
+    // The value is kept as it was before the pattern assigns anything (it may assign the variable it came from).
+    const s = r.k === 's' || isStable(r.e) ? r : this.simpleAlways(r);
+    this.bind(target, s, mode, env, frame);
+    return valueUsed ? this.asVal(s, init) : UNDEF_VAL;
+  }
+
+  /**
+   * Bind pattern (or plain target) `target` to `src`, as JavaScript's destructuring does,
+   * property by property and element by element, in source order. 'let'/'const' declare
+   * the names in `env`; 'assign' assigns existing variables, fields and properties.
+   */
+  private bind(target: Node, src: R, mode: BindMode, env: Env, frame: Frame): void {
+    switch (target.type) {
+      case 'Identifier':
+        if (mode === 'assign') this.assignFrom(target, src, env, frame);
+        else this.declare(target['name'] as string, src, mode, target, env, this.sink, `${frame.key}:${target.start}`);
+        return;
+      case 'MemberExpression':
+        this.assignFrom(target, src, env, frame);
+        return;
+      case 'AssignmentPattern':
+        this.bind(target['left'] as Node, this.withDefault(src, target['right'] as Node, target, env, frame), mode, env, frame);
+        return;
+      case 'ObjectPattern':
+        this.bindObject(target, src, mode, env, frame);
+        return;
+      case 'ArrayPattern':
+        this.bindIterated(target, src, mode, env, frame);
+        return;
+      default:
+        this.fail(target, `${describeNode(target.type)} as a destructuring target is not supported`);
+    }
+  }
+
+  /** `target = src` through the ordinary assignment (a variable, a field, a JavaScript property). */
+  private assignFrom(target: Node, src: R, env: Env, frame: Frame): void {
+    const inner = new Env(env);
+    const right = this.synthName(src.k === 's' || isStable(src.e) || src.e.op === 'local' ? src : this.simpleAlways(src), inner, target);
+    const r = this.assign(synthNode(target, { type: 'AssignmentExpression', operator: '=', left: target, right }), inner, frame);
+    if (r.k === 'v') this.sink.push(...exprStmts(r.e));
+  }
+
+  /** `src`, or the value of `dflt` where src is undefined (evaluated only then, as JavaScript). */
+  private withDefault(src: R, dflt: Node, at: Node, env: Env, frame: Frame): R {
+    if (src.k === 's') return src.s.sv === 'value' && src.s.value === undefined ? this.expr(dflt, env, frame) : src;
+    if (src.t.k === 'undef') return this.expr(dflt, env, frame);
+    if (src.t.k !== 'dyn') return src; // numbers, booleans, strings, null, objects: never undefined
+    const s = this.simple(src);
+    const d = this.branch(() => this.value(dflt, env, frame));
+    return this.conditional(
+      { op: 'binary', o: '===', a: s.e, b: cnst(undefined) },
+      d,
+      { stmts: [], v: s },
+      this.join(s.t, d.v.t, at, 'a default value'),
+      at,
+    );
+  }
+
+  /** `{ a, b: c, d = 1 } = src`: each property read as `src.key` would read it (a field, a getter, a JavaScript property). */
+  private bindObject(target: Node, src: R, mode: BindMode, env: Env, frame: Frame): void {
+    const props = target['properties'] as Node[];
+    if (props.length === 0) this.fail(target, 'an empty object pattern');
+    const inner = new Env(env);
+    const from = this.synthName(src.k === 's' ? src : this.simple(src), inner, target);
+    for (const p of props) {
+      if (p.type === 'RestElement') this.fail(p, 'a rest element (...rest) in an object pattern is not supported');
+      const key = p['key'] as Node;
+      if (p['computed'] === true) this.fail(p, 'a computed key in an object pattern is not supported');
+      const name = key.type === 'Identifier' ? (key['name'] as string) : String(key['value']);
+      const read = synthNode(p, {
+        type: 'MemberExpression',
+        object: from,
+        property: synthNode(key, { type: 'Identifier', name }),
+        computed: false,
+        optional: false,
+      });
+      this.bind(p['value'] as Node, this.member(read, inner, frame, false), mode, env, frame);
+    }
+  }
+
+  /** `[a, , b = 1, ...c] = [x, y, z]`: the items evaluated in order, then bound one by one. */
+  private bindItems(target: Node, items: readonly (Node | null)[], mode: BindMode, env: Env, frame: Frame): Val[] {
+    const vals = this.ordered(items.map((x) => (): Val => (x === null ? UNDEF_VAL : this.value(x, env, frame))));
+    // Kept as evaluated: binding may assign the variables they were read from ([a, b] = [b, a]).
+    const saved = vals.map((v) => (isStable(v.e) ? v : this.simpleAlways(v)));
+    (target['elements'] as (Node | null)[]).forEach((el, i) => {
+      if (el === null) return;
+      if (el.type === 'RestElement') {
+        this.portable = false;
+        const rest = val({ op: 'dynArray', items: saved.slice(i).map((v) => this.toDyn(v).e) }, DYN);
+        this.bind(el['argument'] as Node, rest, mode, env, frame);
+        return;
+      }
+      this.bind(el, saved[i] ?? UNDEF_VAL, mode, env, frame);
+    });
+    return saved;
+  }
+
+  /**
+   * `[a, , b = 1, ...c] = src` for any iterable src (JavaScript only): JavaScript's own
+   * for…of over src takes element after element; each element is bound when it arrives
+   * (its default evaluated then), the loop stops after the last one, which closes the
+   * iterator, as does a default that throws; elements past the end are undefined.
+   */
+  private bindIterated(target: Node, src: R, mode: BindMode, env: Env, frame: Frame): void {
+    const elements = target['elements'] as (Node | null)[];
+    const last = elements[elements.length - 1];
+    const restNode = last?.type === 'RestElement' ? last : null;
+    const n = restNode !== null ? elements.length - 1 : elements.length;
+    if (elements.length === 0) this.fail(target, 'an empty array pattern');
+    const v = src.k === 's' ? this.asVal(src, target) : src;
+    if (v.t.k !== 'dyn' && v.t.k !== 'str') {
+      const what =
+        v.t.k === 'arr' ? 'an inline array, which is not iterable (read it with .get(i))' : `a ${tyName(v.t)} value, which is not iterable`;
+      this.fail(target, `an array pattern takes an iterable (an array, a string, a generator …); this is ${what}`);
+    }
+    const iterable = this.simple(v);
+    // The names are declared first: the loop's body assigns them.
+    const declared: string[] = [];
+    if (mode !== 'assign') {
+      for (const id of patternNames(target)) {
+        const name = id['name'] as string;
+        const lid = this.newLocal(name, `${frame.key}:${id.start}`);
+        this.sink.push({ s: 'let', id: lid, name, init: null });
+        env.vars.set(name, { k: 'local', id: lid, konst: false });
+        declared.push(name);
+      }
+    }
+    this.portable = false;
+    const count = this.temp(NUM, 'i');
+    const cur = (): Expr => ({ op: 'local', id: count });
+    this.sink.push({ s: 'expr', e: { op: 'setLocal', id: count, value: cnst(0) } });
+    const rest = restNode !== null ? this.temp(DYN, 'rest') : -1;
+    if (rest >= 0) this.sink.push({ s: 'expr', e: { op: 'setLocal', id: rest, value: { op: 'dynArray', items: [] } } });
+    const x = this.temp(DYN, 'x');
+    const label = this.label('of');
+    const body: Stmt[] = [];
+    this.into(body, () => {
+      if (rest >= 0) {
+        const push: Expr = {
+          op: 'dynMethodCall',
+          obj: { op: 'local', id: rest },
+          name: 'push',
+          args: [{ op: 'local', id: x }],
+          optional: false,
+        };
+        body.push({
+          s: 'if',
+          c: { op: 'binary', o: '>=', a: cur(), b: cnst(n) },
+          then: [
+            { s: 'expr', e: push },
+            { s: 'continue', label },
+          ],
+          else: [],
+        });
+      }
+      elements.slice(0, n).forEach((el, i) => {
+        if (el === null) return;
+        const then: Stmt[] = [];
+        this.into(then, () => this.bind(el, val({ op: 'local', id: x }, DYN), 'assign', env, frame));
+        body.push({ s: 'if', c: { op: 'binary', o: '===', a: cur(), b: cnst(i) }, then, else: [] });
+      });
+      body.push({ s: 'expr', e: { op: 'updateLocal', id: count, delta: 1, prefix: true } });
+      if (rest < 0) body.push({ s: 'if', c: { op: 'binary', o: '===', a: cur(), b: cnst(n) }, then: [{ s: 'break', label }], else: [] });
+    });
+    this.sink.push({ s: 'forOf', label, id: x, iterable: iterable.e, body });
+    // Elements the iterator did not reach are undefined (a declared name already is).
+    elements.slice(0, n).forEach((el, i) => {
+      if (el === null || (mode !== 'assign' && el.type === 'Identifier')) return;
+      const then: Stmt[] = [];
+      this.into(then, () => this.bind(el, UNDEF_VAL, 'assign', env, frame));
+      this.sink.push({ s: 'if', c: { op: 'binary', o: '<=', a: cur(), b: cnst(i) }, then, else: [] });
+    });
+    if (restNode !== null) this.bind(restNode['argument'] as Node, val({ op: 'local', id: rest }, DYN), 'assign', env, frame);
+    if (mode === 'const') {
+      for (const name of declared) env.vars.set(name, { ...(env.vars.get(name) as Var & { k: 'local' }), konst: true });
+    }
+  }
+
+  /** A name no source can spell (NUL is not an identifier character) standing for `r` in `env`. */
+  private synthName(r: R, env: Env, at: Node): Node {
+    const name = `\u0000${++this.synthCount}`;
+    env.vars.set(name, r.k === 's' ? { k: 'static', sv: r.s } : { k: 'alias', v: r });
+    return synthNode(at, { type: 'Identifier', name });
   }
 
   private loop(n: Node, env: Env, frame: Frame, out: Stmt[], labels: string[]): void {
@@ -865,18 +1117,20 @@ class Lowering {
     const left = n['left'] as Node;
     const decls = left.type === 'VariableDeclaration' ? (left['declarations'] as Node[]) : [];
     const id = decls.length === 1 ? (decls[0]!['id'] as Node) : null;
-    if (left.type !== 'VariableDeclaration' || (left['kind'] as string) === 'var' || id === null || id.type !== 'Identifier') {
-      this.fail(left, 'for…of takes one new const or let variable (no pattern, no outer or var variable)');
+    if (left.type !== 'VariableDeclaration' || (left['kind'] as string) === 'var' || id === null) {
+      this.fail(left, 'for…of takes a new const or let variable or pattern (no outer or var variable)');
     }
     const iterable = this.into(out, () => this.toDyn(this.value(n['right'] as Node, env, frame)).e);
     this.portable = false;
-    const name = id['name'] as string;
-    const local = this.temp(DYN, name);
+    const kind = left['kind'] as 'let' | 'const';
+    const local = this.temp(DYN, id.type === 'Identifier' ? (id['name'] as string) : 'x');
     const scope = new Env(env);
-    scope.vars.set(name, { k: 'local', id: local, konst: left['kind'] === 'const' });
+    const body: Stmt[] = [];
+    // `for (const [k, v] of m)`: each element destructured at the top of the body.
+    if (id.type === 'Identifier') scope.vars.set(id['name'] as string, { k: 'local', id: local, konst: kind === 'const' });
+    else this.into(body, () => this.bind(id, val({ op: 'local', id: local }, DYN), kind, scope, frame));
     const label = this.label('of');
     frame.targets.push({ jsLabels: labels, kind: 'loop', breakLabel: label, continueLabel: label, continueBreaks: false });
-    const body: Stmt[] = [];
     try {
       this.stmt(n['body'] as Node, scope, frame, body, []);
     } finally {
@@ -1560,8 +1814,7 @@ class Lowering {
     const fn = functionNode(cbNode, srcOf(cbNode));
     this.checkShape(fn, 'the deviceDo callback');
     const param = fn.params[0];
-    if (fn.params.length > 1 || (param !== undefined && param.type !== 'Identifier'))
-      this.fail(cbNode, 'the deviceDo callback takes one plain parameter');
+    if (fn.params.length > 1 || param?.type === 'RestElement') this.fail(cbNode, 'the deviceDo callback takes one parameter (the object)');
     const out = this.sink;
     for (const id of t.concrete) {
       const S = this.table.types[id]!;
@@ -1569,7 +1822,12 @@ class Lowering {
       const label = this.label('each');
       const v = this.temp(objTy(S), 'each');
       const inner = new Env(env);
-      if (param !== undefined) {
+      const eachFrame: Frame = { ...frame, self: fn.arrow ? frame.self : null, ret: { kind: 'each', label }, targets: [] };
+      const body: Stmt[] = [];
+      // `({ x, y }) => …`: the object's fields read into the callback's variables.
+      if (param !== undefined && param.type !== 'Identifier') {
+        this.into(body, () => this.bind(param, val({ op: 'local', id: v }, objTy(S)), 'let', inner, eachFrame));
+      } else if (param !== undefined) {
         inner.vars.set(param['name'] as string, {
           k: 'local',
           id: v,
@@ -1577,8 +1835,6 @@ class Lowering {
           role: 'the object a deviceDo callback visits, which the compiled loop does not let change; use a let variable for another object',
         });
       }
-      const eachFrame: Frame = { ...frame, self: fn.arrow ? frame.self : null, ret: { kind: 'each', label }, targets: [] };
-      const body: Stmt[] = [];
       this.into(body, () => {
         if (fn.body.type === 'BlockStatement') this.block(fn.body['body'] as Node[], inner, eachFrame, body);
         else {
@@ -1834,7 +2090,12 @@ class Lowering {
       const t = bin === '+' && (cur.t.k !== 'num' || r.t.k !== 'num') ? DYN : NUM;
       return val(this.assignLocal(v.id, val({ op: 'binary', o: bin, a: cur.e, b: r.e }, t), n), this.locals[v.id]!.ty ?? t);
     }
-    if (target.type !== 'MemberExpression') this.fail(n, 'destructuring assignment is not supported');
+    if (target.type === 'ObjectPattern' || target.type === 'ArrayPattern') {
+      // `[a, b] = [b, a]`, `({ x, y } = p)`: the value is the right side, as evaluated.
+      if (o !== '=') this.fail(n, `the operator ${o} with a pattern`);
+      return this.bindInit(target, rightNode, 'assign', env, frame, true);
+    }
+    if (target.type !== 'MemberExpression') this.fail(n, `an assignment to ${describeNode(target.type)}`);
     if (o === '&&=' || o === '||=' || o === '??=') this.fail(n, `the operator ${o}`);
     const place = this.place(target, env, frame);
     if (place.k === 'dyn') {
@@ -1864,6 +2125,29 @@ class Lowering {
 
 // ------------------------------------------------------------------ helpers
 
+/** A node made by the lowering (destructuring), placed at `at` for messages. */
+function synthNode(at: Node, fields: Record<string, unknown>): Node {
+  return { ...fields, start: at.start, end: at.end, __src: srcOf(at) } as unknown as Node;
+}
+
+/** The identifiers a pattern binds, in source order (not those inside its default values or computed keys). */
+function patternNames(p: Node): Node[] {
+  switch (p.type) {
+    case 'Identifier':
+      return [p];
+    case 'AssignmentPattern':
+      return patternNames(p['left'] as Node);
+    case 'RestElement':
+      return patternNames(p['argument'] as Node);
+    case 'ArrayPattern':
+      return (p['elements'] as (Node | null)[]).flatMap((e) => (e === null ? [] : patternNames(e)));
+    case 'ObjectPattern':
+      return (p['properties'] as Node[]).flatMap((q) => patternNames(q.type === 'RestElement' ? q : (q['value'] as Node)));
+    default:
+      return []; // a member expression (assignment patterns only)
+  }
+}
+
 /** Whether a function body may assign the variable `name` (syntactically; shadowing makes this conservative). */
 function assigns(body: Node, name: string): boolean {
   const stack: unknown[] = [body];
@@ -1876,7 +2160,7 @@ function assigns(body: Node, name: string): boolean {
     }
     const o = n as Node;
     if (typeof o.type !== 'string') continue;
-    if (o.type === 'AssignmentExpression' && (o['left'] as Node).type === 'Identifier' && (o['left'] as Node)['name'] === name) return true;
+    if (o.type === 'AssignmentExpression' && patternNames(o['left'] as Node).some((id) => id['name'] === name)) return true;
     if (o.type === 'UpdateExpression' && (o['argument'] as Node).type === 'Identifier' && (o['argument'] as Node)['name'] === name)
       return true;
     for (const k of Object.keys(o)) if (k !== 'type') stack.push(o[k]);
