@@ -45,6 +45,15 @@ export abstract class FallbackBase extends object({ v: f64 }, { abstract: true }
   }
 }
 
+/** A class with two concrete subclasses, one of which has a setter (assignsSetterOfSomeClasses). */
+export abstract class Knob extends object({ at: f64 }, { abstract: true }) {}
+export class Dial extends Knob.extend({}) {
+  set turn(x: number) {
+    this.at = x;
+  }
+}
+export class Slider extends Knob.extend({}) {}
+
 /** One method per fallback reason (and `compiles`, which does compile: the harness's positive control). */
 export class Fallbacks extends FallbackBase.extend({
   n: i32,
@@ -78,7 +87,7 @@ export class Fallbacks extends FallbackBase.extend({
     return (x) => x + 1;
   }
 
-  /** A setter (assignsSetter). */
+  /** A setter without a getter (compoundAssignsSetter). */
   set doubled(x: number) {
     this.v = 2 * x;
   }
@@ -452,9 +461,15 @@ export class Fallbacks extends FallbackBase.extend({
     this['v'] = 1;
   }
 
-  /** An assignment through a setter of the class. */
-  assignsSetter(): void {
-    this.doubled = 3;
+  /** `+=` through a setter that has no getter. */
+  compoundAssignsSetter(): void {
+    this.doubled += 3;
+  }
+
+  /** An assignment through a setter that one concrete class of the reference's class has and the other lacks. */
+  assignsSetterOfSomeClasses(): void {
+    const k = this.runtime.get(Knob, this.n);
+    (k as Dial).turn = 1;
   }
 
   /** An assignment to a property the class does not have. */
@@ -637,4 +652,4 @@ Fallbacks.prototype.unit = 2;
 Fallbacks.prototype.isNativeCode = Math.random;
 Fallbacks.prototype.isClass = class {} as unknown as () => void;
 
-export const CLASSES = [Other, Lonely, FallbackBase, Fallbacks];
+export const CLASSES = [Other, Lonely, FallbackBase, Fallbacks, Knob, Dial, Slider];

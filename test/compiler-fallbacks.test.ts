@@ -132,7 +132,8 @@ const ROWS: readonly Row[] = [
   [Fallbacks, 'getWithoutIndex', /Fallbacks\.arr\.get needs an index/],
   // assignments
   [Fallbacks, 'assignsComputedMember', /a computed member of an smmo object/],
-  [Fallbacks, 'assignsSetter', /Fallbacks\.doubled is a setter, which compiled methods do not call/],
+  [Fallbacks, 'compoundAssignsSetter', /'\+=' on Fallbacks\.doubled, a setter without a getter in some concrete class/],
+  [Fallbacks, 'assignsSetterOfSomeClasses', /Knob\.turn is a setter in some of its concrete classes only/],
   [Fallbacks, 'addsProperty', /Fallbacks has no field 'extra' \(smmo objects get no new properties\)/],
   [Fallbacks, 'assignsInlineArray', /the inline array Fallbacks\.arr is written with \.set\(i, v\)/],
   [Fallbacks, 'assignsArrayProperty', /an assignment to a property of an inline array or of the runtime/],

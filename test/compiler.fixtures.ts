@@ -53,6 +53,7 @@ function scaled(x: number, by = SCALE): number {
 export interface PointLike extends SmmoObject {
   x: number;
   y: number;
+  mid: number;
   next: PointLike | null;
 }
 
@@ -322,6 +323,32 @@ export class Point extends object({
     this.x = k * 10 + length;
   }
 
+  /** An accessor pair over two fields: the mean of x and y, set keeping their difference. */
+  get mid(): number {
+    return (this.x + this.y) / 2;
+  }
+  set mid(v: number) {
+    const d = (this.x - this.y) / 2;
+    this.x = v + d;
+    this.y = v - d;
+  }
+  /** A setter without a getter. */
+  set scaled(v: number) {
+    this.n = (v * 3) | 0;
+  }
+
+  /** Assignments through setters: `=`, `+=`, `*=`, `++` (prefix and postfix), their values used, on this and through a reference. */
+  setsAccessors(k: number): void {
+    this.mid = k;
+    this.mid += 1.5;
+    this.mid++;
+    const before = ++this.mid;
+    const post = this.mid--;
+    this.scaled = before + post + (this.mid *= 2);
+    const nx = this.next;
+    if (nx !== null) this.word = nx.mid = this.x + k;
+  }
+
   /** `break` out of a labelled `if`. */
   labelledIf(k: number): void {
     let n = 0;
@@ -384,6 +411,9 @@ export abstract class Shape extends object({ size: f32, owner: ref(() => Point) 
   get perimeter(): number {
     return this.size * this.sides();
   }
+  /** The perimeter, set by resizing (each concrete class its own setter). */
+  abstract set span(v: number);
+  abstract get span(): number;
   /** Grows, and creates or deletes shapes. */
   grow(): void {}
   /** An early return unless `this instanceof Triangle` (compiled per concrete class: Square's stops at the return). */
@@ -405,6 +435,13 @@ export class Square extends Shape.extend({ corner: f64 }) {
   override sides(): number {
     return 4;
   }
+  get span(): number {
+    return this.size * 4;
+  }
+  set span(v: number) {
+    this.size = v / 4;
+    this.corner += 1;
+  }
   override area(): number {
     return this.size * this.size;
   }
@@ -425,6 +462,13 @@ export class Triangle extends Shape.extend({ angles: array(f32, 3) }) {
   override sides(): number {
     return 3;
   }
+  get span(): number {
+    return this.size * 3;
+  }
+  set span(v: number) {
+    this.size = v / 3;
+    this.angles.set(1, v);
+  }
   override grow(): void {
     this.size *= 1.5;
     const a = this.angles;
@@ -440,6 +484,15 @@ export class Visitor extends object({ total: f64, last: ref(() => Shape) }) {
     if (s !== null) {
       this.total += s.area() + s.perimeter;
       if (s instanceof Square) this.total += s.corner;
+    }
+  }
+  /** A setter and a getter of a shape of either class, dispatched on its class. */
+  resizes(): void {
+    const s = this.last;
+    if (s !== null) {
+      s.span = this.total % 17;
+      s.span += 2;
+      this.total += s.span;
     }
   }
   /** A reference of the base class narrowed after `if (… || !(s instanceof C)) return`, in an else branch and on the right of `||`. */

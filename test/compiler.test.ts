@@ -287,6 +287,19 @@ test('destructuring: object and array patterns, defaults, holes, rest, nesting, 
   );
 });
 
+test('setters: =, compound assignment and ++/-- through accessors (getter and setter inlined), on this, through a reference, dispatched per class', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'setsAccessors', 2],
+      [Point, 'setsAccessors', -3.5],
+      [Visitor, 'resizes'],
+      [Visitor, 'resizes'],
+    ],
+    { expectCompiled: ['Point.setsAccessors', 'Visitor.resizes'] },
+  );
+});
+
 test('array patterns over a generator take as many elements as they name and close it as interpreted', async (t) => {
   await sameHeaps(
     t,

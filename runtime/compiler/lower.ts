@@ -11,6 +11,7 @@
  *   this.f / x.f / x.f = v        Load / Store of the field's SOA array (x non-null)
  *   x.arr.get(i) / .set(i, v)     Load / Store of element i (bounds checked)
  *   x.m(…), helper(…), super.m()  inlined (virtual calls: a Switch on the concrete type)
+ *   x.g, x.s = v, x.s += v, x.s++ getters and setters inlined as methods are
  *   ctx.create(C, {…})            Alloc (+ zeroing), then the stores of the init object
  *   x.destroy(), ctx.destroy(x)   Free
  *   ctx.deviceDo(C, (o) => …)     ForEach per concrete class of C, the body inlined
@@ -117,6 +118,20 @@ const val = (e: Expr, t: Ty): Val => ({ k: 'v', e, t });
 const stat = (s: SV): Static => ({ k: 's', s });
 const cnst = (value: number | boolean | string | null | undefined): Expr => ({ op: 'const', value });
 const UNDEF_VAL = val(cnst(undefined), UNDEF);
+
+/** What an assignment writes: a field, an accessor's setter (inlined), or a property of a JavaScript value. */
+type Place =
+  | { readonly k: 'field'; readonly f: FieldRef; readonly obj: Expr; readonly load: Expr }
+  | {
+      readonly k: 'setter';
+      readonly recv: Val;
+      readonly cls: TypeLayout;
+      readonly name: string;
+      readonly setters: ReadonlyMap<object, number[]>;
+      /** The getters, where every concrete class has one (`+=`, `++` read through them). */
+      readonly getters: ReadonlyMap<object, number[]> | null;
+    }
+  | { readonly k: 'dyn'; readonly target: Expr };
 
 /** How a destructuring pattern binds its names: declares them (let, const) or assigns existing places. */
 type BindMode = 'let' | 'const' | 'assign';
@@ -1480,7 +1495,7 @@ class Lowering {
     }
     if (getter) {
       if (asCallee) this.fail(n, `${cls.name}.${name} is a getter, not a method`);
-      return this.invokeMethod(o, name, impls, [], n, true);
+      return this.invokeMethod(o, name, impls, [], n, 'get');
     }
     if (!asCallee) this.fail(n, `the method ${cls.name}.${name} is used as a value`);
     return stat({ sv: 'objMethod', recv: o, name, impls });
@@ -1544,7 +1559,7 @@ class Lowering {
       case 'objMethod': {
         if (s.impls === null && s.name === 'destroy') return this.freeCall(s.recv, n);
         if (s.impls === null) return this.isCall(s.recv, argNodes, n, env, frame);
-        return this.invokeMethod(s.recv, s.name, s.impls, this.args(argNodes, env, frame), n, false);
+        return this.invokeMethod(s.recv, s.name, s.impls, this.args(argNodes, env, frame), n, 'method');
       }
       case 'superMethod': {
         const parsed = parseFunction(s.fn as (...a: never[]) => unknown);
@@ -1681,7 +1696,14 @@ class Lowering {
   }
 
   /** x.m(args) on an object: inlined; a switch on the concrete type when implementations differ. */
-  private invokeMethod(recv: Val, name: string, impls: ReadonlyMap<object, number[]>, args: readonly R[], n: Node, getter: boolean): Val {
+  private invokeMethod(
+    recv: Val,
+    name: string,
+    impls: ReadonlyMap<object, number[]>,
+    args: readonly R[],
+    n: Node,
+    kind: 'method' | 'get' | 'set',
+  ): Val {
     const cls = (recv.t as { cls: TypeLayout }).cls;
     const r = this.simple(recv);
     if (r.e.op !== 'self') this.sink.push({ s: 'expr', e: { op: 'nonNull', obj: r.e, what: `${cls.name}.${name}` } });
@@ -1691,7 +1713,11 @@ class Lowering {
         this.notes.push(`${cls.name}.${name} runs as JavaScript: ${parsed}`);
         this.portable = false;
         const box: Expr = { op: 'box', obj: self.e };
-        if (getter) return val({ op: 'dynMember', obj: box, name, optional: false }, DYN);
+        if (kind === 'get') return val({ op: 'dynMember', obj: box, name, optional: false }, DYN);
+        if (kind === 'set') {
+          const target: Expr = { op: 'dynMember', obj: box, name, optional: false };
+          return val({ op: 'dynAssign', target, o: '=', value: this.toDyn(this.asVal(args[0]!, n)).e }, DYN);
+        }
         const dynArgs = args.map((a) => this.toDyn(this.asVal(a, n)).e);
         return val({ op: 'dynMethodCall', obj: box, name, args: dynArgs, optional: false }, DYN);
       }
@@ -2024,6 +2050,15 @@ class Lowering {
     if (target.type !== 'MemberExpression') this.fail(n, '++/-- of this target');
     const place = this.place(target, env, frame);
     if (place.k === 'dyn') return val({ op: 'dynUpdate', target: place.target, delta, prefix }, NUM);
+    if (place.k === 'setter') {
+      // x.p++ through an accessor: old = +get(); set(old ± 1); value: prefix ? old ± 1 : old.
+      const cur = this.invokeMethod(place.recv, place.name, this.gettersOf(place, n, delta === 1 ? '++' : '--'), [], n, 'get');
+      const old = this.temp(NUM, 'u');
+      this.sink.push({ s: 'expr', e: { op: 'setLocal', id: old, value: { op: 'unary', o: '+', a: this.numeric(cur, n).e } } });
+      const next = this.simpleAlways(val({ op: 'binary', o: delta === 1 ? '+' : '-', a: { op: 'local', id: old }, b: cnst(1) }, NUM));
+      this.invokeMethod(place.recv, place.name, place.setters, [next], n, 'set');
+      return prefix ? next : val({ op: 'local', id: old }, NUM);
+    }
     if (place.f.kind === 'ref' || place.f.kind === 'bool') this.fail(n, `++/-- of a ${place.f.kind} field`);
     // field++: old = +load; store(old ± 1); value: prefix ? old ± 1 : old (as the accessor pair does)
     const old = this.temp(NUM, 'u');
@@ -2036,8 +2071,15 @@ class Lowering {
     return val({ op: 'seq', items }, NUM);
   }
 
-  /** An assignable member: a field of an smmo object, or a property of a JavaScript value. */
-  private place(target: Node, env: Env, frame: Frame): { k: 'field'; f: FieldRef; obj: Expr; load: Expr } | { k: 'dyn'; target: Expr } {
+  /** The getters of an accessor that `op` reads before it writes (every concrete class has one, or the method falls back). */
+  private gettersOf(place: Place & { k: 'setter' }, n: Node, op: string): ReadonlyMap<object, number[]> {
+    if (place.getters === null)
+      this.fail(n, `'${op}' on ${place.cls.name}.${place.name}, a setter without a getter in some concrete class`);
+    return place.getters;
+  }
+
+  /** An assignable member: a field of an smmo object, a setter of its class, or a property of a JavaScript value. */
+  private place(target: Node, env: Env, frame: Frame): Place {
     const objNode = target['object'] as Node;
     const computed = target['computed'] === true;
     const o = this.value(objNode, env, frame);
@@ -2046,12 +2088,20 @@ class Lowering {
       const name = (target['property'] as Node)['name'] as string;
       const f = this.fieldRef(o.t.cls, name);
       if (f === null) {
-        const setter = findDescriptor(o.t.cls.cls.prototype as object, name, true)?.set !== undefined;
-        if (setter)
-          this.fail(
-            target,
-            `${o.t.cls.name}.${name} is a setter, which compiled methods do not call; assign the fields it sets, or call a method`,
-          );
+        // An accessor: its setter (and getter, for `+=` and `++`) per concrete class, inlined as methods are.
+        const setters = new Map<object, number[]>();
+        const getters = new Map<object, number[]>();
+        for (const id of o.t.cls.concrete) {
+          const d = findDescriptor(this.table.types[id]!.cls.prototype as object, name, true);
+          if (d?.set !== undefined) setters.set(d.set, [...(setters.get(d.set) ?? []), id]);
+          if (d?.get !== undefined) getters.set(d.get, [...(getters.get(d.get) ?? []), id]);
+        }
+        const n = o.t.cls.concrete.length;
+        const count = (m: Map<object, number[]>): number => [...m.values()].reduce((a, ids) => a + ids.length, 0);
+        if (n > 0 && count(setters) === n) {
+          return { k: 'setter', recv: this.simple(o), cls: o.t.cls, name, setters, getters: count(getters) === n ? getters : null };
+        }
+        if (setters.size > 0) this.fail(target, `${o.t.cls.name}.${name} is a setter in some of its concrete classes only`);
         this.fail(target, `${o.t.cls.name} has no field '${name}' (smmo objects get no new properties)`);
       }
       if (f.length > 0) this.fail(target, `the inline array ${o.t.cls.name}.${name} is written with .set(i, v)`);
@@ -2101,6 +2151,25 @@ class Lowering {
     if (place.k === 'dyn') {
       const r = this.toDyn(this.value(rightNode, env, frame));
       return val({ op: 'dynAssign', target: place.target, o: o as '=', value: r.e }, DYN);
+    }
+    if (place.k === 'setter') {
+      // x.p = v through an accessor: the setter inlined with v; the expression's value is v.
+      let v: Val;
+      if (o === '=') v = this.value(rightNode, env, frame);
+      else {
+        const getters = this.gettersOf(place, n, o);
+        const [cur, r] = this.ordered([
+          () => this.invokeMethod(place.recv, place.name, getters, [], n, 'get'),
+          () => this.value(rightNode, env, frame),
+        ]) as [Val, Val];
+        if (cur.t.k === 'obj' || r.t.k === 'obj' || cur.t.k === 'arr' || r.t.k === 'arr')
+          this.fail(n, `an smmo object is an operand of '${o}'`);
+        const bin = o.slice(0, -1) as BinaryOp;
+        v = val({ op: 'binary', o: bin, a: cur.e, b: r.e }, bin === '+' && (cur.t.k !== 'num' || r.t.k !== 'num') ? DYN : NUM);
+      }
+      const s = this.simple(v);
+      this.invokeMethod(place.recv, place.name, place.setters, [s], n, 'set');
+      return s;
     }
     const f = place.f;
     let v: Val;
