@@ -622,6 +622,11 @@ export class Fallbacks extends FallbackBase.extend({
     this.runtime.destroy(null as unknown as SmmoObject);
   }
 
+  /** destroy() of an object taken out of a JavaScript array. */
+  destroysFromArray(): void {
+    this.runtime.destroy([this][0]!);
+  }
+
   /** destroy() without an argument. */
   destroyWithoutObject(): void {
     (this.runtime.destroy as () => void)();

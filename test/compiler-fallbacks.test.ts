@@ -66,7 +66,7 @@ const ROWS: readonly Row[] = [
     /'o' holds both obj<Fallbacks> and num values; keep smmo objects and other values in separate variables/,
   ],
   [Fallbacks, 'letHoldsFunction', /'f' is declared with let and holds a function expression; declare it const/],
-  [Fallbacks, 'readsArguments', /the name 'arguments' cannot be resolved/],
+  [Fallbacks, 'readsArguments', /`arguments` is not supported in compiled methods; name the parameters/],
   // calls and inlining
   [Fallbacks, 'nestsTooDeep', /calls nest deeper than 24 levels \(a local function\)/],
   // destructuring
@@ -160,7 +160,8 @@ const ROWS: readonly Row[] = [
   [Fallbacks, 'createArrayNotLiteral', /create\(Fallbacks\): the inline array 'arr' must be given as an array literal/],
   [Fallbacks, 'createArrayTooLong', /create\(Fallbacks\): 'arr' has 3 elements/],
   [Fallbacks, 'createArrayHole', /array holes and spread elements are not supported \(at `\[1, , 3\]`\)/],
-  [Fallbacks, 'destroysNonObject', /destroy\(\) of something that is not an smmo object/],
+  [Fallbacks, 'destroysNonObject', /destroy\(\) of a null value, which is not an smmo object/],
+  [Fallbacks, 'destroysFromArray', /destroy\(\) of a value that comes from JavaScript .* cannot tell is an smmo object/],
   [Fallbacks, 'destroyWithoutObject', /destroy needs an object/],
   [Fallbacks, 'getWithoutHandle', /get\(C, handle\) needs a handle/],
   [Fallbacks, 'deviceDoFunctionVariable', /deviceDo\(C, fn\): fn must be a function written in the call/],

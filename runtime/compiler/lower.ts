@@ -1335,6 +1335,9 @@ class Lowering {
       const r = this.readLocal(v.id);
       return v.narrowed !== undefined ? val(r.e, v.narrowed) : r;
     }
+    if (name === 'arguments' && !this.resolver.lookup(frame.closureOf, name).found) {
+      this.fail(n, '`arguments` is not supported in compiled methods; name the parameters, or take the rest with a rest parameter (...xs)');
+    }
     if (name === 'undefined') return UNDEF_VAL;
     if (name === 'NaN') return val(cnst(NaN), NUM);
     if (name === 'Infinity') return val(cnst(Infinity), NUM);
@@ -1745,7 +1748,13 @@ class Lowering {
   }
 
   private freeCall(recv: Val, n: Node): Val {
-    if (recv.t.k !== 'obj') this.fail(n, 'destroy() of something that is not an smmo object');
+    if (recv.t.k === 'dyn') {
+      this.fail(
+        n,
+        'destroy() of a value that comes from JavaScript (an array element, a call left as JavaScript …), which the compiler cannot tell is an smmo object; destroy it through a variable, field or parameter that holds it',
+      );
+    }
+    if (recv.t.k !== 'obj') this.fail(n, `destroy() of a ${tyName(recv.t)} value, which is not an smmo object`);
     this.frees = true;
     return val({ op: 'free', obj: recv.e }, UNDEF);
   }
