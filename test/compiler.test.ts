@@ -272,6 +272,22 @@ test('for…of over JavaScript values: the rest compiles, and a generator left e
   }
   t.true(closes[0]! > 0, 'the generators ran their finally');
   t.is(closes[1], closes[0], 'compiled closes as many iterators as interpreted');
+  t.false(compiledOnly('iterates').ranksOnly, 'JavaScript runs in an iterator: not a method whose only JavaScript is rank tables');
+});
+
+/** Point's method compiled on a fresh runtime's main thread, without running it. */
+function compiledOnly(method: string): { ranksOnly: boolean } {
+  const ctx = compileRuntime!.main as unknown as ThreadContext;
+  const r = ctx.compiler!.compile(ctx.table.byClass(Point)!.id, method, ctx.compileUse);
+  if (!r.compiled) throw new Error(`${method}: ${r.reason}`);
+  return r;
+}
+let compileRuntime: Runtime | undefined;
+test.before(async () => {
+  compileRuntime = await createRuntime({ classes: CLASSES, heap: '4MB' });
+});
+test.after.always(async () => {
+  await compileRuntime?.close();
 });
 
 test('destructuring: object and array patterns, defaults, holes, rest, nesting, swaps, for…of and parameters', async (t) => {
@@ -324,6 +340,10 @@ test('array patterns over a generator take as many elements as they name and clo
   }
   t.true(seen[0]!.closes > 0, 'the generators ran their finally');
   t.deepEqual(seen[1], seen[0], 'compiled closes as many iterators and takes as many values as interpreted');
+  t.false(
+    compiledOnly('destructuresIterator').ranksOnly,
+    'JavaScript runs in an iterator: not a method whose only JavaScript is rank tables',
+  );
 });
 
 test('a let variable started from a module constant is an ordinary variable; break leaves a labelled if', async (t) => {

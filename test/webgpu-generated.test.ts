@@ -158,6 +158,18 @@ export class Item extends object({
     if (this.id % 5 === 0) this.destroy();
   }
 
+  /** for…of over a rank table, and an array pattern over one: JavaScript's iterator protocol, not generated. */
+  iteratesTable(n: number): void {
+    const t = rankTable(this.runtime, Slot, n);
+    let sum = 0;
+    for (const h of t) sum += h;
+    this.key = sum;
+  }
+  destructuresTable(n: number): void {
+    const [first = 0] = rankTable(this.runtime, Slot, n);
+    this.key = first;
+  }
+
   /** A rank table (runtime/rank-table.ts) and the exact quotient (id - id % 7) / 7. */
   ranked(n: number): void {
     const ctx = this.runtime;
@@ -644,6 +656,10 @@ test('emitWgsl: the reasons a method is outside the subset', async (t) => {
     t.true(churn.allocates && churn.frees && churn.reports);
     t.regex(churn.source, /a_allocate\(\d+u\)/);
     t.throws(() => emitWgsl(irOf('Item', 'wider'), [], host), { instanceOf: WgslUnsupported, message: /beyond 32 bits/ });
+    // JavaScript's iterator protocol is never generated (a loop is not dropped), even over a rank table.
+    for (const m of ['iteratesTable', 'destructuresTable']) {
+      t.throws(() => emitWgsl(irOf('Item', m), ['i32'], host), { instanceOf: WgslUnsupported, message: /iterator protocol/ }, m);
+    }
     // Floats: double-single by default (W10), f32 when asked.
     t.regex(emitWgsl(irOf('Item', 'floats'), ['f32'], host).source, /df_mul\(.*\n.*df_sqrt\(/);
     t.notRegex(emitWgsl(irOf('Item', 'floats'), ['f32'], host, 'f32').source, /df_/);

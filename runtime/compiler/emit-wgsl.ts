@@ -337,6 +337,8 @@ function stmtParts(s: Stmt): readonly (Expr | readonly Stmt[])[] {
     case 'loop':
     case 'forEach':
       return [s.body];
+    case 'forOf':
+      return [s.iterable, s.body];
     case 'switch':
       return [s.on, ...s.cases.flatMap((c) => (c.test === null ? [c.body] : [c.test, c.body]))];
     default:
@@ -384,6 +386,9 @@ function unsupportedIn(body: readonly Stmt[], ranks: RankInfo, arrays: TypedArra
   };
   const inStmts = (ss: readonly Stmt[]): string | null => {
     for (const s of ss) {
+      // JavaScript's iterator protocol (for…of, array patterns over iterables): not generated,
+      // and JavaScript runs in it (an iterator's next() is any code), whatever it iterates.
+      if (s.s === 'forOf') return "for…of or an array pattern over a JavaScript value (JavaScript's iterator protocol)";
       if (s.s === 'let' && voids.has(s.id) && s.init !== null && isUndefinedConst(s.init)) continue;
       if (s.s === 'let' && arrays.has(s.id) && s.init !== null) {
         const r = inExpr({ op: 'setLocal', id: s.id, value: s.init });
@@ -1067,6 +1072,9 @@ class WgslEmitter {
       case 'forEach':
         this.forEach(s);
         return;
+      case 'forOf':
+        // unsupportedIn turns such a method away first; a statement is never dropped silently.
+        fail("for…of or an array pattern over a JavaScript value (JavaScript's iterator protocol)");
     }
   }
 
