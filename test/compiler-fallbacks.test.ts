@@ -3,9 +3,9 @@
  * `new CompileFallback(…)`, and the parse failures of runtime/compiler/parse.ts that reach
  * them): for every reason a user's method can reach, one method of
  * test/compiler-fallbacks.fixtures.ts that reaches it, compiled without being run; the
- * method must not compile, and its reason must name the construct. The six reasons that
+ * method must not compile, and its reason must name the construct. The five reasons that
  * test/compiler.test.ts covers (FALLBACKS, class Odd) are not repeated: comparing objects
- * with ===, reading a module `let`, try/catch, recursion, a rest element in an object
+ * with ===, reading a module `let`, recursion, a rest element in an object
  * pattern, an object in arithmetic ('+').
  *
  * Sites of lower.ts a user's method cannot reach (internal invariants), with their text:

@@ -97,6 +97,15 @@ function spread({ x, y }: { x: number; y: number }, [s = 0, t = 1]: readonly num
   return x * s + y * t + more.length;
 }
 
+/** A helper whose finally overrides its return for large k (inlined: the return is a break the finally's break replaces). */
+function pick(k: number): number {
+  try {
+    return k;
+  } finally {
+    if (k > 3) return -k;
+  }
+}
+
 /** Module constants a method starts its `let` variables from. */
 const START_COUNT = 3;
 const START_ON = true;
@@ -323,6 +332,46 @@ export class Point extends object({
     this.x = k * 10 + length;
   }
 
+  /**
+   * try/catch/finally: errors of compiled code caught (a null reference's TypeError, an
+   * inline array's RangeError, a thrown value), their class and message read; a pattern
+   * as the catch parameter, a catch without one; break, continue and an inlined return
+   * leaving through finally.
+   */
+  catches(k: number): void {
+    let log = 0;
+    try {
+      const nx = this.next;
+      log += nx!.x;
+    } catch (e) {
+      log += e instanceof TypeError ? 1000 : 2000;
+      this.tag = (e as Error).message.length;
+    } finally {
+      log += 1;
+    }
+    try {
+      log += this.stream.get(k) % 7;
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    } catch ({ name }: any) {
+      log += name === 'RangeError' ? 100 : 200;
+    }
+    try {
+      if (this.n > k * 50) throw new Error(`n ${this.n}`);
+    } catch {
+      log += 3;
+    }
+    outer: for (let i = 0; i < 3; i++) {
+      try {
+        if (i === k % 3) break outer;
+        if (i === 1) continue;
+        log += i;
+      } finally {
+        log += 0.5;
+      }
+    }
+    this.x = log + pick(k);
+  }
+
   /** An accessor pair over two fields: the mean of x and y, set keeping their difference. */
   get mid(): number {
     return (this.x + this.y) / 2;
@@ -524,13 +573,6 @@ export class Odd extends object({ v: f64, peer: ref<OddLike>('Odd') }) {
   }
   readsModuleLet(): void {
     this.v = counter;
-  }
-  usesTryCatch(): void {
-    try {
-      this.v = 1;
-    } catch {
-      this.v = 2;
-    }
   }
   recursive(n: number): number {
     return n <= 0 ? 0 : this.recursive(n - 1) + 1;

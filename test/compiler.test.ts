@@ -316,6 +316,18 @@ test('setters: =, compound assignment and ++/-- through accessors (getter and se
   );
 });
 
+test('try/catch/finally: compiled errors caught with their class and message, patterns, break, continue and returns through finally', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'catches', 1],
+      [Point, 'catches', 5],
+      [Point, 'catches', 3],
+    ],
+    { expectCompiled: ['Point.catches'] },
+  );
+});
+
 test('array patterns over a generator take as many elements as they name and close it as interpreted', async (t) => {
   await sameHeaps(
     t,
@@ -487,7 +499,6 @@ test('errors in compiled code are the interpreted ones: TypeError on null, Range
 const FALLBACKS: [method: string, reason: RegExp][] = [
   ['comparesObjects', /compares obj<Odd> with obj<Odd> using '==='.*a\.is\(b\)/],
   ['readsModuleLet', /reads the module-level variable 'counter' \(declared with let\)/],
-  ['usesTryCatch', /try\/catch is not supported/],
   ['callsRecursive', /Odd\.recursive is recursive/],
   ['destructuresRest', /a rest element \(\.\.\.rest\) in an object pattern is not supported/],
   ['objectInArithmetic', /an smmo object is an operand of '\+'/],

@@ -843,6 +843,15 @@ ${body}
         return `${ind}${s.label}: for (;;) {\n${this.stmts(s.body, ind + '  ')}\n${ind}}`;
       case 'forOf':
         return `${ind}${s.label}: for (l${s.id} of ${this.expr(s.iterable)}) {\n${this.stmts(s.body, ind + '  ')}\n${ind}}`;
+      case 'try': {
+        let out = `${ind}try {\n${this.stmts(s.body, ind + '  ')}\n${ind}}`;
+        if (s.handler !== null) {
+          const take = s.param !== null ? `\n${ind}  l${s.param} = $thrown;` : '';
+          out += ` catch${s.param !== null ? ' ($thrown)' : ''} {${take}\n${this.stmts(s.handler, ind + '  ')}\n${ind}}`;
+        }
+        if (s.finalizer !== null) out += ` finally {\n${this.stmts(s.finalizer, ind + '  ')}\n${ind}}`;
+        return out;
+      }
       case 'break':
         return `${ind}break ${s.label};`;
       case 'continue':
@@ -939,6 +948,11 @@ export function walk(body: readonly Stmt[], visit: (node: Expr | Stmt) => void):
       case 'forOf':
         expr(s.iterable);
         s.body.forEach(stmt);
+        return;
+      case 'try':
+        s.body.forEach(stmt);
+        s.handler?.forEach(stmt);
+        s.finalizer?.forEach(stmt);
         return;
       case 'switch':
         expr(s.on);

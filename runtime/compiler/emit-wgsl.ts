@@ -339,6 +339,8 @@ function stmtParts(s: Stmt): readonly (Expr | readonly Stmt[])[] {
       return [s.body];
     case 'forOf':
       return [s.iterable, s.body];
+    case 'try':
+      return [s.body, ...(s.handler !== null ? [s.handler] : []), ...(s.finalizer !== null ? [s.finalizer] : [])];
     case 'switch':
       return [s.on, ...s.cases.flatMap((c) => (c.test === null ? [c.body] : [c.test, c.body]))];
     default:
@@ -389,6 +391,7 @@ function unsupportedIn(body: readonly Stmt[], ranks: RankInfo, arrays: TypedArra
       // JavaScript's iterator protocol (for…of, array patterns over iterables): not generated,
       // and JavaScript runs in it (an iterator's next() is any code), whatever it iterates.
       if (s.s === 'forOf') return "for…of or an array pattern over a JavaScript value (JavaScript's iterator protocol)";
+      if (s.s === 'try') return 'try/catch/finally (JavaScript only)';
       if (s.s === 'let' && voids.has(s.id) && s.init !== null && isUndefinedConst(s.init)) continue;
       if (s.s === 'let' && arrays.has(s.id) && s.init !== null) {
         const r = inExpr({ op: 'setLocal', id: s.id, value: s.init });
@@ -1073,8 +1076,13 @@ class WgslEmitter {
         this.forEach(s);
         return;
       case 'forOf':
+      case 'try':
         // unsupportedIn turns such a method away first; a statement is never dropped silently.
-        fail("for…of or an array pattern over a JavaScript value (JavaScript's iterator protocol)");
+        fail(
+          s.s === 'try'
+            ? 'try/catch/finally (JavaScript only)'
+            : "for…of or an array pattern over a JavaScript value (JavaScript's iterator protocol)",
+        );
     }
   }
 

@@ -173,6 +173,17 @@ export type Stmt =
    * `continue label` starts the next round, `break label` leaves it.
    */
   | { readonly s: 'forOf'; readonly label: string; readonly id: number; readonly iterable: Expr; readonly body: readonly Stmt[] }
+  /**
+   * JavaScript's try statement (JavaScript only): `param` (a local, or none) receives what
+   * was thrown before `handler` runs; `finalizer` runs however the body or handler is left.
+   */
+  | {
+      readonly s: 'try';
+      readonly body: readonly Stmt[];
+      readonly param: number | null;
+      readonly handler: readonly Stmt[] | null;
+      readonly finalizer: readonly Stmt[] | null;
+    }
   | { readonly s: 'break'; readonly label: string }
   | { readonly s: 'continue'; readonly label: string }
   /** JavaScript's switch (strict equality, fall-through); `break label` leaves it. */

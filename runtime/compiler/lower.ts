@@ -26,6 +26,7 @@
  *   [a, b] = [b, a]               the items saved, then bound one by one (no array)
  *   const [a, ...r] = iterable    JavaScript's for…of over it (forOf), as many elements as
  *                                 named, the iterator closed after (JavaScript only)
+ *   try { … } catch (e) { … }     JavaScript's try around the compiled statements (JavaScript only)
  *
  * Free names are resolved through the function's own closure (scope.ts): module
  * constants become constants, classes and functions compile-time values. Code the
@@ -38,7 +39,7 @@
  * would change: comparing two objects with === (views are not unique, handles are), an
  * object in arithmetic, reading a module variable that may change (`let`), one variable
  * holding objects of unrelated classes or objects and numbers, recursion, and constructs
- * outside the documented subset (try/catch, for…in, an object pattern's rest element, …).
+ * outside the documented subset (for…in, an object pattern's rest element, …).
  *
  * Evaluation order. Inlined calls and deviceDo loops are statements, met in the middle of
  * expressions. Statements produced while lowering an expression go to the current
@@ -729,6 +730,9 @@ class Lowering {
       case 'ForOfStatement':
         this.forOf(n, env, frame, out, labels);
         return;
+      case 'TryStatement':
+        this.tryStmt(n, env, frame, out);
+        return;
       case 'BreakStatement':
       case 'ContinueStatement':
         out.push(this.jump(n, frame));
@@ -1152,6 +1156,40 @@ class Lowering {
       frame.targets.pop();
     }
     out.push({ s: 'forOf', label, id: local, iterable, body });
+  }
+
+  /**
+   * try/catch/finally (JavaScript only): JavaScript's own statement around the compiled
+   * body. What compiled code throws is what the interpreted method throws (the same error
+   * classes and messages), so a handler sees the same values; break, continue and return
+   * (inlined returns are breaks) run the finalizer as JavaScript does.
+   */
+  private tryStmt(n: Node, env: Env, frame: Frame, out: Stmt[]): void {
+    this.portable = false;
+    const body: Stmt[] = [];
+    this.stmt(n['block'] as Node, env, frame, body, []);
+    const h = n['handler'] as Node | null;
+    let param: number | null = null;
+    let handler: Stmt[] | null = null;
+    if (h !== null) {
+      handler = [];
+      const scope = new Env(env);
+      const p = h['param'] as Node | null;
+      if (p !== null) {
+        param = this.temp(DYN, p.type === 'Identifier' ? (p['name'] as string) : 'thrown');
+        const thrown = val({ op: 'local', id: param }, DYN);
+        if (p.type === 'Identifier') scope.vars.set(p['name'] as string, { k: 'local', id: param, konst: false });
+        else this.into(handler, () => this.bind(p, thrown, 'let', scope, frame));
+      }
+      this.stmt(h['body'] as Node, scope, frame, handler, []);
+    }
+    const f = n['finalizer'] as Node | null;
+    let finalizer: Stmt[] | null = null;
+    if (f !== null) {
+      finalizer = [];
+      this.stmt(f, env, frame, finalizer, []);
+    }
+    out.push({ s: 'try', body, param, handler, finalizer });
   }
 
   /**
