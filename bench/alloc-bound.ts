@@ -21,7 +21,6 @@
  * claims for each of 16 threads, so that no thread waits at the end of a pass for another's
  * fifth block (with 2048 lanes, 69 blocks, five threads take a fifth).
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname } from 'node:path';
@@ -30,7 +29,7 @@ import { parseArgs } from 'node:util';
 import { createRuntime } from '../index.js';
 import { Allocator8, CLASSES, heapBytes, MAX_K, MODEL_URL } from '../apps/linux-scalability/linux.js';
 import { machineInfo } from './apps.js';
-import { lastJsonLine } from './child.js';
+import { lastJsonLine, spawnNodeChild } from './child.js';
 
 type Method = 'allocFree' | 'allocFreeRaw';
 
@@ -116,9 +115,9 @@ async function measure(threads: number, lanes: number, startAt: number): Promise
 const CHILD_SLACK_MS = 120_000;
 
 /** Run a measuring process; resolves to its sample. */
-function child(threads: number, lanes: number, startAt: number): Promise<Sample> {
+async function child(threads: number, lanes: number, startAt: number): Promise<Sample> {
+  const script = fileURLToPath(import.meta.url);
   const argv = [
-    fileURLToPath(import.meta.url),
     '--child',
     '--threads',
     String(threads),
@@ -137,18 +136,12 @@ function child(threads: number, lanes: number, startAt: number): Promise<Sample>
   // A bound on the process: its window, the wait for the common start and a generous
   // allowance for the runtime's start and warm-up; past it the process is killed.
   const limitMs = SECONDS * 1000 + Math.max(0, startAt - Date.now()) + CHILD_SLACK_MS;
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'], timeout: limitMs });
-    let out = '';
-    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    p.on('error', reject);
-    p.on('close', (code, signal) => {
-      const what = `alloc-bound: a measuring process (${threads} threads, ${lanes} lanes)`;
-      if (signal !== null) return reject(new Error(`${what} was stopped (${signal}) after its limit of ${Math.round(limitMs / 1000)} s`));
-      if (code !== 0) return reject(new Error(`${what} exited with ${code}`));
-      resolve(lastJsonLine<Sample>(out));
-    });
-  });
+  const r = await spawnNodeChild(script, argv, { timeoutMs: limitMs });
+  const what = `alloc-bound: a measuring process (${threads} threads, ${lanes} lanes)`;
+  if (r.timedOut) throw new Error(`${what} was stopped (${r.signal}) after its limit of ${Math.round(limitMs / 1000)} s`);
+  if (r.signal !== null) throw new Error(`${what} was ended by ${r.signal}`);
+  if (r.code !== 0) throw new Error(`${what} exited with ${r.code}`);
+  return lastJsonLine<Sample>(r.stdout);
 }
 
 async function main(): Promise<void> {

@@ -27,7 +27,6 @@
  * calibration would also take minutes per case for steps of 0.1–1 s; and it runs every
  * benchmark in one process (see above).
  */
-import { spawn } from 'node:child_process';
 import { availableParallelism, cpus, loadavg, platform, arch, totalmem } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { App, AppParams } from '../apps/app.js';
@@ -36,6 +35,7 @@ import { appModule, loadApp } from '../apps/registry.js';
 import { createRuntime, SmmoError, type Runtime } from '../index.js';
 import { ownKernels } from '../runtime/kernels.js';
 import { barChart, PALETTE, type Bar, type BarPanel } from './plot.js';
+import { spawnNodeChild } from './child.js';
 
 export type Impl = 'smmo' | 'aos' | 'soa';
 export type BenchBackend = 'ts' | 'wasm' | 'webgpu';
@@ -220,30 +220,15 @@ export async function measure(c: BenchCase): Promise<ChildResult> {
 export class BenchCaseError extends SmmoError {}
 
 /** Run `c` in a fresh child process; rejects (BenchCaseError) when the child fails (its stderr in the message) or exceeds `timeoutMs`. */
-export function runChild(c: BenchCase, timeoutMs: number): Promise<ChildResult> {
+export async function runChild(c: BenchCase, timeoutMs: number): Promise<ChildResult> {
   const script = fileURLToPath(import.meta.url);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, '--child', JSON.stringify(c)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      const line = stdout.split('\n').find((l) => l.startsWith(RESULT_TAG));
-      if (code === 0 && line !== undefined) return resolve(JSON.parse(line.slice(RESULT_TAG.length)) as ChildResult);
-      const why =
-        signal === 'SIGKILL'
-          ? `did not finish within ${timeoutMs / 1000} s (raise --timeout or lower the sizes)`
-          : `exited with ${code ?? signal}`;
-      reject(new BenchCaseError(`case ${caseName(c)} ${why}:\n${stderr.trim().split('\n').slice(-15).join('\n')}`));
-    });
-  });
+  const r = await spawnNodeChild(script, ['--child', JSON.stringify(c)], { timeoutMs, stderr: 'pipe' });
+  const line = r.stdout.split('\n').find((l) => l.startsWith(RESULT_TAG));
+  if (r.code === 0 && line !== undefined) return JSON.parse(line.slice(RESULT_TAG.length)) as ChildResult;
+  const why = r.timedOut
+    ? `did not finish within ${timeoutMs / 1000} s (raise --timeout or lower the sizes)`
+    : `exited with ${r.code ?? r.signal}`;
+  throw new BenchCaseError(`case ${caseName(c)} ${why}:\n${r.stderr.trim().split('\n').slice(-15).join('\n')}`);
 }
 
 // ------------------------------------------------------------------ the plan and the report

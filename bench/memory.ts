@@ -56,7 +56,6 @@
  * differ by less than --precision (relative, in the size parameter). Every probe is a
  * fresh child process; --jobs searches run side by side (default 1: one probe at a time).
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -66,6 +65,7 @@ import type { AppParams } from '../apps/app.js';
 import { loadApp } from '../apps/registry.js';
 import { createRuntime, HeapExhaustedError, type Runtime } from '../index.js';
 import { machineInfo, paramsFor, type Machine } from './apps.js';
+import { spawnNodeChild } from './child.js';
 import { barChart, PALETTE } from './plot.js';
 
 type Impl = 'smmo' | 'aos';
@@ -258,49 +258,34 @@ function v8Flags(p: Probe, budgetMiB: number, s: Settings): string[] {
 }
 
 /** Run one probe in a child; V8's out-of-memory and the timeout count as "does not fit". */
-function probe(p: Probe, budgetMiB: number, s: Settings): Promise<ProbeResult & { v8Flags: string[] }> {
+async function probe(p: Probe, budgetMiB: number, s: Settings): Promise<ProbeResult & { v8Flags: string[] }> {
   const flags = v8Flags(p, budgetMiB, s);
-  const t0 = performance.now();
-  return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, [...flags, fileURLToPath(import.meta.url), '--child', JSON.stringify(p)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    c.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    c.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d.length > 1e5 ? d.slice(-1e5) : d));
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      c.kill('SIGKILL');
-    }, s.timeoutMs);
-    c.on('error', reject);
-    c.on('close', (code, signal) => {
-      clearTimeout(timer);
-      const seconds = (performance.now() - t0) / 1000;
-      const line = stdout.split('\n').find((l) => l.startsWith(RESULT_TAG));
-      if (code === 0 && line) return resolve({ ...(JSON.parse(line.slice(RESULT_TAG.length)) as ProbeResult), v8Flags: flags });
-      if (timedOut)
-        return resolve({
-          fits: false,
-          reason: `timeout after ${s.timeoutMs / 1000} s (GC thrashing near the limit)`,
-          seconds,
-          v8Flags: flags,
-        });
-      if (/heap out of memory|Reached heap limit|Allocation failed/i.test(stderr))
-        return resolve({
-          fits: false,
-          reason: `V8 heap out of memory (${p.impl === 'smmo' ? 'the JS side, capped at --smmo-old-space' : 'old space'})`,
-          seconds,
-          v8Flags: flags,
-        });
-      reject(
-        new Error(
-          `probe ${JSON.stringify(p)} with ${flags.join(' ')} exited with ${code ?? signal}:\n${stderr.trim().split('\n').slice(-20).join('\n')}`,
-        ),
-      );
-    });
+  const r = await spawnNodeChild(fileURLToPath(import.meta.url), ['--child', JSON.stringify(p)], {
+    timeoutMs: s.timeoutMs,
+    nodeArgs: flags,
+    stderr: 'pipe',
+    stderrKeepChars: 1e5,
   });
+  const { seconds, stderr } = r;
+  const line = r.stdout.split('\n').find((l) => l.startsWith(RESULT_TAG));
+  if (r.code === 0 && line) return { ...(JSON.parse(line.slice(RESULT_TAG.length)) as ProbeResult), v8Flags: flags };
+  if (r.timedOut)
+    return {
+      fits: false,
+      reason: `timeout after ${s.timeoutMs / 1000} s (GC thrashing near the limit)`,
+      seconds,
+      v8Flags: flags,
+    };
+  if (/heap out of memory|Reached heap limit|Allocation failed/i.test(stderr))
+    return {
+      fits: false,
+      reason: `V8 heap out of memory (${p.impl === 'smmo' ? 'the JS side, capped at --smmo-old-space' : 'old space'})`,
+      seconds,
+      v8Flags: flags,
+    };
+  throw new Error(
+    `probe ${JSON.stringify(p)} with ${flags.join(' ')} exited with ${r.code ?? r.signal}:\n${stderr.trim().split('\n').slice(-20).join('\n')}`,
+  );
 }
 
 interface SearchResult {
