@@ -88,7 +88,7 @@ const ROWS: readonly Row[] = [
     /applyTwice\(\) cannot be inlined \(it is native code \(a built-in or a bound function\)\), so it would run as JavaScript, and a function written in the method cannot be handed to JavaScript/,
   ],
   [Fallbacks, 'memberOfFunction', /member 'length' of a function expression/],
-  [Fallbacks, 'spreadArgument', /spread arguments are not supported/],
+  [Fallbacks, 'spreadArgument', /spread arguments \(\.\.\.xs\) to a function expression; pass the values one by one/],
   [Fallbacks, 'optionalCall', /optional calls \(f\?\.\(\)\) are not supported/],
   [Fallbacks, 'callsNonFunction', /Math is not a function/],
   [Fallbacks, 'callsClass', /class Other is called without new/],
@@ -108,15 +108,12 @@ const ROWS: readonly Row[] = [
   [Fallbacks, 'declaresClass', /a class declaration is not supported in compiled methods/],
   [Fallbacks, 'usesDebugger', /debugger is not supported in compiled methods/],
   // expressions
-  [Fallbacks, 'regexLiteral', /regular expression and bigint literals are not supported/],
-  [Fallbacks, 'arraySpread', /array holes and spread elements are not supported \(at `\[\.\.\.xs\]`\)/],
-  [Fallbacks, 'objectSpread', /object literals with computed keys, spreads, methods or accessors are not supported/],
+  [Fallbacks, 'objectComputedKey', /object literals with computed keys, methods or accessors are not supported/],
   [Fallbacks, 'classExpression', /a class expression is not supported in compiled methods/],
   [Fallbacks, 'taggedTemplate', /a tagged template is not supported in compiled methods/],
   [Fallbacks, 'readsImportMeta', /new\.target \/ import\.meta is not supported in compiled methods/],
   [Fallbacks, 'dynamicImport', /import\(\) is not supported in compiled methods/],
-  [Fallbacks, 'usesIn', /the 'in' operator is not supported/],
-  [Fallbacks, 'usesDelete', /the 'delete' operator is not supported/],
+  [Fallbacks, 'deletesNonProperty', /'delete' of something other than a property/],
   [Fallbacks, 'negatesObject', /an smmo object is the operand of '-'/],
   [Fallbacks, 'objectAsNumber', /an smmo object is used as a number/],
   [Fallbacks, 'runtimeOperand', /the runtime is an operand of '==='/],
@@ -212,7 +209,7 @@ test('falls back visibly through parallelDo: stats().compiled has the reason, an
   try {
     const o = rt.create(Fallbacks, { v: 0 });
     const runs: [method: string, reason: RegExp, v: number][] = [
-      ['usesIn', /the 'in' operator is not supported/, 1], // 'v' in this
+      ['objectComputedKey', /object literals with computed keys/, 1], // { [k]: 1 }.a
       ['usesForIn', /for…in is not supported/, 2], // 1 + 'a'.length
     ];
     for (const [method, reason, v] of runs) {

@@ -106,6 +106,13 @@ function pick(k: number): number {
   }
 }
 
+/** A module function called with spread arguments (runs as JavaScript). */
+function spreadSum(...ns: number[]): number {
+  let t = 0;
+  for (const v of ns) t += v;
+  return t;
+}
+
 /** Module constants a method starts its `let` variables from. */
 const START_COUNT = 3;
 const START_ON = true;
@@ -370,6 +377,31 @@ export class Point extends object({
       }
     }
     this.x = log + pick(k);
+  }
+
+  /**
+   * JavaScript values built and taken apart as written: spreads in array literals, object
+   * literals, calls of built-ins and of a module function, `new`; holes; a regular
+   * expression literal (a new RegExp each time: its lastIndex starts at 0); bigint literals
+   * and arithmetic; `in` (also on this object, as its view) and `delete`.
+   */
+  jsValues(k: number): void {
+    const xs = [k, this.y, ...PAIRS];
+    // eslint-disable-next-line no-sparse-arrays
+    const ys = [, ...xs, ,];
+    const o: Record<string, number> = { ...(OPTIONS as Record<string, number>), a: k, ...{ b: 2 } };
+    delete o.a;
+    let r = Math.max(...xs) + Math.min(...PAIRS, k) + ys.length + (ys[0] === undefined ? 1 : 0) + new Set([...xs, k]).size;
+    for (let i = 0; i < 2; i++) {
+      const re = /(\d+)-(\d+)/g;
+      const m = re.exec(`${this.n}-${k}`);
+      r += m !== null ? (Number(m[1]) % 97) + re.lastIndex : -1;
+    }
+    const big = 2n ** 40n + BigInt(k) * 3n;
+    r += Number(big % 1000n) + (big > 5n ? 1 : 0);
+    r += ('a' in o ? 100 : 0) + ('b' in o ? 10 : 0) + ('x' in this ? 1000 : 0) + ('nope' in this ? 5 : 0);
+    r += spreadSum(...xs, k);
+    this.x = r;
   }
 
   /** An accessor pair over two fields: the mean of x and y, set keeping their difference. */

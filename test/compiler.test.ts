@@ -328,6 +328,17 @@ test('try/catch/finally: compiled errors caught with their class and message, pa
   );
 });
 
+test('JavaScript values as written: spreads, holes, regular expressions, bigints, in and delete', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'jsValues', 1],
+      [Point, 'jsValues', 7],
+    ],
+    { expectCompiled: ['Point.jsValues'] },
+  );
+});
+
 test('array patterns over a generator take as many elements as they name and close it as interpreted', async (t) => {
   await sameHeaps(
     t,

@@ -514,7 +514,7 @@ ${body}
       case 'global':
         return `globalThis[${JSON.stringify(e.name)}]`;
       case 'unary':
-        return e.o === 'typeof' || e.o === 'void' ? `(${e.o} ${this.expr(e.a)})` : `(${e.o}${this.expr(e.a)})`;
+        return e.o === 'typeof' || e.o === 'void' || e.o === 'delete' ? `(${e.o} ${this.expr(e.a)})` : `(${e.o}${this.expr(e.a)})`;
       case 'binary':
         return `(${this.expr(e.a)} ${e.o} ${this.expr(e.b)})`;
       case 'logical':
@@ -608,10 +608,17 @@ ${body}
         return `${this.expr(e.obj)}${e.optional ? '?.' : ''}${memberName(e.name, e.optional)}(${e.args.map((a) => this.expr(a)).join(', ')})`;
       case 'dynNew':
         return `(new (${this.expr(e.callee)})(${e.args.map((a) => this.expr(a)).join(', ')}))`;
-      case 'dynArray':
-        return `[${e.items.map((a) => this.expr(a)).join(', ')}]`;
+      case 'dynArray': {
+        // A trailing hole needs its own comma: [a, ,] has length 2.
+        const last = e.items[e.items.length - 1];
+        return `[${e.items.map((a) => this.expr(a)).join(', ')}${last?.op === 'hole' ? ',' : ''}]`;
+      }
       case 'dynObject':
-        return `({ ${e.entries.map(([k, v]) => `${JSON.stringify(k)}: ${this.expr(v)}`).join(', ')} })`;
+        return `({ ${e.entries.map(([k, v]) => (v.op === 'spread' ? this.expr(v) : `${JSON.stringify(k)}: ${this.expr(v)}`)).join(', ')} })`;
+      case 'spread':
+        return `...${this.expr(e.arg)}`;
+      case 'hole':
+        return '';
       case 'dynTemplate': {
         let s = '`' + templateText(e.quasis[0]!);
         e.exprs.forEach((x, i) => (s += '${' + this.expr(x) + '}' + templateText(e.quasis[i + 1]!)));

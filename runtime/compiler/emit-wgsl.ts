@@ -305,6 +305,8 @@ function children(e: Expr): readonly Expr[] {
 
 const JS_ONLY = new Set([
   'static',
+  'spread',
+  'hole',
   'global',
   'dynMember',
   'dynIndex',
@@ -379,7 +381,8 @@ function unsupportedIn(body: readonly Stmt[], ranks: RankInfo, arrays: TypedArra
     if (e.op === 'const' && (typeof e.value === 'string' || e.value === undefined))
       return `it uses ${typeof e.value === 'string' ? 'a string' : 'undefined'} as a value`;
     if (e.op === 'binary' && e.o === 'instanceof') return 'instanceof on a value that is not an smmo object';
-    if (e.op === 'unary' && (e.o === 'typeof' || e.o === 'void')) return `the ${e.o} operator`;
+    if (e.op === 'binary' && e.o === 'in') return "the 'in' operator";
+    if (e.op === 'unary' && (e.o === 'typeof' || e.o === 'void' || e.o === 'delete')) return `the ${e.o} operator`;
     for (const c of children(e)) {
       const r = inExpr(c);
       if (r !== null) return r;

@@ -85,8 +85,11 @@ export type BinaryOp =
   | '<='
   | '>'
   | '>='
-  | 'instanceof';
-export type UnaryOp = '-' | '+' | '!' | '~' | 'typeof' | 'void';
+  | 'instanceof'
+  /** JavaScript only: `key in value` on JavaScript values (an smmo object as its view). */
+  | 'in';
+/** 'delete' (JavaScript only) applies to a dynMember or dynIndex. */
+export type UnaryOp = '-' | '+' | '!' | '~' | 'typeof' | 'void' | 'delete';
 
 export type Expr =
   | { readonly op: 'const'; readonly value: number | boolean | string | null | undefined }
@@ -145,8 +148,14 @@ export type Expr =
   /** callee.name(...args), `this` bound to `obj`. */
   | { readonly op: 'dynMethodCall'; readonly obj: Expr; readonly name: string; readonly args: readonly Expr[]; readonly optional: boolean }
   | { readonly op: 'dynNew'; readonly callee: Expr; readonly args: readonly Expr[] }
+  /** An array literal; items may be Spread (`...xs`) or Hole (`[a, , b]`). */
   | { readonly op: 'dynArray'; readonly items: readonly Expr[] }
+  /** An object literal; an entry whose value is a Spread is `...value` (its key is not used). */
   | { readonly op: 'dynObject'; readonly entries: readonly (readonly [string, Expr])[] }
+  /** `...arg` as an item of dynArray, an entry of dynObject or an argument of a dyn call or new. */
+  | { readonly op: 'spread'; readonly arg: Expr }
+  /** An elided item of an array literal. */
+  | { readonly op: 'hole' }
   | { readonly op: 'dynTemplate'; readonly quasis: readonly string[]; readonly exprs: readonly Expr[] }
   | { readonly op: 'dynAssign'; readonly target: Expr; readonly o: '=' | `${BinaryOp}=` | '&&=' | '||=' | '??='; readonly value: Expr }
   | { readonly op: 'dynUpdate'; readonly target: Expr; readonly delta: 1 | -1; readonly prefix: boolean }

@@ -1273,7 +1273,13 @@ class Lowering {
     switch (n.type) {
       case 'Literal': {
         const v = n['value'];
-        if (n['regex'] !== undefined || typeof v === 'bigint') this.fail(n, 'regular expression and bigint literals are not supported');
+        const re = n['regex'] as { pattern: string; flags: string } | undefined;
+        if (re !== undefined) {
+          // A regular expression literal makes a new RegExp each time it is evaluated.
+          this.portable = false;
+          return val({ op: 'dynNew', callee: this.staticRef(RegExp, 'RegExp'), args: [cnst(re.pattern), cnst(re.flags)] }, DYN);
+        }
+        if (typeof v === 'bigint') return val(this.staticRef(v, 'bigint'), DYN);
         return this.asVal(stat({ sv: 'value', value: v, label: 'literal' }), n);
       }
       case 'Identifier':
@@ -1290,7 +1296,7 @@ class Lowering {
         const argNodes = n['arguments'] as Node[];
         const [callee, ...args] = this.ordered([
           () => this.value(n['callee'] as Node, env, frame),
-          ...argNodes.map((a) => () => this.toDyn(this.value(a, env, frame))),
+          ...argNodes.map((a) => () => this.dynItem(a, env, frame)),
         ]);
         this.portable = false;
         return val({ op: 'dynNew', callee: this.toDyn(callee!).e, args: args.map((a) => a.e) }, DYN);
@@ -1333,18 +1339,19 @@ class Lowering {
         return val({ op: 'dynTemplate', quasis, exprs: exprs.map((e) => e.e) }, STR);
       }
       case 'ArrayExpression': {
-        const items = (n['elements'] as (Node | null)[]).map((x) => {
-          if (x === null || x.type === 'SpreadElement') this.fail(n, 'array holes and spread elements are not supported');
-          return (): Val => this.toDyn(this.value(x, env, frame));
-        });
+        const items = (n['elements'] as (Node | null)[]).map((x) => (): Val => this.dynItem(x, env, frame));
         this.portable = false;
         return val({ op: 'dynArray', items: this.ordered(items).map((i) => i.e) }, DYN);
       }
       case 'ObjectExpression': {
         const keys: string[] = [];
         const thunks = (n['properties'] as Node[]).map((p) => {
+          if (p.type === 'SpreadElement') {
+            keys.push('');
+            return (): Val => this.dynItem(p, env, frame);
+          }
           if (p.type !== 'Property' || p['computed'] === true || p['kind'] !== 'init' || p['method'] === true) {
-            this.fail(n, 'object literals with computed keys, spreads, methods or accessors are not supported');
+            this.fail(n, 'object literals with computed keys, methods or accessors are not supported');
           }
           const key = p['key'] as Node;
           keys.push(key.type === 'Identifier' ? (key['name'] as string) : String(key['value']));
@@ -1362,6 +1369,13 @@ class Lowering {
       default:
         this.fail(n, `${describeNode(n.type)} is not supported in compiled methods`);
     }
+  }
+
+  /** An item of an array literal or a JavaScript call's argument: a value, `...xs` (Spread) or an elision (Hole). */
+  private dynItem(x: Node | null, env: Env, frame: Frame): Val {
+    if (x === null) return val({ op: 'hole' }, DYN);
+    if (x.type === 'SpreadElement') return val({ op: 'spread', arg: this.toDyn(this.value(x['argument'] as Node, env, frame)).e }, DYN);
+    return this.toDyn(this.value(x, env, frame));
   }
 
   private ident(n: Node, env: Env, frame: Frame): R {
@@ -1576,13 +1590,12 @@ class Lowering {
   private call(n: Node, env: Env, frame: Frame): R {
     const calleeNode = n['callee'] as Node;
     const argNodes = n['arguments'] as Node[];
-    if (argNodes.some((a) => a.type === 'SpreadElement')) this.fail(n, 'spread arguments are not supported');
     if (n['optional'] === true) this.fail(n, 'optional calls (f?.()) are not supported');
     const callee = calleeNode.type === 'MemberExpression' ? this.member(calleeNode, env, frame, true) : this.expr(calleeNode, env, frame);
     if (callee.k === 'v') {
-      // A call of a JavaScript value (a method of a typed array, a function in a variable, …).
+      // A call of a JavaScript value (a method of a typed array, a function in a variable, …); `...xs` as written.
       this.portable = false;
-      const thunks = argNodes.map((a) => () => this.toDyn(this.value(a, env, frame)));
+      const thunks = argNodes.map((a) => () => this.dynItem(a, env, frame));
       if (callee.e.op === 'dynMember') {
         const obj = callee.e.obj;
         const [o, ...args] = this.ordered([() => val(obj, DYN), ...thunks]);
@@ -1592,6 +1605,12 @@ class Lowering {
       return val({ op: 'dynCall', callee: f!.e, args: args.map((a) => a.e), optional: false }, DYN);
     }
     const s = callee.s;
+    if (argNodes.some((a) => a.type === 'SpreadElement')) {
+      // f(...xs) of a module function or a built-in: the function itself, called as JavaScript.
+      if (s.sv === 'value' && typeof s.value === 'function')
+        return this.spreadCall(s.value as object, s.label, s.recv, argNodes, env, frame);
+      this.fail(n, `spread arguments (...xs) to ${svName(s)}; pass the values one by one`);
+    }
     switch (s.sv) {
       case 'ctxOp':
         return this.ctxCall(s.ctx, s.name, argNodes, n, env, frame);
@@ -1635,6 +1654,25 @@ class Lowering {
       case 'class':
         this.fail(n, `class ${s.t.name} is called without new`);
     }
+  }
+
+  /** `f(a, ...xs)` with f a function value: called as JavaScript, the arguments as written (listed in notes). */
+  private spreadCall(
+    fn: object,
+    label: string,
+    recv: { readonly value: object; readonly name: string } | undefined,
+    argNodes: readonly Node[],
+    env: Env,
+    frame: Frame,
+  ): Val {
+    this.portable = false;
+    this.notes.push(`${label}() runs as JavaScript: its arguments are spread (...)`);
+    const args = this.ordered(argNodes.map((a) => () => this.dynItem(a, env, frame))).map((a) => a.e);
+    if (recv !== undefined) {
+      const holder = this.staticRef(recv.value, label.slice(0, Math.max(0, label.length - recv.name.length - 1)) || 'holder');
+      return val({ op: 'dynMethodCall', obj: holder, name: recv.name, args, optional: false }, DYN);
+    }
+    return val({ op: 'dynCall', callee: this.staticRef(fn, label), args, optional: false }, DYN);
   }
 
   /** Arguments evaluated in order (static ones stay static: classes, functions, constants). */
@@ -1977,7 +2015,15 @@ class Lowering {
     const leftNode = n['left'] as Node;
     const rightNode = n['right'] as Node;
     if (o === 'instanceof') return this.instanceOf(n, leftNode, rightNode, env, frame);
-    if (o === 'in') this.fail(n, "the 'in' operator is not supported");
+    if (o === 'in') {
+      // `key in value`: JavaScript's operator on JavaScript values (an smmo object as its view, as interpreted).
+      const [k, v] = this.ordered([
+        () => this.toDyn(this.value(leftNode, env, frame)),
+        () => this.toDyn(this.value(rightNode, env, frame)),
+      ]);
+      this.portable = false;
+      return val({ op: 'binary', o: 'in', a: k!.e, b: v!.e }, BOOL);
+    }
     const [a, b] = this.ordered([() => this.value(leftNode, env, frame), () => this.value(rightNode, env, frame)]) as [Val, Val];
     const isEq = o === '===' || o === '!==' || o === '==' || o === '!=';
     if (a.t.k === 'obj' || b.t.k === 'obj' || a.t.k === 'arr' || b.t.k === 'arr') {
@@ -2067,9 +2113,26 @@ class Lowering {
     return this.conditional(test, rest, { stmts: [], v: a }, t, n);
   }
 
+  /** `delete x.p` / `delete x[k]`: JavaScript's operator on the value (an smmo object as its view, as interpreted). */
+  private deleteOp(n: Node, env: Env, frame: Frame): R {
+    const target = n['argument'] as Node;
+    if (target.type !== 'MemberExpression' || (target['object'] as Node).type === 'Super')
+      this.fail(n, "'delete' of something other than a property");
+    this.portable = false;
+    const computed = target['computed'] === true;
+    const [o, k] = this.ordered([
+      () => this.toDyn(this.value(target['object'] as Node, env, frame)),
+      ...(computed ? [() => this.toDyn(this.value(target['property'] as Node, env, frame))] : []),
+    ]);
+    const member: Expr = computed
+      ? { op: 'dynIndex', obj: o!.e, index: k!.e, optional: false }
+      : { op: 'dynMember', obj: o!.e, name: (target['property'] as Node)['name'] as string, optional: false };
+    return val({ op: 'unary', o: 'delete', a: member }, BOOL);
+  }
+
   private unary(n: Node, env: Env, frame: Frame): R {
     const o = n['operator'] as string;
-    if (o === 'delete') this.fail(n, "the 'delete' operator is not supported");
+    if (o === 'delete') return this.deleteOp(n, env, frame);
     const a = this.value(n['argument'] as Node, env, frame);
     if (a.t.k === 'obj' || a.t.k === 'arr' || a.t.k === 'ctx') {
       if (o === '!') return val({ op: 'unary', o: '!', a: this.truthy(a, n) }, BOOL);
