@@ -11,19 +11,6 @@ import { array, bool, f64, i32, object, ref, type SmmoObject } from '../runtime/
 /** A module `let`, written by methods (it may change after compilation). */
 let bumps = 0;
 
-/**
- * A method of an object literal that uses `super`, taken out of its object: a module
- * function whose source parses (as a method) but that has no smmo class to resolve `super` in.
- */
-const superMethod = {
-  m(f: () => number): number {
-    return f() + super.toString.length;
-  },
-}.m;
-
-/** A module function whose source the compiler cannot read (bound: native code), taking a callback. */
-const applyTwice = ((f: (x: number) => number, x: number): number => f(f(x))).bind(null);
-
 export interface FallbacksLike extends SmmoObject {
   v: number;
   one(): number;
@@ -223,14 +210,27 @@ export class Fallbacks extends FallbackBase.extend({
     this.v = a!;
   }
 
-  /** A function written in the method passed to a module function that cannot be inlined (a bound function: native code). */
-  functionToOpaqueHelper(): void {
-    this.v = applyTwice((x) => x + 1, 1);
+  /** A function handed to JavaScript that uses a let variable of the method. */
+  closureReadsLet(): void {
+    let m = 1;
+    m += this.n;
+    this.v = [1, 2].map((x) => x + m).length;
   }
 
-  /** A function expression handed to JavaScript (an array's map). */
-  functionAsValue(): void {
-    this.v = [1, 2].map((x) => x * 2).length;
+  /** A function handed to JavaScript that reads `this`. */
+  closureReadsThis(): void {
+    this.v = [1, 2].map((x) => x + this.n).length;
+  }
+
+  /** A function handed to JavaScript that creates objects. */
+  closureCreates(): void {
+    const ctx = this.runtime;
+    [1].forEach(() => ctx.create(Other));
+  }
+
+  /** A function handed to JavaScript that makes another one. */
+  closureNested(): void {
+    this.v = [[1]].map((r) => r.map((x) => x + 1)).length;
   }
 
   /** A member of a function expression (`f.length`). */
@@ -296,14 +296,6 @@ export class Fallbacks extends FallbackBase.extend({
   /** A method of Object.prototype called through super: built-in, no source. */
   superNative(): void {
     this.v = super.toString().length;
-  }
-
-  /**
-   * A module function that uses `super` (superMethod), inlined: its failure is the method's
-   * because its argument is a function expression, which cannot be handed to JavaScript.
-   */
-  superOutsideMethod(): void {
-    this.v = superMethod(() => 1);
   }
 
   // ------------------------------------------------------------ statements

@@ -35,6 +35,9 @@
  *    assignment to …` and `the operator … with a pattern`: a pattern's targets are
  *    identifiers, member expressions and nested patterns, and a pattern is only assigned
  *    with `=`, in any program that parses.
+ *  - `` `super` outside a method `` (member): only a module function can have `super` without
+ *    an smmo class around it (a method taken out of an object literal); inlining such a
+ *    function fails, and a function that cannot be inlined is called as JavaScript.
  *  - parse.ts's `its source is not a function` and `its source is not available`:
  *    Function.prototype.toString of a function on a prototype always gives a function,
  *    method or class text (the class text is reachable: isClass).
@@ -81,12 +84,10 @@ const ROWS: readonly Row[] = [
   ],
   [Fallbacks, 'arrayPatternOfObject', /an array pattern takes an iterable.*this is a obj<Fallbacks> value, which is not iterable/],
   [Fallbacks, 'patternAssignmentMixedTypes', /'o' holds both obj<Fallbacks> and num values/],
-  [Fallbacks, 'functionAsValue', /a function expression is used as a value/],
-  [
-    Fallbacks,
-    'functionToOpaqueHelper',
-    /applyTwice\(\) cannot be inlined \(it is native code \(a built-in or a bound function\)\), so it would run as JavaScript, and a function written in the method cannot be handed to JavaScript/,
-  ],
+  [Fallbacks, 'closureReadsLet', /a function handed to JavaScript uses 'm', a variable the method may change/],
+  [Fallbacks, 'closureReadsThis', /a function handed to JavaScript reads 'this' \(or super\); copy what it needs into const variables/],
+  [Fallbacks, 'closureCreates', /a function handed to JavaScript creates or deletes objects or runs deviceDo/],
+  [Fallbacks, 'closureNested', /a function handed to JavaScript makes another one/],
   [Fallbacks, 'memberOfFunction', /member 'length' of a function expression/],
   [Fallbacks, 'spreadArgument', /spread arguments \(\.\.\.xs\) to a function expression; pass the values one by one/],
   [Fallbacks, 'optionalCall', /optional calls \(f\?\.\(\)\) are not supported/],
@@ -100,7 +101,6 @@ const ROWS: readonly Row[] = [
   [Fallbacks, 'computedSuperMember', /a computed super member/],
   [Fallbacks, 'superGetter', /super\.half is not a method/],
   [Fallbacks, 'superNative', /super\.toString: it is native code/],
-  [Fallbacks, 'superOutsideMethod', /`super` outside a method/],
   // statements
   [Fallbacks, 'caseCallsFunction', /a case label that calls a function/],
   [Fallbacks, 'usesForIn', /for…in is not supported in compiled methods/],

@@ -106,6 +106,9 @@ function pick(k: number): number {
   }
 }
 
+/** Functions a method made and handed to JavaScript that kept them (callsBack): the test calls them after the pass. */
+export const KEPT: (() => number)[] = [];
+
 /** A module function called with spread arguments (runs as JavaScript). */
 function spreadSum(...ns: number[]): number {
   let t = 0;
@@ -387,7 +390,6 @@ export class Point extends object({
    */
   jsValues(k: number): void {
     const xs = [k, this.y, ...PAIRS];
-    // eslint-disable-next-line no-sparse-arrays
     const ys = [, ...xs, ,];
     const o: Record<string, number> = { ...(OPTIONS as Record<string, number>), a: k, ...{ b: 2 } };
     delete o.a;
@@ -402,6 +404,31 @@ export class Point extends object({
     r += ('a' in o ? 100 : 0) + ('b' in o ? 10 : 0) + ('x' in this ? 1000 : 0) + ('nope' in this ? 5 : 0);
     r += spreadSum(...xs, k);
     this.x = r;
+  }
+
+  /**
+   * Functions written in the method handed to JavaScript (closures): map, sort, reduce,
+   * filter and findIndex of arrays with arrows reading const variables and parameters; a
+   * function expression; a pattern parameter; a function of the method called inside
+   * one; one kept by JavaScript and called after the pass (KEPT), reading an object.
+   */
+  callsBack(k: number): void {
+    const scale = (this.n % 7) + k;
+    const y = this.y;
+    const xs = WEIGHTS.map((w) => w * scale + y);
+    xs.sort((a, b) => b - a);
+    const total = xs.reduce((acc, v, i) => acc + v * (i + 1), k);
+    const big = xs.filter((v) => v > scale).length;
+    const doubled = xs.map(function (v: number): number {
+      return v * 2;
+    });
+    const small = this.small;
+    const bump = (v: number): number => v + scale + small;
+    const bumped = xs.map((v) => bump(v));
+    const hit = [{ w: 1 }, { w: scale }].findIndex(({ w }) => w === scale);
+    const next = this.next;
+    KEPT.push(() => scale * 1000 + (next !== null ? next.x : -1));
+    this.x = total + big + doubled[0]! + bumped[1]! + hit + Math.max(...xs.map((v) => v % 3));
   }
 
   /** An accessor pair over two fields: the mean of x and y, set keeping their difference. */

@@ -10,7 +10,7 @@ import { RESERVED_BYTES } from '../runtime/layout.js';
 import { InvalidHandleError } from '../runtime/errors.js';
 import type { ThreadContext } from '../runtime/thread.js';
 import { persistentHeapBytes } from './helpers/heap-bytes.js';
-import { CLASSES, CLOSED, Odd, Point, Shape, Square, Triangle, Visitor, bumpCounter } from './compiler.fixtures.js';
+import { CLASSES, CLOSED, KEPT, Odd, Point, Shape, Square, Triangle, Visitor, bumpCounter } from './compiler.fixtures.js';
 
 type Pass = [
   cls: typeof Point | typeof Shape | typeof Visitor | typeof Square | typeof Triangle | typeof Odd,
@@ -337,6 +337,33 @@ test('JavaScript values as written: spreads, holes, regular expressions, bigints
     ],
     { expectCompiled: ['Point.jsValues'] },
   );
+});
+
+test('functions written in the method handed to JavaScript: the same heaps, and kept ones give the same values later', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'callsBack', 1],
+      [Point, 'callsBack', 4],
+    ],
+    { expectCompiled: ['Point.callsBack'] },
+  );
+  const kept: number[][] = [];
+  for (const compile of [false, true]) {
+    const rt = await runtimeFor(compile);
+    try {
+      KEPT.length = 0;
+      await rt.parallelDo(Point, 'callsBack', 2);
+      // Called after the pass: each sees its own lane's `scale` and reads its lane's next object (changed since).
+      rt.deviceDo(Point, (p) => (p.x += 1));
+      kept.push(KEPT.map((f) => f()));
+    } finally {
+      await rt.close();
+    }
+  }
+  t.is(kept[0]!.length, 90);
+  t.true(new Set(kept[0]).size > 10, 'the kept functions differ from lane to lane');
+  t.deepEqual(kept[1], kept[0]);
 });
 
 test('array patterns over a generator take as many elements as they name and close it as interpreted', async (t) => {

@@ -617,6 +617,18 @@ ${body}
         return `({ ${e.entries.map(([k, v]) => (v.op === 'spread' ? this.expr(v) : `${JSON.stringify(k)}: ${this.expr(v)}`)).join(', ')} })`;
       case 'spread':
         return `...${this.expr(e.arg)}`;
+      case 'closure': {
+        // ((captures) => (params) => { own locals; label: { body } return result; })(values):
+        // the captured values are bound where the function is made; its own variables, and
+        // the emitter's temporaries of its body, are declared inside it (fresh per call).
+        const t0 = this.temps;
+        const body = this.stmts(e.body, '  ');
+        const own = [...e.locals.map((id) => `l${id}`), ...Array.from({ length: this.temps - t0 }, (_, i) => `$t${t0 + i}`)];
+        const ps = e.params.map((id, i) => `${e.rest && i === e.params.length - 1 ? '...' : ''}l${id}`).join(', ');
+        const inner = `{ ${own.length > 0 ? `let ${own.join(', ')};` : ''}\n${e.label}: {\n${body}\n}\nreturn l${e.result}; }`;
+        const fn = e.arrow ? `(${ps}) => ${inner}` : `function (${ps}) ${inner}`;
+        return `((${e.captures.map(([id]) => `l${id}`).join(', ')}) => ${fn})(${e.captures.map(([, x]) => this.expr(x)).join(', ')})`;
+      }
       case 'hole':
         return '';
       case 'dynTemplate': {
@@ -921,6 +933,7 @@ function freesOthers(ir: MethodIR): boolean {
 export function walk(body: readonly Stmt[], visit: (node: Expr | Stmt) => void): void {
   const expr = (e: Expr): void => {
     visit(e);
+    if (e.op === 'closure') e.body.forEach(stmt);
     for (const v of Object.values(e)) {
       if (v !== null && typeof v === 'object') {
         if (Array.isArray(v)) {

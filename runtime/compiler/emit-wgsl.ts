@@ -305,6 +305,7 @@ function children(e: Expr): readonly Expr[] {
 
 const JS_ONLY = new Set([
   'static',
+  'closure',
   'spread',
   'hole',
   'global',

@@ -156,6 +156,23 @@ export type Expr =
   | { readonly op: 'spread'; readonly arg: Expr }
   /** An elided item of an array literal. */
   | { readonly op: 'hole' }
+  /**
+   * A function written in the method, made as a JavaScript function (handed to JavaScript,
+   * stored, returned). `captures`: its locals that hold the values of the method's (const)
+   * variables where it is made; `params` receive its arguments (the last one the rest when
+   * `rest`); `locals` are its own; its body returns through `label`, the value in `result`.
+   */
+  | {
+      readonly op: 'closure';
+      readonly arrow: boolean;
+      readonly captures: readonly (readonly [number, Expr])[];
+      readonly params: readonly number[];
+      readonly rest: boolean;
+      readonly locals: readonly number[];
+      readonly body: readonly Stmt[];
+      readonly label: string;
+      readonly result: number;
+    }
   | { readonly op: 'dynTemplate'; readonly quasis: readonly string[]; readonly exprs: readonly Expr[] }
   | { readonly op: 'dynAssign'; readonly target: Expr; readonly o: '=' | `${BinaryOp}=` | '&&=' | '||=' | '??='; readonly value: Expr }
   | { readonly op: 'dynUpdate'; readonly target: Expr; readonly delta: 1 | -1; readonly prefix: boolean }

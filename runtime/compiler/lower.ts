@@ -27,6 +27,8 @@
  *   const [a, ...r] = iterable    JavaScript's for…of over it (forOf), as many elements as
  *                                 named, the iterator closed after (JavaScript only)
  *   try { … } catch (e) { … }     JavaScript's try around the compiled statements (JavaScript only)
+ *   xs.map((x) => x * k)          a function handed to JavaScript: a JavaScript function whose
+ *                                 body is compiled, the method's consts captured (closure)
  *
  * Free names are resolved through the function's own closure (scope.ts): module
  * constants become constants, classes and functions compile-time values. Code the
@@ -158,6 +160,29 @@ class Env {
   }
 }
 
+/**
+ * The names a function made as a JavaScript value (Lowering.closure) sees of the code
+ * around it: each variable of the method it reads becomes one of its captured locals
+ * (`capture`, once per name); compile-time values stay as they are.
+ */
+class CaptureEnv extends Env {
+  constructor(
+    private readonly outer: Env,
+    private readonly capture: (name: string, v: Var) => Var,
+  ) {
+    super(null);
+  }
+  override find(name: string): Var | undefined {
+    const hit = this.vars.get(name);
+    if (hit !== undefined) return hit;
+    const v = this.outer.find(name);
+    if (v === undefined) return undefined;
+    const c = this.capture(name, v);
+    this.vars.set(name, c);
+    return c;
+  }
+}
+
 interface Target {
   readonly jsLabels: readonly string[];
   readonly kind: 'loop' | 'switch' | 'block';
@@ -235,6 +260,8 @@ class Lowering {
   private readonly staticIndex = new Map<unknown, number>();
   private labelCount = 0;
   private synthCount = 0;
+  /** Functions made as values being lowered (closure): one at a time. */
+  private closureDepth = 0;
   private fnCount = 0;
   private readonly fnKeys = new WeakMap<object, number>();
   private allocates = false;
@@ -876,6 +903,113 @@ class Lowering {
     env.vars.set(name, { k: 'local', id: lid, konst: kind === 'const' });
   }
 
+  // ---------------------------------------------------------------- functions as values
+
+  /**
+   * A function written in the method used as a value — handed to JavaScript
+   * (`xs.map((x) => x * this.k)`, `xs.sort((a, b) => a - b)`), stored or returned: a
+   * JavaScript function made where it is used, its body compiled like the method's. It
+   * takes the values of the method's variables it reads where it is made, which is what
+   * JavaScript's closure sees as long as those variables never change: it may read const
+   * variables, parameters that are not assigned and `this` (an arrow), not `let`
+   * variables; it may not assign them, create or delete objects, run deviceDo or make
+   * another such function (each is a fallback reason). Its own variables are fresh per
+   * call. Each use of the same written function makes a new function object.
+   */
+  private closure(s: SV & { sv: 'fnNode' }, node: Node): Val {
+    const fn = s.fn;
+    if (this.closureDepth > 0) this.fail(node, 'a function handed to JavaScript makes another one');
+    this.checkShape(fn, 'a function handed to JavaScript');
+    setSource(fn.body, fn.source);
+    // `this` is left out: interpreted, a lane's `this` is a view that the next lane reuses, so a
+    // function kept past its lane would see another object there; a const copy is exact.
+    if (readsThis(fn.body)) {
+      this.fail(
+        node,
+        "a function handed to JavaScript reads 'this' (or super); copy what it needs into const variables first (const k = this.k)",
+      );
+    }
+    this.portable = false;
+    const captures: [number, Expr][] = [];
+    const capturedIds = new Set<number>();
+    const take = (name: string, v: Val): number => {
+      const id = this.temp(v.t, name);
+      captures.push([id, v.e]);
+      capturedIds.add(id);
+      return id;
+    };
+    let capturedSelf: Val | null = null;
+    const selfOf = (outer: Val | null): Val | null => {
+      if (outer === null || (isStable(outer.e) && outer.e.op !== 'self')) return outer;
+      if (outer.e.op === 'self') return (capturedSelf ??= val({ op: 'local', id: take('this', outer) }, outer.t));
+      return val({ op: 'local', id: take('this', outer) }, outer.t);
+    };
+    const capture = (name: string, v: Var): Var => {
+      // A function of the method called inside this one sees the method's variables through the same captures.
+      if (v.k === 'static' && v.sv.sv === 'fnNode') {
+        const f = v.sv;
+        return {
+          k: 'static',
+          sv: { ...f, env: new CaptureEnv(f.env, capture), frame: { ...f.frame, self: f.fn.arrow ? selfOf(f.frame.self) : null } },
+        };
+      }
+      if (v.k === 'static') return v;
+      if (v.k === 'alias') return isStable(v.v.e) && v.v.e.op !== 'self' ? v : { k: 'local', id: take(name, v.v), konst: true };
+      if (!v.konst) {
+        this.fail(
+          node,
+          `a function handed to JavaScript uses '${name}', a variable the method may change; it can read const variables (copy it into one first)`,
+        );
+      }
+      const r = this.readLocal(v.id);
+      const t = v.narrowed ?? r.t;
+      return { k: 'local', id: take(name, val(r.e, t)), konst: true, narrowed: v.narrowed };
+    };
+    const env = new CaptureEnv(s.env, capture);
+    const self = null;
+    const first = this.locals.length;
+    const label = this.label('fn');
+    const result = this.newLocal('r', `closure:${label}`);
+    const frame: Frame = {
+      closureOf: s.frame.closureOf,
+      key: this.keyOf(fn),
+      self,
+      ret: { kind: 'inline', label, result },
+      targets: [],
+      home: s.frame.home,
+    };
+    const scope = new Env(env);
+    const body: Stmt[] = [];
+    const before = { allocates: this.allocates, frees: this.frees, iterates: this.iterates.size };
+    const params: number[] = [];
+    this.closureDepth++;
+    this.inlining.push(fn);
+    try {
+      this.into(body, () => {
+        body.push({ s: 'let', id: result, name: 'r', init: null });
+        fn.params.forEach((p, i) => {
+          setSource(p, fn.source);
+          const target = p.type === 'RestElement' ? (p['argument'] as Node) : p;
+          const id = this.temp(DYN, target.type === 'Identifier' ? (target['name'] as string) : `p${i}`);
+          params.push(id);
+          if (target.type === 'Identifier') scope.vars.set(target['name'] as string, { k: 'local', id, konst: false });
+          else this.bind(target, val({ op: 'local', id }, DYN), 'let', scope, frame);
+        });
+      });
+      this.functionBody(fn, scope, frame, body);
+    } finally {
+      this.inlining.pop();
+      this.closureDepth--;
+    }
+    if (this.allocates !== before.allocates || this.frees !== before.frees || this.iterates.size !== before.iterates) {
+      this.fail(node, 'a function handed to JavaScript creates or deletes objects or runs deviceDo');
+    }
+    const locals: number[] = [];
+    for (let id = first; id < this.locals.length; id++) if (!capturedIds.has(id) && !params.includes(id)) locals.push(id);
+    const rest = fn.params[fn.params.length - 1]?.type === 'RestElement';
+    return val({ op: 'closure', arrow: fn.arrow, captures, params, rest, locals, body, label, result }, DYN);
+  }
+
   // ---------------------------------------------------------------- destructuring
 
   /**
@@ -1258,6 +1392,7 @@ class Lowering {
       return val(this.staticRef(v, s.label), DYN);
     }
     if (s.sv === 'class') return val(this.staticRef(s.t.cls, s.t.name), DYN);
+    if (s.sv === 'fnNode') return this.closure(s, node);
     this.fail(node, `${svName(s)} is used as a value`);
   }
 
@@ -1753,17 +1888,10 @@ class Lowering {
         this.allocates = saved.allocates;
         this.frees = saved.frees;
         this.notes.length = saved.notes;
-        if (args.some((a) => a.k === 's' && a.s.sv === 'fnNode')) throw e; // a function written in the method cannot be handed over
         why = e.reason;
       }
     }
-    const fnArg = args.findIndex((a) => a.k === 's' && a.s.sv === 'fnNode');
-    if (fnArg >= 0) {
-      this.fail(
-        argNodes[fnArg]!,
-        `${label}() cannot be inlined (${why}), so it would run as JavaScript, and a function written in the method cannot be handed to JavaScript`,
-      );
-    }
+    // A function written in the method among the arguments is made as a JavaScript function (closure).
     this.notes.push(`${label}() runs as JavaScript: ${why}`);
     this.portable = false;
     const dynArgs = args.map((a, i) => this.toDyn(this.asVal(a, argNodes[i]!)).e);
