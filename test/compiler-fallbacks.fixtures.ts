@@ -222,6 +222,18 @@ export class Fallbacks extends FallbackBase.extend({
     this.v = [1, 2].map((x) => x + this.n).length;
   }
 
+  /** A function handed to JavaScript that reads `this` through a const. */
+  closureReadsThisAlias(): void {
+    const me = this; // eslint-disable-line @typescript-eslint/no-this-alias
+    this.v = [1, 2].map((x) => x + me.n).length;
+  }
+
+  /** A function handed to JavaScript that reads an inline array of this object. */
+  closureReadsInlineArray(): void {
+    const a = this.arr;
+    this.v = [0, 1].map((i) => a.get(i)).length;
+  }
+
   /** A function handed to JavaScript that creates objects. */
   closureCreates(): void {
     const ctx = this.runtime;

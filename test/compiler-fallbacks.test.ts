@@ -86,6 +86,8 @@ const ROWS: readonly Row[] = [
   [Fallbacks, 'patternAssignmentMixedTypes', /'o' holds both obj<Fallbacks> and num values/],
   [Fallbacks, 'closureReadsLet', /a function handed to JavaScript uses 'm', a variable the method may change/],
   [Fallbacks, 'closureReadsThis', /a function handed to JavaScript reads 'this' \(or super\); copy what it needs into const variables/],
+  [Fallbacks, 'closureReadsThisAlias', /a function handed to JavaScript reads 'me', which is this object or one of its inline arrays/],
+  [Fallbacks, 'closureReadsInlineArray', /a function handed to JavaScript reads 'a', which is this object or one of its inline arrays/],
   [Fallbacks, 'closureCreates', /a function handed to JavaScript creates or deletes objects or runs deviceDo/],
   [Fallbacks, 'closureNested', /a function handed to JavaScript makes another one/],
   [Fallbacks, 'memberOfFunction', /member 'length' of a function expression/],

@@ -954,7 +954,19 @@ class Lowering {
         };
       }
       if (v.k === 'static') return v;
-      if (v.k === 'alias') return isStable(v.v.e) && v.v.e.op !== 'self' ? v : { k: 'local', id: take(name, v.v), konst: true };
+      // `const me = this` and inline arrays: interpreted, these are views that the next lane
+      // moves to its own object, so a function kept past its lane would see another one.
+      const lanesView = (t: Ty, e: Expr | null): boolean => t.k === 'arr' || e?.op === 'self';
+      if (
+        (v.k === 'alias' && lanesView(v.v.t, v.v.e)) ||
+        (v.k === 'local' && lanesView(v.narrowed ?? this.locals[v.id]!.ty ?? UNDEF, null))
+      ) {
+        this.fail(
+          node,
+          `a function handed to JavaScript reads '${name}', which is this object or one of its inline arrays; copy the values it needs into const variables`,
+        );
+      }
+      if (v.k === 'alias') return isStable(v.v.e) ? v : { k: 'local', id: take(name, v.v), konst: true };
       if (!v.konst) {
         this.fail(
           node,
