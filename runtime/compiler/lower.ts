@@ -612,21 +612,7 @@ class Lowering {
       }
       const id = this.newLocal(name, `${key}:p${i}:${this.labelCount}`);
       stmts.push({ s: 'let', id, name, init: null });
-      let v: Val = arg ?? UNDEF_VAL;
-      if (dflt !== null && (arg === undefined || arg.t.k === 'undef' || arg.t.k === 'dyn')) {
-        if (arg === undefined || arg.t.k === 'undef') v = this.value(dflt, env, frame0);
-        else {
-          const a = this.simple(arg);
-          const d = this.branch(() => this.value(dflt!, env, frame0));
-          v = this.conditional(
-            { op: 'binary', o: '===', a: a.e, b: cnst(undefined) },
-            d,
-            { stmts: [], v: a },
-            this.join(a.t, d.v.t, p, name),
-            p,
-          );
-        }
-      }
+      const v = dflt !== null ? this.asVal(this.withDefault(arg ?? UNDEF_VAL, dflt, p, env, frame0, name), p) : (arg ?? UNDEF_VAL);
       stmts.push({ s: 'expr', e: this.assignLocal(id, v, callNode) });
       env.vars.set(name, { k: 'local', id, konst: false });
     });
@@ -1058,9 +1044,12 @@ class Lowering {
       case 'MemberExpression':
         this.assignFrom(target, src, env, frame);
         return;
-      case 'AssignmentPattern':
-        this.bind(target['left'] as Node, this.withDefault(src, target['right'] as Node, target, env, frame), mode, env, frame);
+      case 'AssignmentPattern': {
+        const left = target['left'] as Node;
+        const what = left.type === 'Identifier' ? (left['name'] as string) : 'a default value';
+        this.bind(left, this.withDefault(src, target['right'] as Node, target, env, frame, what), mode, env, frame);
         return;
+      }
       case 'ObjectPattern':
         this.bindObject(target, src, mode, env, frame);
         return;
@@ -1081,7 +1070,7 @@ class Lowering {
   }
 
   /** `src`, or the value of `dflt` where src is undefined (evaluated only then, as JavaScript). */
-  private withDefault(src: R, dflt: Node, at: Node, env: Env, frame: Frame): R {
+  private withDefault(src: R, dflt: Node, at: Node, env: Env, frame: Frame, what: string): R {
     if (src.k === 's') return src.s.sv === 'value' && src.s.value === undefined ? this.expr(dflt, env, frame) : src;
     if (src.t.k === 'undef') return this.expr(dflt, env, frame);
     if (src.t.k !== 'dyn') return src; // numbers, booleans, strings, null, objects: never undefined
@@ -1091,7 +1080,7 @@ class Lowering {
       { op: 'binary', o: '===', a: s.e, b: cnst(undefined) },
       d,
       { stmts: [], v: s },
-      this.join(s.t, d.v.t, at, 'a default value'),
+      this.join(s.t, d.v.t, at, what),
       at,
     );
   }
