@@ -325,12 +325,6 @@ export class Fallbacks extends FallbackBase.extend({
     for (const k in { a: 1 }) this.v += k.length;
   }
 
-  /** for…of into a variable declared outside the loop. */
-  forOfOuterVariable(): void {
-    let x = 0;
-    for (x of [1, 2]) this.v += x;
-  }
-
   /** A class declaration in the method. */
   declaresClass(): void {
     class Local {

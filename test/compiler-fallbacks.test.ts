@@ -26,6 +26,8 @@
  *  - `runtime.${name}` (ctxCall): a ctxOp is only made for the five names the switch handles.
  *  - `++/-- of this target` (update): an update's argument is an identifier or a member
  *    expression in any program that parses (parentheses are not kept by acorn).
+ *  - `for…of declares one variable or pattern` (forOf): `for (let a of x, b of y)` and
+ *    `for (let a, b of xs)` do not parse.
  *  - `for await…of is not supported` (forOf): `for await` only parses in an async function,
  *    which checkShape rejects first ("is async").
  *  - describeNode's `await` and `yield` (expr/stmt defaults): they only parse in an async or
@@ -106,7 +108,6 @@ const ROWS: readonly Row[] = [
   // statements
   [Fallbacks, 'caseCallsFunction', /a case label that calls a function/],
   [Fallbacks, 'usesForIn', /for…in is not supported in compiled methods/],
-  [Fallbacks, 'forOfOuterVariable', /for…of takes a new const or let variable or pattern \(no outer or var variable\)/],
   [Fallbacks, 'declaresClass', /a class declaration is not supported in compiled methods/],
   [Fallbacks, 'usesDebugger', /debugger is not supported in compiled methods/],
   // expressions

@@ -328,6 +328,17 @@ export class Point extends object({
     if (k > 2) [this.n, this.small] = [this.small, this.n];
   }
 
+  /** for…of into an existing variable, a field, a pattern of fields, and a var. */
+  iteratesInto(k: number): void {
+    let last = -1;
+    for (last of WEIGHTS) if (last > k) break;
+    for (this.small of WEIGHTS) this.n += this.small;
+    for ([this.word, this.half] of PAIR_LIST) this.n += this.word - this.half;
+    for (var w of countTo(k)) this.n += w; // eslint-disable-line no-var
+    // @ts-expect-error: w is a var of the loop, undefined when countTo(k) gives nothing (k < 1)
+    this.x = last + (w ?? -7);
+  }
+
   /** Array patterns over a generator: as many elements as named, the iterator closed after, a rest taking the others. */
   destructuresIterator(k: number): void {
     const [first = -1, second = 0] = countTo(k);

@@ -290,7 +290,7 @@ test.after.always(async () => {
   await compileRuntime?.close();
 });
 
-test('destructuring: object and array patterns, defaults, holes, rest, nesting, swaps, for…of and parameters', async (t) => {
+test('destructuring: object and array patterns, defaults, holes, rest, nesting, swaps, for…of (also into existing places and var) and parameters', async (t) => {
   await sameHeaps(
     t,
     [
@@ -298,8 +298,10 @@ test('destructuring: object and array patterns, defaults, holes, rest, nesting, 
       [Point, 'destructures', 4],
       [Point, 'destructuresParams'],
       [Point, 'destructuresParams', 5],
+      [Point, 'iteratesInto', 0],
+      [Point, 'iteratesInto', 2],
     ],
-    { expectCompiled: ['Point.destructures', 'Point.destructuresParams'] },
+    { expectCompiled: ['Point.destructures', 'Point.destructuresParams', 'Point.iteratesInto'] },
   );
 });
 

@@ -1269,20 +1269,33 @@ class Lowering {
   private forOf(n: Node, env: Env, frame: Frame, out: Stmt[], labels: string[]): void {
     if (n['await'] === true) this.fail(n, 'for await…of is not supported in compiled methods');
     const left = n['left'] as Node;
-    const decls = left.type === 'VariableDeclaration' ? (left['declarations'] as Node[]) : [];
-    const id = decls.length === 1 ? (decls[0]!['id'] as Node) : null;
-    if (left.type !== 'VariableDeclaration' || (left['kind'] as string) === 'var' || id === null) {
-      this.fail(left, 'for…of takes a new const or let variable or pattern (no outer or var variable)');
+    const declared = left.type === 'VariableDeclaration';
+    const decls = declared ? (left['declarations'] as Node[]) : [];
+    if (declared && decls.length !== 1) this.fail(left, 'for…of declares one variable or pattern');
+    // The target: a declared variable or pattern, or (as JavaScript allows) an existing
+    // variable, field or property, or a pattern of them, assigned each round.
+    const id = declared ? (decls[0]!['id'] as Node) : left;
+    const kind = declared ? (left['kind'] as 'let' | 'const' | 'var') : 'assign';
+    if (kind === 'var') {
+      // `var` names belong to the code around the loop (undefined until the first round).
+      for (const name of patternNames(id)) {
+        const lid = this.newLocal(name['name'] as string, `${frame.key}:${name.start}`);
+        out.push({ s: 'let', id: lid, name: name['name'] as string, init: null });
+        env.vars.set(name['name'] as string, { k: 'local', id: lid, konst: false });
+      }
     }
     const iterable = this.into(out, () => this.toDyn(this.value(n['right'] as Node, env, frame)).e);
     this.portable = false;
-    const kind = left['kind'] as 'let' | 'const';
     const local = this.temp(DYN, id.type === 'Identifier' ? (id['name'] as string) : 'x');
     const scope = new Env(env);
     const body: Stmt[] = [];
-    // `for (const [k, v] of m)`: each element destructured at the top of the body.
-    if (id.type === 'Identifier') scope.vars.set(id['name'] as string, { k: 'local', id: local, konst: kind === 'const' });
-    else this.into(body, () => this.bind(id, val({ op: 'local', id: local }, DYN), kind, scope, frame));
+    const element = val({ op: 'local', id: local }, DYN);
+    if (id.type === 'Identifier' && (kind === 'let' || kind === 'const')) {
+      scope.vars.set(id['name'] as string, { k: 'local', id: local, konst: kind === 'const' });
+    } else {
+      // `for (const [k, v] of m)`, `for (x of xs)`: the element bound at the top of the body.
+      this.into(body, () => this.bind(id, element, kind === 'var' ? 'assign' : kind, scope, frame));
+    }
     const label = this.label('of');
     frame.targets.push({ jsLabels: labels, kind: 'loop', breakLabel: label, continueLabel: label, continueBreaks: false });
     try {
