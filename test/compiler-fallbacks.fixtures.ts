@@ -173,7 +173,7 @@ export class Fallbacks extends FallbackBase.extend({
     this.v = f24();
   }
 
-  /** An object pattern with a computed key. */
+  /** An object pattern with a computed key over an smmo object (a computed member of it). */
   objectPatternComputedKey(): void {
     const key = 'v';
     const { [key]: x } = this;

@@ -75,7 +75,7 @@ const ROWS: readonly Row[] = [
   // calls and inlining
   [Fallbacks, 'nestsTooDeep', /calls nest deeper than 24 levels \(a local function\)/],
   // destructuring
-  [Fallbacks, 'objectPatternComputedKey', /a computed key in an object pattern is not supported/],
+  [Fallbacks, 'objectPatternComputedKey', /a computed member of an object of Fallbacks \(at `\[key\]: x`\)/],
   [Fallbacks, 'emptyObjectPattern', /an empty object pattern/],
   [Fallbacks, 'emptyArrayPattern', /an empty array pattern/],
   [Fallbacks, 'varPattern', /a var declaration with a pattern \(declare it with const or let\)/],

@@ -315,6 +315,8 @@ export class Point extends object({
     [a, b] = [b, a];
     const [, second = -1, ...more] = PAIRS;
     const { scale = 2, offset } = OPTIONS;
+    const key = k > 2 ? 'offset' : 'scale';
+    const { [key]: picked = -5 } = OPTIONS;
     const [[p, q] = [k, 1], { w } = { w: k }] = NESTED as [[number, number]?, { w: number }?];
     let sum = 0;
     for (const [u, v] of PAIR_LIST) sum += u * v;
@@ -323,7 +325,7 @@ export class Point extends object({
     this.runtime.deviceDo(Point, ({ tag: tg, flag, next: nx }) => {
       if (flag && nx !== null) sum += tg + nx.x;
     });
-    this.x = a * scale + b + (offset ?? 0) + second + more.length + count + tag + p + q + w + sum;
+    this.x = a * scale + b + (offset ?? 0) + picked + second + more.length + count + tag + p + q + w + sum;
     this.y = next !== null ? next.x : -1;
     if (k > 2) [this.n, this.small] = [this.small, this.n];
   }

@@ -1094,15 +1094,12 @@ class Lowering {
     for (const p of props) {
       if (p.type === 'RestElement') this.fail(p, 'a rest element (...rest) in an object pattern is not supported');
       const key = p['key'] as Node;
-      if (p['computed'] === true) this.fail(p, 'a computed key in an object pattern is not supported');
-      const name = key.type === 'Identifier' ? (key['name'] as string) : String(key['value']);
-      const read = synthNode(p, {
-        type: 'MemberExpression',
-        object: from,
-        property: synthNode(key, { type: 'Identifier', name }),
-        computed: false,
-        optional: false,
-      });
+      const computed = p['computed'] === true;
+      // `{ [k]: v }`: the key is evaluated, then the property read, as `src[k]` does.
+      const property = computed
+        ? key
+        : synthNode(key, { type: 'Identifier', name: key.type === 'Identifier' ? key['name'] : String(key['value']) });
+      const read = synthNode(p, { type: 'MemberExpression', object: from, property, computed, optional: false });
       this.bind(p['value'] as Node, this.member(read, inner, frame, false), mode, env, frame);
     }
   }
