@@ -234,6 +234,13 @@ export class Fallbacks extends FallbackBase.extend({
     this.v = [0, 1].map((i) => a.get(i)).length;
   }
 
+  /** A function handed to JavaScript that reads a deviceDo callback's object (interpreted: a view that moves on). */
+  closureReadsObject(): void {
+    this.runtime.deviceDo(Other, (o) => {
+      this.v += [1].map((x) => x + o.w)[0]!;
+    });
+  }
+
   /** A function handed to JavaScript that creates objects. */
   closureCreates(): void {
     const ctx = this.runtime;

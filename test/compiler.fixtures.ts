@@ -423,7 +423,7 @@ export class Point extends object({
    * Functions written in the method handed to JavaScript (closures): map, sort, reduce,
    * filter and findIndex of arrays with arrows reading const variables and parameters; a
    * function expression; a pattern parameter; a function of the method called inside
-   * one; one kept by JavaScript and called after the pass (KEPT), reading an object.
+   * one; one kept by JavaScript and called after the pass (KEPT).
    */
   callsBack(k: number): void {
     const scale = (this.n % 7) + k;
@@ -439,8 +439,8 @@ export class Point extends object({
     const bump = (v: number): number => v + scale + small;
     const bumped = xs.map((v) => bump(v));
     const hit = [{ w: 1 }, { w: scale }].findIndex(({ w }) => w === scale);
-    const next = this.next;
-    KEPT.push(() => scale * 1000 + (next !== null ? next.x : -1));
+    const h = this.handle;
+    KEPT.push(() => scale * 1000 + h);
     this.x = total + big + doubled[0]! + bumped[1]! + hit + Math.max(...xs.map((v) => v % 3));
   }
 

@@ -893,14 +893,16 @@ class Lowering {
 
   /**
    * A function written in the method used as a value — handed to JavaScript
-   * (`xs.map((x) => x * this.k)`, `xs.sort((a, b) => a - b)`), stored or returned: a
+   * (`xs.map((x) => x * k)`, `xs.sort((a, b) => a - b)`), stored or returned: a
    * JavaScript function made where it is used, its body compiled like the method's. It
    * takes the values of the method's variables it reads where it is made, which is what
    * JavaScript's closure sees as long as those variables never change: it may read const
-   * variables, parameters that are not assigned and `this` (an arrow), not `let`
-   * variables; it may not assign them, create or delete objects, run deviceDo or make
-   * another such function (each is a fallback reason). Its own variables are fresh per
-   * call. Each use of the same written function makes a new function object.
+   * variables holding numbers, strings and JavaScript values, and parameters that are not
+   * assigned — not `this`, smmo objects or inline arrays (interpreted, some of those are
+   * views that move on to the next object) and not `let` variables; it may not assign them,
+   * create or delete objects, run deviceDo or make another such function (each is a
+   * fallback reason). Its own variables are fresh per call. Each use of the same written
+   * function makes a new function object.
    */
   private closure(s: SV & { sv: 'fnNode' }, node: Node): Val {
     const fn = s.fn;
@@ -940,19 +942,18 @@ class Lowering {
         };
       }
       if (v.k === 'static') return v;
-      // `const me = this` and inline arrays: interpreted, these are views that the next lane
-      // moves to its own object, so a function kept past its lane would see another one.
-      const lanesView = (t: Ty, e: Expr | null): boolean => t.k === 'arr' || e?.op === 'self';
-      if (
-        (v.k === 'alias' && lanesView(v.v.t, v.v.e)) ||
-        (v.k === 'local' && lanesView(v.narrowed ?? this.locals[v.id]!.ty ?? UNDEF, null))
-      ) {
+      // smmo objects and inline arrays: interpreted, `this`, a deviceDo callback's object and
+      // their inline arrays are views that move on to the next object, and a variable may
+      // hold one of them, so a function kept past that point would see another object there.
+      const objectTy = (t: Ty | null): boolean => t !== null && (t.k === 'obj' || t.k === 'arr');
+      if ((v.k === 'alias' && objectTy(v.v.t)) || (v.k === 'local' && objectTy(v.narrowed ?? this.locals[v.id]!.ty))) {
         this.fail(
           node,
-          `a function handed to JavaScript reads '${name}', which is this object or one of its inline arrays; copy the values it needs into const variables`,
+          `a function handed to JavaScript reads '${name}', an smmo object or inline array of the method; copy the values it needs (or its handle) into const variables`,
         );
       }
-      if (v.k === 'alias') return isStable(v.v.e) ? v : { k: 'local', id: take(name, v.v), konst: true };
+      // (`const h = this.handle` is the lane's handle, `self`: its value is taken too.)
+      if (v.k === 'alias') return isStable(v.v.e) && v.v.e.op !== 'self' ? v : { k: 'local', id: take(name, v.v), konst: true };
       if (!v.konst) {
         this.fail(
           node,
