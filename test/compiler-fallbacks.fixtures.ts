@@ -241,6 +241,12 @@ export class Fallbacks extends FallbackBase.extend({
     });
   }
 
+  /** A function handed to JavaScript that calls an arrow of the method that reads `this`. */
+  closureCallsThisReader(): void {
+    const plus = (x: number): number => x + this.n;
+    this.v = [1, 2].map((x) => plus(x)).length;
+  }
+
   /** A function handed to JavaScript that creates objects. */
   closureCreates(): void {
     const ctx = this.runtime;

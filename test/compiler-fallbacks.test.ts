@@ -95,6 +95,7 @@ const ROWS: readonly Row[] = [
     'closureReadsObject',
     /a function handed to JavaScript reads 'o', an smmo object or inline array of the method; copy the values it needs \(or its handle\)/,
   ],
+  [Fallbacks, 'closureCallsThisReader', /a function handed to JavaScript calls 'plus', which reads 'this'/],
   [Fallbacks, 'closureCreates', /a function handed to JavaScript creates or deletes objects or runs deviceDo/],
   [Fallbacks, 'closureNested', /a function handed to JavaScript makes another one/],
   [Fallbacks, 'memberOfFunction', /member 'length' of a function expression/],

@@ -926,20 +926,18 @@ class Lowering {
       capturedIds.add(id);
       return id;
     };
-    let capturedSelf: Val | null = null;
-    const selfOf = (outer: Val | null): Val | null => {
-      if (outer === null || (isStable(outer.e) && outer.e.op !== 'self')) return outer;
-      if (outer.e.op === 'self') return (capturedSelf ??= val({ op: 'local', id: take('this', outer) }, outer.t));
-      return val({ op: 'local', id: take('this', outer) }, outer.t);
-    };
     const capture = (name: string, v: Var): Var => {
-      // A function of the method called inside this one sees the method's variables through the same captures.
+      // A function of the method called inside this one sees the method's variables through
+      // the same captures, and may not read `this` either.
       if (v.k === 'static' && v.sv.sv === 'fnNode') {
         const f = v.sv;
-        return {
-          k: 'static',
-          sv: { ...f, env: new CaptureEnv(f.env, capture), frame: { ...f.frame, self: f.fn.arrow ? selfOf(f.frame.self) : null } },
-        };
+        if (f.fn.arrow && readsThis(f.fn.body)) {
+          this.fail(
+            node,
+            `a function handed to JavaScript calls '${name}', which reads 'this'; copy what it needs into const variables first`,
+          );
+        }
+        return { k: 'static', sv: { ...f, env: new CaptureEnv(f.env, capture), frame: { ...f.frame, self: null } } };
       }
       if (v.k === 'static') return v;
       // smmo objects and inline arrays: interpreted, `this`, a deviceDo callback's object and
@@ -965,14 +963,13 @@ class Lowering {
       return { k: 'local', id: take(name, val(r.e, t)), konst: true, narrowed: v.narrowed };
     };
     const env = new CaptureEnv(s.env, capture);
-    const self = null;
     const first = this.locals.length;
     const label = this.label('fn');
     const result = this.newLocal('r', `closure:${label}`);
     const frame: Frame = {
       closureOf: s.frame.closureOf,
       key: this.keyOf(fn),
-      self,
+      self: null,
       ret: { kind: 'inline', label, result },
       targets: [],
       home: s.frame.home,
