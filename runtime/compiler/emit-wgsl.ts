@@ -303,6 +303,16 @@ function children(e: Expr): readonly Expr[] {
   }
 }
 
+/**
+ * Statements that are never generated, with why: JavaScript's iterator protocol (for…of,
+ * array patterns over iterables: JavaScript runs in an iterator's next(), whatever it
+ * iterates) and its try statement.
+ */
+const JS_ONLY_STATEMENTS: Partial<Record<Stmt['s'], string>> = {
+  forOf: "for…of or an array pattern over a JavaScript value (JavaScript's iterator protocol)",
+  try: 'try/catch/finally (JavaScript only)',
+};
+
 const JS_ONLY = new Set([
   'static',
   'closure',
@@ -392,10 +402,8 @@ function unsupportedIn(body: readonly Stmt[], ranks: RankInfo, arrays: TypedArra
   };
   const inStmts = (ss: readonly Stmt[]): string | null => {
     for (const s of ss) {
-      // JavaScript's iterator protocol (for…of, array patterns over iterables): not generated,
-      // and JavaScript runs in it (an iterator's next() is any code), whatever it iterates.
-      if (s.s === 'forOf') return "for…of or an array pattern over a JavaScript value (JavaScript's iterator protocol)";
-      if (s.s === 'try') return 'try/catch/finally (JavaScript only)';
+      const js = JS_ONLY_STATEMENTS[s.s];
+      if (js !== undefined) return js;
       if (s.s === 'let' && voids.has(s.id) && s.init !== null && isUndefinedConst(s.init)) continue;
       if (s.s === 'let' && arrays.has(s.id) && s.init !== null) {
         const r = inExpr({ op: 'setLocal', id: s.id, value: s.init });
@@ -1082,11 +1090,7 @@ class WgslEmitter {
       case 'forOf':
       case 'try':
         // unsupportedIn turns such a method away first; a statement is never dropped silently.
-        fail(
-          s.s === 'try'
-            ? 'try/catch/finally (JavaScript only)'
-            : "for…of or an array pattern over a JavaScript value (JavaScript's iterator protocol)",
-        );
+        fail(JS_ONLY_STATEMENTS[s.s]!);
     }
   }
 

@@ -1140,16 +1140,7 @@ class Lowering {
     }
     const iterable = this.simple(v);
     // The names are declared first: the loop's body assigns them.
-    const declared: string[] = [];
-    if (mode !== 'assign') {
-      for (const id of patternNames(target)) {
-        const name = id['name'] as string;
-        const lid = this.newLocal(name, `${frame.key}:${id.start}`);
-        this.sink.push({ s: 'let', id: lid, name, init: null });
-        env.vars.set(name, { k: 'local', id: lid, konst: false });
-        declared.push(name);
-      }
-    }
+    const declared = mode !== 'assign' ? this.declareNames(target, env, this.sink, frame) : [];
     this.portable = false;
     const count = this.temp(NUM, 'i');
     const cur = (): Expr => ({ op: 'local', id: count });
@@ -1199,6 +1190,17 @@ class Lowering {
     if (mode === 'const') {
       for (const name of declared) env.vars.set(name, { ...(env.vars.get(name) as Var & { k: 'local' }), konst: true });
     }
+  }
+
+  /** Declare every name `pattern` binds as a variable (undefined, assignable) in `env`; returns the names. */
+  private declareNames(pattern: Node, env: Env, out: Stmt[], frame: Frame): string[] {
+    return patternNames(pattern).map((id) => {
+      const name = id['name'] as string;
+      const lid = this.newLocal(name, `${frame.key}:${id.start}`);
+      out.push({ s: 'let', id: lid, name, init: null });
+      env.vars.set(name, { k: 'local', id: lid, konst: false });
+      return name;
+    });
   }
 
   /** A name no source can spell (NUL is not an identifier character) standing for `r` in `env`. */
@@ -1271,14 +1273,8 @@ class Lowering {
     // variable, field or property, or a pattern of them, assigned each round.
     const id = declared ? (decls[0]!['id'] as Node) : left;
     const kind = declared ? (left['kind'] as 'let' | 'const' | 'var') : 'assign';
-    if (kind === 'var') {
-      // `var` names belong to the code around the loop (undefined until the first round).
-      for (const name of patternNames(id)) {
-        const lid = this.newLocal(name['name'] as string, `${frame.key}:${name.start}`);
-        out.push({ s: 'let', id: lid, name: name['name'] as string, init: null });
-        env.vars.set(name['name'] as string, { k: 'local', id: lid, konst: false });
-      }
-    }
+    // `var` names belong to the code around the loop (undefined until the first round).
+    if (kind === 'var') this.declareNames(id, env, out, frame);
     const iterable = this.into(out, () => this.toDyn(this.value(n['right'] as Node, env, frame)).e);
     this.portable = false;
     const local = this.temp(DYN, id.type === 'Identifier' ? (id['name'] as string) : 'x');
@@ -1809,14 +1805,9 @@ class Lowering {
     env: Env,
     frame: Frame,
   ): Val {
-    this.portable = false;
     this.notes.push(`${label}() runs as JavaScript: its arguments are spread (...)`);
     const args = this.ordered(argNodes.map((a) => () => this.dynItem(a, env, frame))).map((a) => a.e);
-    if (recv !== undefined) {
-      const holder = this.staticRef(recv.value, label.slice(0, Math.max(0, label.length - recv.name.length - 1)) || 'holder');
-      return val({ op: 'dynMethodCall', obj: holder, name: recv.name, args, optional: false }, DYN);
-    }
-    return val({ op: 'dynCall', callee: this.staticRef(fn, label), args, optional: false }, DYN);
+    return this.jsCall(fn, label, recv, args);
   }
 
   /** Arguments evaluated in order (static ones stay static: classes, functions, constants). */
@@ -1902,13 +1893,22 @@ class Lowering {
     }
     // A function written in the method among the arguments is made as a JavaScript function (closure).
     this.notes.push(`${label}() runs as JavaScript: ${why}`);
+    return this.jsCall(
+      fn,
+      label,
+      recv,
+      args.map((a, i) => this.toDyn(this.asVal(a, argNodes[i]!)).e),
+    );
+  }
+
+  /** A call of the function value `fn` as JavaScript: as `holder.name(…)` when it was read from a holder (its `this`). */
+  private jsCall(fn: object, label: string, recv: { readonly value: object; readonly name: string } | undefined, args: Expr[]): Val {
     this.portable = false;
-    const dynArgs = args.map((a, i) => this.toDyn(this.asVal(a, argNodes[i]!)).e);
     if (recv !== undefined) {
       const holder = this.staticRef(recv.value, label.slice(0, Math.max(0, label.length - recv.name.length - 1)) || 'holder');
-      return val({ op: 'dynMethodCall', obj: holder, name: recv.name, args: dynArgs, optional: false }, DYN);
+      return val({ op: 'dynMethodCall', obj: holder, name: recv.name, args, optional: false }, DYN);
     }
-    return val({ op: 'dynCall', callee: this.staticRef(fn, label), args: dynArgs, optional: false }, DYN);
+    return val({ op: 'dynCall', callee: this.staticRef(fn, label), args, optional: false }, DYN);
   }
 
   /** x.m(args) on an object: inlined; a switch on the concrete type when implementations differ. */
@@ -2318,6 +2318,14 @@ class Lowering {
     return val({ op: 'seq', items }, NUM);
   }
 
+  /** `cur op= r`'s new value (`op=` given): objects are refused; `+` on anything but two numbers may be a string. */
+  private compound(o: string, cur: Val, r: Val, n: Node): Val {
+    if (cur.t.k === 'obj' || r.t.k === 'obj' || cur.t.k === 'arr' || r.t.k === 'arr')
+      this.fail(n, `an smmo object is an operand of '${o}'`);
+    const bin = o.slice(0, -1) as BinaryOp;
+    return val({ op: 'binary', o: bin, a: cur.e, b: r.e }, bin === '+' && (cur.t.k !== 'num' || r.t.k !== 'num') ? DYN : NUM);
+  }
+
   /** The getters of an accessor that `op` reads before it writes (every concrete class has one, or the method falls back). */
   private gettersOf(place: Place & { k: 'setter' }, n: Node, op: string): ReadonlyMap<object, number[]> {
     if (place.getters === null)
@@ -2381,11 +2389,8 @@ class Lowering {
       }
       if (o === '&&=' || o === '||=' || o === '??=') this.fail(n, `the operator ${o}`);
       const [cur, r] = this.ordered([() => this.readLocal(v.id), () => this.value(rightNode, env, frame)]) as [Val, Val];
-      if (cur.t.k === 'obj' || r.t.k === 'obj' || cur.t.k === 'arr' || r.t.k === 'arr')
-        this.fail(n, `an smmo object is an operand of '${o}'`);
-      const bin = o.slice(0, -1) as BinaryOp;
-      const t = bin === '+' && (cur.t.k !== 'num' || r.t.k !== 'num') ? DYN : NUM;
-      return val(this.assignLocal(v.id, val({ op: 'binary', o: bin, a: cur.e, b: r.e }, t), n), this.locals[v.id]!.ty ?? t);
+      const next = this.compound(o, cur, r, n);
+      return val(this.assignLocal(v.id, next, n), this.locals[v.id]!.ty ?? next.t);
     }
     if (target.type === 'ObjectPattern' || target.type === 'ArrayPattern') {
       // `[a, b] = [b, a]`, `({ x, y } = p)`: the value is the right side, as evaluated.
@@ -2409,10 +2414,7 @@ class Lowering {
           () => this.invokeMethod(place.recv, place.name, getters, [], n, 'get'),
           () => this.value(rightNode, env, frame),
         ]) as [Val, Val];
-        if (cur.t.k === 'obj' || r.t.k === 'obj' || cur.t.k === 'arr' || r.t.k === 'arr')
-          this.fail(n, `an smmo object is an operand of '${o}'`);
-        const bin = o.slice(0, -1) as BinaryOp;
-        v = val({ op: 'binary', o: bin, a: cur.e, b: r.e }, bin === '+' && (cur.t.k !== 'num' || r.t.k !== 'num') ? DYN : NUM);
+        v = this.compound(o, cur, r, n);
       }
       const s = this.simple(v);
       this.invokeMethod(place.recv, place.name, place.setters, [s], n, 'set');
