@@ -240,8 +240,10 @@ fn a_new_block(t: u32) -> u32 {
     return 0u;
   }
   let w = block_word(bid);
-  // initialize_block: type, iteration bitmap, generation, then open the slots; each an
-  // RMW whose old value is tested before the next (P1), the values a free block has (H3).
+  // initialize_block: type, iteration bitmap, generation, the allocated and active bits,
+  // then open the slots (the CPU core's order, wasm/src/alloc/core.rs D4: no invalidation
+  // can own a block before its bits are set); each an RMW whose old value is tested before
+  // the next (P1), the values a free block has (H3).
   if (atomicExchange(&heap[w + BLOCK_TYPE_WORD], t) != FREE_TYPE) {
     a_fail(STATUS_BAD_BLOCK);
     return 0u;
@@ -266,14 +268,14 @@ fn a_new_block(t: u32) -> u32 {
     a_fail(STATUS_SPIN_CAP);
     return 0u;
   }
-  if (atomicExchange(&heap[w + BLOCK_ALLOC_WORD], TYPE_HIGH_MASK[t]) != ALL_ONES) {
-    a_fail(STATUS_BAD_BLOCK);
-    return 0u;
-  }
   if (!bm_set(BW_ALLOCATED_BM[t], bid)) {
     return 0u;
   }
   if (!bm_set(BW_ACTIVE_BM[t], bid)) {
+    return 0u;
+  }
+  if (atomicExchange(&heap[w + BLOCK_ALLOC_WORD], TYPE_HIGH_MASK[t]) != ALL_ONES) {
+    a_fail(STATUS_BAD_BLOCK);
     return 0u;
   }
   return bid;

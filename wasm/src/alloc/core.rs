@@ -56,6 +56,17 @@
 //!  (D3) A full heap is an error (Exhausted; the original loops forever); freeing a slot
 //!       that is not taken is an error (Invalid; the original livelocks); every retry loop
 //!       is bounded (bits.rs Env::pause).
+//!  (D4) initialize_block opens the block's slots (stores its allocation word) last, after
+//!       setting its `allocated` and `active` bits; the paper opens them first. There only
+//!       the thread that emptied a block invalidates it, so the order did not matter; here
+//!       flush_kept and reclaim_empty (K2, K3) lock any empty block they see, and one of
+//!       them could own and retire a block whose opener had not set its bits yet. While
+//!       the allocation word is all ones no reservation succeeds and no invalidation owns
+//!       the block (Alg. 7 fails on all ones). Seen under SMMO_DEBUG: the retirement's
+//!       check failed after its lock and left a locked block marked active, which every
+//!       later search chose and none could reserve in (test/alloc-race.test.ts); without
+//!       the check the retirement's clear of `active` waited for the opener's set (up to
+//!       the retry bound).
 //!
 //! Request coalescing per warp (§4.2, after XMalloc). On a CPU the lanes of a virtual warp
 //! (the objects of one block of a do-all) run one after another on one thread, so the
@@ -715,9 +726,9 @@ impl<M: Mem> Alloc<M> {
     /// initialize_block (Alg. 1 l. 5–7) of block `bid`, whose free bit the caller has just
     /// cleared: it now belongs to type `t`, empty, in a new generation.
     pub fn initialize_block(&self, bid: u32, t: u32) -> R<()> {
-        // Type first, then generation, then open the slots. With Atomic every store is
-        // sequentially consistent, so the type is visible before any reservation can
-        // succeed (the paper's thread fence, §5.2 footnote 5).
+        // Type first, then generation, then the bitmap bits, and only then open the slots
+        // (D4). With Atomic every store is sequentially consistent, so the type is visible
+        // before any reservation can succeed (the paper's thread fence, §5.2 footnote 5).
         let w = self.block_word(bid);
         if self.debug() {
             // We cleared its free bit: it is ours, free in every other respect.
@@ -739,10 +750,10 @@ impl<M: Mem> Alloc<M> {
         self.store(w + BLOCK_TYPE_WORD, t);
         self.store(w + BLOCK_ITER_WORD, 0);
         self.add(w + BLOCK_GEN_WORD, 1);
-        self.store(w + BLOCK_ALLOC_WORD, self.high_mask(t));
         self.set(self.allocated_bm(t), bid)?;
         self.block_set_changed();
         self.set(self.active_bm(t), bid)?;
+        self.store(w + BLOCK_ALLOC_WORD, self.high_mask(t)); // (D4) last
         self.settled(bid, t, TR_OPEN)
     }
 
