@@ -35,10 +35,11 @@
  * limits, last error, D1 rollback log), TS_WORDS per type (TS_*: hint, kept count, K5
  * fresh flag, warp cache block and mask), then `keepBlocks` kept-block entries per type,
  * rounded up to a 64-byte line so that no two threads' states share one. The host writes
- * S_SEED, S_SPIN, S_MAX_ATTEMPTS, and the warp words: S_WARP and S_LANES_LEFT at a warp's
- * begin, S_LANES_LEFT before each lane, both back to 0 at its end when no warp cache holds
- * slots (S_CACHED = 0; else it calls the core's warp end); the Rust core writes everything
- * else. How many states: allocatorStates(threads).
+ * S_SEED, S_SPIN, S_MAX_ATTEMPTS, and the warp words: S_WARP = 1 and S_LANES_LEFT at a
+ * warp's begin, S_LANES_LEFT before each lane, both back to 0 at its end when no warp cache
+ * holds slots (S_CACHED = 0; else it calls the core's warp end); the Rust core writes
+ * everything else, S_WARP too within a warp (its mark of the last coalesced reservation,
+ * wasm/src/alloc/core.rs C6: odd, never 0 or 1). How many states: allocatorStates(threads).
  *
  * Block (blockBytes, a multiple of 16; all blocks the same size):
  *

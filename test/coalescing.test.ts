@@ -5,7 +5,8 @@
  *  - the first create of a warp reserves, with one atomic on one block, as many slots as
  *    there are lanes left (the current one included); later creates take cached slots;
  *    the cache runs dry at the last lane; the objects lie in one block in lane order;
- *  - lanes that create several objects or none: each refill reserves the lanes left;
+ *  - lanes that create several objects or none: each refill reserves the lanes left; a
+ *    lane that uses up its own reservation asks again for a whole block (core.rs C6);
  *  - a block with fewer free slots than lanes: the rest spills to another block; on one
  *    thread a full warp goes to a kept block instead, when there is one (core.rs C5);
  *  - a method that throws: the slots cached for the rest of the warp go back;
@@ -86,6 +87,46 @@ test.serial(
     }
   },
 );
+
+test.serial('a lane that creates more than its reservation asks again for a whole block; another lane does not (C6)', async (t) => {
+  // Lanes 30 and 31 of one warp (2 and 1 lanes left) create two Children each.
+  const rt = await spawners([...new Array<number>(30).fill(0), 2, 2]);
+  try {
+    await rt.parallelDo(Spawner, 'spawn');
+    t.deepEqual(
+      seen.map((s) => [s.lanesLeft, s.cached]),
+      [
+        [2, 1], // the lanes left: 2 reserved, 1 cached
+        [2, 0],
+        [1, 0], // a new lane: the lanes left, 1 (C2), though the lane before used its reservation up
+        [1, 28], // the same lane again: the 29 free slots of the block
+      ],
+    );
+    t.is(children(rt), 4);
+    t.is(rt.heap.i32[rt.main.allocator.state + S_CACHED], 0, 'nothing cached after the pass');
+    rt.validateHeap();
+  } finally {
+    await rt.close();
+  }
+});
+
+test.serial('a lane that creates in a loop reserves a block at a time, not one slot per create (C6)', async (t) => {
+  const rt = await spawners([...new Array<number>(31).fill(0), 40]); // the last lane: 1 lane left
+  try {
+    await rt.parallelDo(Spawner, 'spawn');
+    t.deepEqual(
+      seen.map((s) => s.cached),
+      [0, ...Array.from({ length: 31 }, (_, k) => 30 - k), ...Array.from({ length: 8 }, (_, k) => 31 - k)],
+      'one slot (the lanes left), then the 31 left in that block, then a whole new block',
+    );
+    const blocks = new Set(seen.map((s) => blockOf(s.child)));
+    t.is(blocks.size, 2);
+    t.is(children(rt), 40, 'the 24 slots reserved and not used went back');
+    rt.validateHeap();
+  } finally {
+    await rt.close();
+  }
+});
 
 test.serial('a block with fewer free slots than lanes: the reservation takes what it has, the rest spills to another block', async (t) => {
   const rt = await spawners(new Array<number>(32).fill(1));

@@ -6,7 +6,7 @@
  * Rust core, from the same start, must leave byte-identical heaps. Extended with the
  * core's later additions so that the model covers them: the variants (rotation off,
  * coalescing off, BitmapAlloc; read from the heap's flags), the warp cache (core.rs
- * C1–C5: warpBegin / lane / warpEnd) and the stale-handle generation rule (T_GEN_OFFSET).
+ * C1–C6: warpBegin / lane / warpEnd) and the stale-handle generation rule (T_GEN_OFFSET).
  * Everything below is as it was, D1–D3 and K1–K5 included.
  *
  * The DynaSOAr allocator on 32-bit bitmaps (paper §3 Alg. 1, 2; §4.2 Alg. 6; §5.2
@@ -122,9 +122,11 @@ export class OracleAllocator {
   private readonly bitmapAlloc: boolean;
   /** Whether the heap was formatted for several threads (C5 applies to one thread only). */
   private readonly atomic: boolean;
-  /** Warp cache (core.rs C1–C4): whether a warp is open, the lanes left, per type the cached block and slots. */
+  /** Warp cache (core.rs C1–C6): whether a warp is open, the lanes left, per type the cached block and slots. */
   private inWarp = false;
   private lanesLeft = 0;
+  /** (C6) The lanes left and type of the warp's last coalesced reservation ('' : none yet). */
+  private mark = '';
   readonly cacheBlock: Int32Array;
   readonly cacheMask: Int32Array;
 
@@ -662,7 +664,10 @@ export class OracleAllocator {
       this.cacheMask[id] = cached & (cached - 1);
       return this.cacheBlock[id]! * 32 + slot;
     }
-    const want = Math.min(32, Math.max(1, this.lanesLeft));
+    let want = Math.min(32, Math.max(1, this.lanesLeft));
+    // (C6) The same lane asks again after using up its reservation: a whole block's worth.
+    const me = `${this.lanesLeft}:${id}`;
+    if (this.mark === me) want = Math.max(want, t.slots);
     const active = this.active[id]!;
     let bid = this.hint[id]!;
     // (C5) One thread: a full warp that the hint block cannot take whole goes to a kept block.
@@ -688,6 +693,7 @@ export class OracleAllocator {
         if (this.full) this.active[tt]!.clear(bid);
         if (tt === id) {
           this.hint[id] = this.full ? after : bid;
+          this.mark = me;
           const rest = got & (got - 1);
           if (rest !== 0) {
             this.cacheBlock[id] = bid;
@@ -710,6 +716,7 @@ export class OracleAllocator {
   warpBegin(lanes: number): void {
     this.inWarp = true;
     this.lanesLeft = lanes;
+    this.mark = '';
   }
 
   /** (C1) The executor's store before each lane: lanes left, the current one included. */
@@ -721,6 +728,7 @@ export class OracleAllocator {
   warpEnd(): void {
     this.inWarp = false;
     this.lanesLeft = 0;
+    this.mark = '';
     for (let t = 0; t < this.cacheMask.length; t++) {
       const mask = this.cacheMask[t]!;
       if (mask === 0) continue;

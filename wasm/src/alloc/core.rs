@@ -95,6 +95,18 @@
 //!       overstate what they take) keep filling the hint; on several threads the kept
 //!       stacks hold the pass's emptied blocks, and a kept-first choice there costs wa-tor
 //!       its fragmentation (docs/benchmarks.md, "Block choice at 16 threads").
+//!  (C6) A lane that creates several objects of one type (a loop of creates) uses up its
+//!       warp's reservation by itself: on a GPU each iteration of its loop would be one
+//!       coalesced request of every lane, on a CPU the lanes run one after another, so the
+//!       lanes-left estimate of C2 is too small for it (the last lane of a warp reserved one
+//!       slot per create). When the cache of a type runs empty and the same lane asks
+//!       again, the reservation is for at least a whole block of the type. "The same lane":
+//!       each coalesced reservation leaves warp_mark(lanes left, type) in S_WARP (odd, so
+//!       still "in a warp"); the hosts write 1 there at a warp's begin and the lanes left
+//!       before each lane, so the mark matches only within one lane of one warp. Measured
+//!       (linux-scalability, one thread, k = 1024): 0.149 calls into the core per create
+//!       before, docs/benchmarks.md for after. Lanes that create one object (every app but
+//!       linux-scalability and barnes-hut's tree) never match: their heaps are unchanged.
 //!
 //! Executor contract (byte-identical heaps): an executor of do-all methods — the
 //! TypeScript one (ThreadContext.runBlocks), a compiled one, or a Rust kernel — must make
@@ -158,6 +170,14 @@ pub(crate) fn header(k: u32) -> u32 {
     // SAFETY: the header lies at RESERVED_BYTES in every smmo heap and is written only by
     // the host when it formats the heap, before any allocator call (mem.rs M2).
     unsafe { private::load(HEADER_WORD + k) }
+}
+
+/// (C6) The value of S_WARP after a coalesced reservation of type `t` by the lane that had
+/// `left` lanes left: odd, so never 0 (no warp) and never 1 (a warp without a reservation
+/// yet, as warp_begin and the hosts write it).
+#[inline(always)]
+fn warp_mark(left: u32, t: u32) -> u32 {
+    1 | ((if left > 63 { 63 } else { left }) << 1) | (t << 8) | (1 << 7)
 }
 
 /// Whether the heap was formatted for several threads (atomic read-modify-writes).
@@ -456,13 +476,19 @@ impl<M: Mem> Alloc<M> {
             return Ok(self.per_type(t, TS_CACHE_BLOCK) * 32 + slot);
         }
         let left = self.state(S_LANES_LEFT);
-        let want = if left == 0 {
+        let mut want = if left == 0 {
             1
         } else if left > MAX_SLOTS {
             MAX_SLOTS
         } else {
             left
         };
+        // (C6) The lane that made this warp's last reservation of `t` has used up what it
+        // reserved: it creates in a loop, so it takes a whole block's worth.
+        let me = warp_mark(left, t);
+        if self.state(S_WARP) == me {
+            want = want.max(self.type_word(t, T_SLOTS));
+        }
         let active = self.active_bm(t);
         let mut bid = self.hint(t);
         // (C5) On one thread, a warp whose lanes could fill a block by themselves, and whose
@@ -493,6 +519,7 @@ impl<M: Mem> Alloc<M> {
                 }
                 if tt == t {
                     self.set_hint(t, if full { after } else { bid });
+                    self.set_state(S_WARP, me);
                     let rest = got & got.wrapping_sub(1);
                     if rest != 0 {
                         self.set_per_type(t, TS_CACHE_BLOCK, bid);
