@@ -43,6 +43,24 @@ export class Spawner extends object({ n: u32 }) {
     if (this.n === 99) throw new Error(`spawner ${this.handle} fails on purpose`);
   }
 
+  /** `n` times: create a Child and delete it again (a lane that deletes as it goes). */
+  churn(): void {
+    const ctx = this.runtime as unknown as ThreadContext;
+    const st = ctx.allocator.state;
+    const childId = ctx.table.byClass(Child)!.id;
+    const i32 = ctx.heap.i32;
+    for (let k = 0; k < this.n; k++) {
+      const c = this.runtime.create(Child, { parent: this.handle });
+      seen.push({
+        lane: this.handle,
+        child: c.handle,
+        cached: popc(i32[st + S_TYPES + childId * TS_WORDS + TS_CACHE_MASK]!),
+        lanesLeft: i32[st + S_LANES_LEFT]!,
+      });
+      this.runtime.destroy(c);
+    }
+  }
+
   /** The same creates without observations (for several threads). */
   spawnQuietly(): void {
     for (let k = 0; k < this.n; k++) this.runtime.create(Child, { parent: this.handle });

@@ -128,6 +128,33 @@ test.serial('a lane that creates in a loop reserves a block at a time, not one s
   }
 });
 
+test.serial('a lane that deletes what it creates asks again for all slots but one: its block never fills (C6)', async (t) => {
+  const rt = await spawners([...new Array<number>(31).fill(0), 70]); // the last lane: 1 lane left
+  try {
+    const child = rt.table.byClass(Child)!;
+    let full = 0;
+    const i32 = rt.heap.i32;
+    await rt.parallelDo(Spawner, 'churn');
+    t.deepEqual(
+      seen.map((s) => s.cached),
+      [
+        0,
+        ...Array.from({ length: 31 }, (_, k) => 30 - k),
+        ...Array.from({ length: 31 }, (_, k) => 30 - k),
+        ...Array.from({ length: 7 }, (_, k) => 30 - k),
+      ],
+      'one slot (the lanes left), then 31 of the 32 at a time',
+    );
+    t.is(new Set(seen.map((s) => blockOf(s.child))).size, 1, 'one block for all 70');
+    rt.deviceDo(Child, () => full++);
+    t.is(full, 0, 'every child deleted');
+    t.is(i32[rt.heap.blockWord(blockOf(seen[0]!.child))]! & ~child.highMask, 0, 'the reserved and unused slots went back');
+    rt.validateHeap();
+  } finally {
+    await rt.close();
+  }
+});
+
 test.serial('a block with fewer free slots than lanes: the reservation takes what it has, the rest spills to another block', async (t) => {
   const rt = await spawners(new Array<number>(32).fill(1));
   try {

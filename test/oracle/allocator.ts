@@ -665,9 +665,14 @@ export class OracleAllocator {
       return this.cacheBlock[id]! * 32 + slot;
     }
     let want = Math.min(32, Math.max(1, this.lanesLeft));
-    // (C6) The same lane asks again after using up its reservation: a whole block's worth.
+    // (C6) The same lane asks again after using up its reservation: a block's worth, all
+    // but one slot when the objects of its last reservation's block are all gone.
     const me = `${this.lanesLeft}:${id}`;
-    if (this.mark === me) want = Math.max(want, t.slots);
+    const again = this.mark === me;
+    if (again) {
+      const gone = loadWord(this.mem, this.heap.blockWord(this.cacheBlock[id]!) + BLOCK_ALLOC_WORD) === this.heap.highMask[id];
+      want = Math.max(want, gone ? t.slots - 1 : t.slots);
+    }
     const active = this.active[id]!;
     let bid = this.hint[id]!;
     // (C5) One thread: a full warp that the hint block cannot take whole goes to a kept block.
@@ -692,13 +697,11 @@ export class OracleAllocator {
         const tt = loadWord(this.mem, this.heap.blockWord(bid) + BLOCK_TYPE_WORD);
         if (this.full) this.active[tt]!.clear(bid);
         if (tt === id) {
-          this.hint[id] = this.full ? after : bid;
+          this.hint[id] = !this.full || (again && after === 0) ? bid : after;
           this.mark = me;
+          this.cacheBlock[id] = bid;
           const rest = got & (got - 1);
-          if (rest !== 0) {
-            this.cacheBlock[id] = bid;
-            this.cacheMask[id] = rest;
-          }
+          if (rest !== 0) this.cacheMask[id] = rest;
           return bid * 32 + (31 - Math.clz32(got & -got));
         }
         let bits = got;

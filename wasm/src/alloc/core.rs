@@ -100,13 +100,20 @@
 //!       coalesced request of every lane, on a CPU the lanes run one after another, so the
 //!       lanes-left estimate of C2 is too small for it (the last lane of a warp reserved one
 //!       slot per create). When the cache of a type runs empty and the same lane asks
-//!       again, the reservation is for at least a whole block of the type. "The same lane":
-//!       each coalesced reservation leaves warp_mark(lanes left, type) in S_WARP (odd, so
-//!       still "in a warp"); the hosts write 1 there at a warp's begin and the lanes left
-//!       before each lane, so the mark matches only within one lane of one warp. Measured
-//!       (linux-scalability, one thread, k = 1024): 0.149 calls into the core per create
-//!       before, docs/benchmarks.md for after. Lanes that create one object (every app but
-//!       linux-scalability and barnes-hut's tree) never match: their heaps are unchanged.
+//!       again, it reserves a block's worth: all the type's slots when the block of its
+//!       last reservation (TS_CACHE_BLOCK, written at every reservation) still holds
+//!       objects — it keeps what it creates, and on one thread C5 then gives it a kept block
+//!       whole — and all but one when that block is empty again — it deletes as it goes,
+//!       and a reservation of every slot would take the block FULL and back (two bitmap
+//!       transitions) for objects already gone. A block this second reservation fills stays
+//!       the hint (unless C5 kept the old one): the lane's deletions then empty it as the
+//!       thread's open block (K4), not through an invalidation, and the next reservation
+//!       finds it without a search. "The same lane": each coalesced reservation leaves
+//!       warp_mark(lanes left, type) in S_WARP (odd, so still "in a warp"); the hosts write
+//!       1 there at a warp's begin and the lanes left before each lane, so the mark matches
+//!       only within one lane of one warp. Lanes that create at most one object of a type
+//!       (every app but linux-scalability and barnes-hut's tree) never match. Measured in
+//!       docs/benchmarks.md ("A lane that creates in a loop").
 //!
 //! Executor contract (byte-identical heaps): an executor of do-all methods — the
 //! TypeScript one (ThreadContext.runBlocks), a compiled one, or a Rust kernel — must make
@@ -484,10 +491,16 @@ impl<M: Mem> Alloc<M> {
             left
         };
         // (C6) The lane that made this warp's last reservation of `t` has used up what it
-        // reserved: it creates in a loop, so it takes a whole block's worth.
+        // reserved: it creates in a loop, so it takes a block's worth — all of it while the
+        // block of its last reservation holds objects, all but one slot when they are all
+        // gone (no FULL and FIRST transitions for objects already deleted).
         let me = warp_mark(left, t);
-        if self.state(S_WARP) == me {
-            want = want.max(self.type_word(t, T_SLOTS));
+        let again = self.state(S_WARP) == me;
+        if again {
+            let slots = self.type_word(t, T_SLOTS);
+            let last = self.per_type(t, TS_CACHE_BLOCK);
+            let gone = self.load(self.block_word(last) + BLOCK_ALLOC_WORD) == self.high_mask(t);
+            want = want.max(if gone { slots - 1 } else { slots });
         }
         let active = self.active_bm(t);
         let mut bid = self.hint(t);
@@ -518,11 +531,14 @@ impl<M: Mem> Alloc<M> {
                     self.to_full(bid, tt)?;
                 }
                 if tt == t {
-                    self.set_hint(t, if full { after } else { bid });
+                    // (C6) a block that a lane's second reservation filled stays the hint.
+                    self.set_hint(t, if !full || (again && after == 0) { bid } else { after });
                     self.set_state(S_WARP, me);
+                    // The block of the warp's last reservation of t, also when nothing is
+                    // cached (C6 reads it).
+                    self.set_per_type(t, TS_CACHE_BLOCK, bid);
                     let rest = got & got.wrapping_sub(1);
                     if rest != 0 {
-                        self.set_per_type(t, TS_CACHE_BLOCK, bid);
                         self.set_per_type(t, TS_CACHE_MASK, rest);
                         self.set_state(S_CACHED, self.state(S_CACHED) + 1);
                     }
