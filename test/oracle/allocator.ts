@@ -665,10 +665,10 @@ export class OracleAllocator {
       return this.cacheBlock[id]! * 32 + slot;
     }
     let want = Math.min(32, Math.max(1, this.lanesLeft));
-    // (C6) The same lane asks again after using up its reservation: a block's worth, all
-    // but one slot when the objects of its last reservation's block are all gone.
+    // (C6, one thread) The same lane asks again after using up its reservation: a block's
+    // worth, all but one slot when the objects of its last reservation's block are all gone.
     const me = `${this.lanesLeft}:${id}`;
-    const again = this.mark === me;
+    const again = this.mark === me && !this.atomic;
     if (again) {
       const gone = loadWord(this.mem, this.heap.blockWord(this.cacheBlock[id]!) + BLOCK_ALLOC_WORD) === this.heap.highMask[id];
       want = Math.max(want, gone ? t.slots - 1 : t.slots);

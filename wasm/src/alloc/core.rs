@@ -112,8 +112,12 @@
 //!       warp_mark(lanes left, type) in S_WARP (odd, so still "in a warp"); the hosts write
 //!       1 there at a warp's begin and the lanes left before each lane, so the mark matches
 //!       only within one lane of one warp. Lanes that create at most one object of a type
-//!       (every app but linux-scalability and barnes-hut's tree) never match. Measured in
-//!       docs/benchmarks.md ("A lane that creates in a loop").
+//!       (every app but linux-scalability and barnes-hut's tree) never match. One thread
+//!       only (a Plain heap), like C5: on the 16-core device host the same rule halved the
+//!       time per allocation of linux-scalability at k = 4 … 32 but made k ≥ 64 1.3–1.5×
+//!       slower, and without the hint rule k ≤ 16 got slower too; until that is understood
+//!       a heap of several threads keeps C2's estimate. Measured in docs/benchmarks.md ("A
+//!       lane that creates in a loop").
 //!
 //! Executor contract (byte-identical heaps): an executor of do-all methods — the
 //! TypeScript one (ThreadContext.runBlocks), a compiled one, or a Rust kernel — must make
@@ -490,12 +494,12 @@ impl<M: Mem> Alloc<M> {
         } else {
             left
         };
-        // (C6) The lane that made this warp's last reservation of `t` has used up what it
-        // reserved: it creates in a loop, so it takes a block's worth — all of it while the
-        // block of its last reservation holds objects, all but one slot when they are all
-        // gone (no FULL and FIRST transitions for objects already deleted).
+        // (C6, one thread) The lane that made this warp's last reservation of `t` has used
+        // up what it reserved: it creates in a loop, so it takes a block's worth — all of it
+        // while the block of its last reservation holds objects, all but one slot when they
+        // are all gone (no FULL and FIRST transitions for objects already deleted).
         let me = warp_mark(left, t);
-        let again = self.state(S_WARP) == me;
+        let again = self.state(S_WARP) == me && !heap_is_atomic();
         if again {
             let slots = self.type_word(t, T_SLOTS);
             let last = self.per_type(t, TS_CACHE_BLOCK);
