@@ -1,7 +1,8 @@
 /**
  * The worker side of test/alloc-race.test.ts: one thread of a stress run against the
  * allocator core over a heap shared with other threads. `churn` allocates one object and
- * deletes it again, `iterations` times: with keepBlocks 0 every deletion empties the block,
+ * deletes it again, at least `iterations` times and on until the reclaiming thread has
+ * retired a block (at most 50 × `iterations`): with keepBlocks 0 every deletion empties the block,
  * which is retired, so every allocation takes a block from `free` and initialises it.
  * `reclaim` runs the core's reclaim_empty (K3: retire every empty used block of the heap,
  * whoever uses it) until every churning thread is done. Errors are reported with the
@@ -47,7 +48,10 @@ function run(d: RaceData): RaceReport {
       try {
         if (Atomics.wait(d.control, 1, 0, WAIT_MS) === 'timed-out')
           throw new Error(`the reclaiming thread did not start within ${WAIT_MS} ms`);
-        for (; rounds < d.iterations; rounds++) a.releaseHandle(a.allocate(tA));
+        // On until the loops have overlapped (a block retired by the reclaiming thread), so
+        // that the race is run whatever the scheduler does; bounded all the same.
+        const most = 50 * d.iterations;
+        for (; rounds < most && (rounds < d.iterations || Atomics.load(d.control, 2) === 0); rounds++) a.releaseHandle(a.allocate(tA));
       } finally {
         Atomics.sub(d.control, 0, 1);
       }

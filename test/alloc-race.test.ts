@@ -43,7 +43,7 @@ test('a thread that reclaims empty blocks (K3) while another opens new ones: no 
   const reports = await Promise.all([runThread({ ...base, role: 'churn', seed: 1 }), runThread({ ...base, role: 'reclaim', seed: 2 })]);
   for (const r of reports) t.log(`${r.role}: ${r.rounds} rounds, ${r.error ?? 'no error'}`);
   for (const r of reports) t.is(r.error, null, `${r.role} thread, after ${r.rounds} rounds`);
-  t.is(reports[0]!.rounds, 200_000);
+  t.true(reports[0]!.rounds >= 200_000);
   // The race was run: the reclaiming thread took blocks from under the churning one (each
   // retired block was one the churning thread had opened and not yet allocated in, or had
   // just emptied).

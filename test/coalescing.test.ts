@@ -155,6 +155,34 @@ test.serial('a lane that deletes what it creates asks again for all slots but on
   }
 });
 
+test.serial('two threads: a lane that keeps what it creates fills blocks of its own, not the open block (C6)', async (t) => {
+  // The heap of two threads; one block of Spawners runs inline on the calling thread.
+  const rt = await spawners([...new Array<number>(31).fill(0), 40], { threads: 2, modules: [COALESCING_FIXTURES] });
+  try {
+    const open: number[] = [];
+    for (let i = 0; i < 20; i++) open.push(rt.create(Child).handle); // block H: 20 objects, 12 free
+    const h = blockOf(open[0]!);
+    seen.length = 0;
+    await rt.parallelDo(Spawner, 'spawn');
+    t.deepEqual(
+      seen.map((s) => s.cached),
+      [0, ...Array.from({ length: 32 }, (_, k) => 31 - k), ...Array.from({ length: 7 }, (_, k) => 31 - k)],
+      'one slot of the open block (the lanes left), then whole blocks',
+    );
+    const blocks = seen.map((s) => blockOf(s.child));
+    t.is(blocks[0], h);
+    t.true(blocks.slice(1, 33).every((b) => b === blocks[1]) && blocks[1] !== h, 'the next 32 in one block of its own');
+    t.true(blocks.slice(33).every((b) => b === blocks[33]) && blocks[33] !== blocks[1] && blocks[33] !== h);
+    let inOpen = 0;
+    rt.deviceDo(Child, (c) => void (inOpen += blockOf(c.handle) === h ? 1 : 0));
+    t.is(inOpen, 21, 'the open block keeps its other 11 free slots');
+    t.is(children(rt), 60);
+    rt.validateHeap();
+  } finally {
+    await rt.close();
+  }
+});
+
 test.serial('a block with fewer free slots than lanes: the reservation takes what it has, the rest spills to another block', async (t) => {
   const rt = await spawners(new Array<number>(32).fill(1));
   try {

@@ -665,13 +665,14 @@ export class OracleAllocator {
       return this.cacheBlock[id]! * 32 + slot;
     }
     let want = Math.min(32, Math.max(1, this.lanesLeft));
-    // (C6, one thread) The same lane asks again after using up its reservation: a block's
-    // worth, all but one slot when the objects of its last reservation's block are all gone.
+    // (C6) The same lane asks again after using up its reservation: a block's worth, all
+    // but one slot when the objects of its last reservation's block are all gone.
     const me = `${this.lanesLeft}:${id}`;
-    const again = this.mark === me && !this.atomic;
+    const again = this.mark === me;
+    let keeps = false;
     if (again) {
-      const gone = loadWord(this.mem, this.heap.blockWord(this.cacheBlock[id]!) + BLOCK_ALLOC_WORD) === this.heap.highMask[id];
-      want = Math.max(want, gone ? t.slots - 1 : t.slots);
+      keeps = loadWord(this.mem, this.heap.blockWord(this.cacheBlock[id]!) + BLOCK_ALLOC_WORD) !== this.heap.highMask[id];
+      want = Math.max(want, keeps ? t.slots : t.slots - 1);
     }
     const active = this.active[id]!;
     let bid = this.hint[id]!;
@@ -685,6 +686,15 @@ export class OracleAllocator {
           after = free > 0 ? bid : 0;
           bid = kept;
         }
+      }
+    }
+    // (C6) Several threads: a lane that keeps what it creates fills a block of its own thread.
+    if (keeps && this.atomic) {
+      const free = bid === 0 ? 0 : popc(~loadWord(this.mem, this.heap.blockWord(bid) + BLOCK_ALLOC_WORD));
+      if (free < want) {
+        after = free > 0 ? bid : 0;
+        const kept = this.popKept(id);
+        bid = kept !== 0 ? kept : this.newBlock(t);
       }
     }
     for (let attempt = 1; ; attempt++) {

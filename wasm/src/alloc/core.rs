@@ -100,24 +100,27 @@
 //!       coalesced request of every lane, on a CPU the lanes run one after another, so the
 //!       lanes-left estimate of C2 is too small for it (the last lane of a warp reserved one
 //!       slot per create). When the cache of a type runs empty and the same lane asks
-//!       again, it reserves a block's worth: all the type's slots when the block of its
-//!       last reservation (TS_CACHE_BLOCK, written at every reservation) still holds
-//!       objects — it keeps what it creates, and on one thread C5 then gives it a kept block
-//!       whole — and all but one when that block is empty again — it deletes as it goes,
-//!       and a reservation of every slot would take the block FULL and back (two bitmap
-//!       transitions) for objects already gone. A block this second reservation fills stays
-//!       the hint (unless C5 kept the old one): the lane's deletions then empty it as the
-//!       thread's open block (K4), not through an invalidation, and the next reservation
-//!       finds it without a search. "The same lane": each coalesced reservation leaves
-//!       warp_mark(lanes left, type) in S_WARP (odd, so still "in a warp"); the hosts write
-//!       1 there at a warp's begin and the lanes left before each lane, so the mark matches
-//!       only within one lane of one warp. Lanes that create at most one object of a type
-//!       (every app but linux-scalability and barnes-hut's tree) never match. One thread
-//!       only (a Plain heap), like C5: on the 16-core device host the same rule halved the
-//!       time per allocation of linux-scalability at k = 4 … 32 but made k ≥ 64 1.3–1.5×
-//!       slower, and without the hint rule k ≤ 16 got slower too; until that is understood
-//!       a heap of several threads keeps C2's estimate. Measured in docs/benchmarks.md ("A
-//!       lane that creates in a loop").
+//!       again, it reserves a block's worth:
+//!        - all the type's slots while the block of its last reservation (TS_CACHE_BLOCK,
+//!          written at every reservation) still holds objects: it keeps what it creates.
+//!          On one thread C5 then gives it a kept block whole; on several, when its open
+//!          block cannot take a whole block, it fills a block of its own thread (kept, else
+//!          from `free`) rather than another thread's open block found in `active` — with
+//!          whole-block requests, taking other threads' open blocks made every thread fill
+//!          and search again in turn (linux-scalability on the 16-core device host: k ≥ 64
+//!          1.3–1.5× slower than C2 that way, 4–6× faster this way);
+//!        - all but one when that block is empty again: it deletes as it goes, and a
+//!          reservation of every slot would take the block FULL and back (two bitmap
+//!          transitions) for objects already gone.
+//!       A block this second reservation fills stays the hint (unless C5 or the rule above
+//!       kept the old one): the lane's deletions then empty it as the thread's open block
+//!       (K4), not through an invalidation, and the next reservation finds it without a
+//!       search. "The same lane": each coalesced reservation leaves warp_mark(lanes left,
+//!       type) in S_WARP (odd, so still "in a warp"); the hosts write 1 there at a warp's
+//!       begin and the lanes left before each lane, so the mark matches only within one
+//!       lane of one warp. Lanes that create at most one object of a type (every app but
+//!       linux-scalability and barnes-hut's tree) never match. Measured in
+//!       docs/benchmarks.md ("A lane that creates in a loop").
 //!
 //! Executor contract (byte-identical heaps): an executor of do-all methods — the
 //! TypeScript one (ThreadContext.runBlocks), a compiled one, or a Rust kernel — must make
@@ -494,17 +497,18 @@ impl<M: Mem> Alloc<M> {
         } else {
             left
         };
-        // (C6, one thread) The lane that made this warp's last reservation of `t` has used
-        // up what it reserved: it creates in a loop, so it takes a block's worth — all of it
-        // while the block of its last reservation holds objects, all but one slot when they
-        // are all gone (no FULL and FIRST transitions for objects already deleted).
+        // (C6) The lane that made this warp's last reservation of `t` has used up what it
+        // reserved: it creates in a loop, so it takes a block's worth — all of it while the
+        // block of its last reservation holds objects, all but one slot when they are all
+        // gone (no FULL and FIRST transitions for objects already deleted).
         let me = warp_mark(left, t);
-        let again = self.state(S_WARP) == me && !heap_is_atomic();
+        let again = self.state(S_WARP) == me;
+        let mut keeps = false;
         if again {
             let slots = self.type_word(t, T_SLOTS);
             let last = self.per_type(t, TS_CACHE_BLOCK);
-            let gone = self.load(self.block_word(last) + BLOCK_ALLOC_WORD) == self.high_mask(t);
-            want = want.max(if gone { slots - 1 } else { slots });
+            keeps = self.load(self.block_word(last) + BLOCK_ALLOC_WORD) != self.high_mask(t);
+            want = want.max(if keeps { slots } else { slots - 1 });
         }
         let active = self.active_bm(t);
         let mut bid = self.hint(t);
@@ -520,6 +524,21 @@ impl<M: Mem> Alloc<M> {
                     after = if free > 0 { bid } else { 0 };
                     bid = kept;
                 }
+            }
+        }
+        // (C6) On several threads, a lane that keeps what it creates and whose open block
+        // cannot take a whole block's worth fills a block of its own thread — kept, else
+        // from `free` — instead of another thread's open block found in `active`.
+        if keeps && heap_is_atomic() {
+            let free = if bid == 0 {
+                0
+            } else {
+                (!self.load(self.block_word(bid) + BLOCK_ALLOC_WORD)).count_ones()
+            };
+            if free < want {
+                after = if free > 0 { bid } else { 0 };
+                let kept = self.pop_kept(t);
+                bid = if kept != 0 { kept } else { self.new_block(t)? };
             }
         }
         let mut attempt = 1u32;
