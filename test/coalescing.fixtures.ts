@@ -23,42 +23,32 @@ export interface Seen {
 /** Observations of the running test (calling thread only; each test resets it). */
 export const seen: Seen[] = [];
 
+/** Create a Child of `lane` and record what the lane saw: the child's handle, the warp cache of Child, the lanes left. */
+function createObserved(lane: Spawner): Child {
+  const ctx = lane.runtime as unknown as ThreadContext;
+  const st = ctx.allocator.state;
+  const i32 = ctx.heap.i32;
+  const c = lane.runtime.create(Child, { parent: lane.handle });
+  seen.push({
+    lane: lane.handle,
+    child: c.handle,
+    cached: popc(i32[st + S_TYPES + ctx.table.byClass(Child)!.id * TS_WORDS + TS_CACHE_MASK]!),
+    lanesLeft: i32[st + S_LANES_LEFT]!,
+  });
+  return c;
+}
+
 /** Spawners: `n` = how many Children to create in `spawn` (99: throw after the first). */
 export class Spawner extends object({ n: u32 }) {
   spawn(): void {
-    const ctx = this.runtime as unknown as ThreadContext;
-    const st = ctx.allocator.state;
-    const childId = ctx.table.byClass(Child)!.id;
-    const i32 = ctx.heap.i32;
     const n = this.n === 99 ? 1 : this.n;
-    for (let k = 0; k < n; k++) {
-      const c = this.runtime.create(Child, { parent: this.handle });
-      seen.push({
-        lane: this.handle,
-        child: c.handle,
-        cached: popc(i32[st + S_TYPES + childId * TS_WORDS + TS_CACHE_MASK]!),
-        lanesLeft: i32[st + S_LANES_LEFT]!,
-      });
-    }
+    for (let k = 0; k < n; k++) createObserved(this);
     if (this.n === 99) throw new Error(`spawner ${this.handle} fails on purpose`);
   }
 
   /** `n` times: create a Child and delete it again (a lane that deletes as it goes). */
   churn(): void {
-    const ctx = this.runtime as unknown as ThreadContext;
-    const st = ctx.allocator.state;
-    const childId = ctx.table.byClass(Child)!.id;
-    const i32 = ctx.heap.i32;
-    for (let k = 0; k < this.n; k++) {
-      const c = this.runtime.create(Child, { parent: this.handle });
-      seen.push({
-        lane: this.handle,
-        child: c.handle,
-        cached: popc(i32[st + S_TYPES + childId * TS_WORDS + TS_CACHE_MASK]!),
-        lanesLeft: i32[st + S_LANES_LEFT]!,
-      });
-      this.runtime.destroy(c);
-    }
+    for (let k = 0; k < this.n; k++) this.runtime.destroy(createObserved(this));
   }
 
   /** The same creates without observations (for several threads). */
