@@ -5,13 +5,19 @@
  * retired a block (at most 50 × `iterations`): with keepBlocks 0 every deletion empties the block,
  * which is retired, so every allocation takes a block from `free` and initialises it.
  * `reclaim` runs the core's reclaim_empty (K3: retire every empty used block of the heap,
- * whoever uses it) until every churning thread is done. Errors are reported with the
+ * whoever uses it) until every churning thread is done. `mixed` makes `iterations` random
+ * operations from its seed — warps whose lanes create 0–2 objects of A or B or, now and
+ * then, a loop of up to 40 (core.rs C2, C6), creates outside a warp, deletions of objects it
+ * holds, flushKept, reclaimEmpty — on a heap small enough to run out (HeapExhaustedError is
+ * an expected answer there), then deletes everything it holds. Errors are reported with the
  * iteration, never thrown past the loop.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { Allocator } from '../runtime/allocator.js';
 import { Heap } from '../runtime/heap.js';
 import { planTypes } from '../runtime/layout.js';
+import { HeapExhaustedError } from '../runtime/errors.js';
+import type { TypeLayout } from '../runtime/layout.js';
 import { A, B } from './helpers/allocators.js';
 
 /**
@@ -22,15 +28,20 @@ import { A, B } from './helpers/allocators.js';
 export interface RaceData {
   memory: WebAssembly.Memory;
   heapBytes: number;
-  role: 'churn' | 'reclaim';
+  role: 'churn' | 'reclaim' | 'mixed';
   seed: number;
   iterations: number;
   control: Int32Array;
+  /** Most objects a mixed thread holds at once. */
+  hold?: number;
 }
 
 export interface RaceReport {
   role: string;
+  seed: number;
   rounds: number;
+  /** Creates that found the heap full (mixed). */
+  exhausted: number;
   error: string | null;
 }
 
@@ -44,6 +55,10 @@ function run(d: RaceData): RaceReport {
   const tA = table.byClass(A)!;
   let rounds = 0;
   try {
+    if (d.role === 'mixed') {
+      const r = mixed(a, heap.i32, [tA, table.byClass(B)!], d.seed, d.iterations, d.hold ?? 300);
+      return { role: d.role, seed: d.seed, rounds: r.rounds, exhausted: r.exhausted, error: r.error };
+    }
     if (d.role === 'churn') {
       try {
         if (Atomics.wait(d.control, 1, 0, WAIT_MS) === 'timed-out')
@@ -63,12 +78,71 @@ function run(d: RaceData): RaceReport {
         rounds++;
       }
     }
-    return { role: d.role, rounds, error: null };
+    return { role: d.role, seed: d.seed, rounds, exhausted: 0, error: null };
   } catch (e) {
-    return { role: d.role, rounds, error: `${(e as Error).name}: ${(e as Error).message}` };
+    return { role: d.role, seed: d.seed, rounds, exhausted: 0, error: `${(e as Error).name}: ${(e as Error).message}` };
   } finally {
     a.dispose();
     heap.dispose();
+  }
+}
+
+function mixed(
+  a: Allocator,
+  i32: Int32Array,
+  types: readonly TypeLayout[],
+  seed: number,
+  iterations: number,
+  hold: number,
+): { rounds: number; exhausted: number; error: string | null } {
+  let s = seed >>> 0 || 1;
+  const rand = (): number => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+  const held: number[] = [];
+  let exhausted = 0;
+  const release = (): void => {
+    const k = Math.floor(rand() * held.length);
+    a.releaseHandle(held[k]!);
+    held[k] = held[held.length - 1]!;
+    held.pop();
+  };
+  const create = (t: TypeLayout): void => {
+    if (held.length >= hold) release();
+    try {
+      held.push(a.allocate(t));
+    } catch (e) {
+      if (!(e instanceof HeapExhaustedError)) throw e;
+      exhausted++;
+      for (let k = 0; k < 20 && held.length > 0; k++) release();
+    }
+  };
+  let rounds = 0;
+  try {
+    for (; rounds < iterations; rounds++) {
+      const r = rand();
+      if (r < 0.35) {
+        const lanes = 1 + Math.floor(rand() * 32);
+        a.warpBegin(lanes);
+        try {
+          for (let left = lanes; left > 0; left--) {
+            i32[a.laneWord] = left;
+            const n = rand() < 0.1 ? Math.floor(rand() * 40) : Math.floor(rand() * 3);
+            const t = types[rand() < 0.5 ? 0 : 1]!;
+            for (let k = 0; k < n; k++) create(t);
+          }
+        } finally {
+          a.warpEnd();
+        }
+      } else if (r < 0.55) create(types[rand() < 0.5 ? 0 : 1]!);
+      else if (r < 0.9) {
+        for (let k = Math.floor(rand() * 8); k > 0 && held.length > 0; k--) release();
+      } else if (r < 0.97) a.flushKept();
+      else a.reclaimEmpty();
+    }
+    while (held.length > 0) release();
+    a.flushKept();
+    return { rounds, exhausted, error: null };
+  } catch (e) {
+    return { rounds, exhausted, error: `${(e as Error).name}: ${(e as Error).message}` };
   }
 }
 
