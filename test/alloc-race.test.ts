@@ -11,8 +11,9 @@
  */
 import { Worker } from 'node:worker_threads';
 import test from 'ava';
+import { Allocator } from '../runtime/allocator.js';
 import { Heap } from '../runtime/heap.js';
-import { ALLOC_FLAG_DEBUG, H_ALLOC_FLAGS, HEADER_OFFSET, MIN_HEAP_BYTES, planTypes } from '../runtime/layout.js';
+import { ALLOC_FLAG_DEBUG, H_ALLOC_FLAGS, HEADER_OFFSET, MIN_HEAP_BYTES, planTypes, type TypeTable } from '../runtime/layout.js';
 import { A, B } from './helpers/allocators.js';
 import type { RaceData, RaceReport } from './alloc-race.fixtures.js';
 
@@ -33,16 +34,21 @@ function runThread(data: RaceData): Promise<RaceReport> {
   });
 }
 
-test('a thread that reclaims empty blocks (K3) while another opens new ones: no transition error, the heap stays valid', async (t) => {
-  t.timeout(HANG_GUARD_MS);
+/** A heap of classes A and B for `threads` threads, with the core's block-transition checks on. */
+function checkedHeap(keepBlocks: number, threads: number): { table: TypeTable; heap: Heap } {
   const table = planTypes([A, B]);
-  const heapBytes = MIN_HEAP_BYTES;
-  const heap = Heap.create(table, heapBytes, { keepBlocks: 0, atomic: true, threads: 2 });
+  const heap = Heap.create(table, MIN_HEAP_BYTES, { keepBlocks, atomic: true, threads });
   const flags = (HEADER_OFFSET >> 2) + H_ALLOC_FLAGS;
   heap.i32[flags] = heap.i32[flags]! | ALLOC_FLAG_DEBUG;
+  return { table, heap };
+}
+
+test('a thread that reclaims empty blocks (K3) while another opens new ones: no transition error, the heap stays valid', async (t) => {
+  t.timeout(HANG_GUARD_MS);
+  const { heap } = checkedHeap(0, 2);
   const control = new Int32Array(new SharedArrayBuffer(12));
   control[0] = 1;
-  const base = { memory: heap.memory, heapBytes, control, iterations: 200_000 };
+  const base = { memory: heap.memory, heapBytes: MIN_HEAP_BYTES, control, iterations: 200_000 };
   const reports = await Promise.all([runThread({ ...base, role: 'churn', seed: 1 }), runThread({ ...base, role: 'reclaim', seed: 2 })]);
   for (const r of reports) t.log(`${r.role}: ${r.rounds} rounds, ${r.error ?? 'no error'}`);
   for (const r of reports) t.is(r.error, null, `${r.role} thread, after ${r.rounds} rounds`);
@@ -58,33 +64,23 @@ test('a thread that reclaims empty blocks (K3) while another opens new ones: no 
 
 test('three threads of random allocator operations on a heap that runs out (warps, loops of creates, deletes, flushes, reclaims): no error but HeapExhaustedError, the heap valid and empty after', async (t) => {
   t.timeout(HANG_GUARD_MS);
-  const table = planTypes([A, B]);
-  const heapBytes = MIN_HEAP_BYTES;
-  const heap = Heap.create(table, heapBytes, { keepBlocks: 4, atomic: true, threads: 3 });
-  const flags = (HEADER_OFFSET >> 2) + H_ALLOC_FLAGS;
-  heap.i32[flags] = heap.i32[flags]! | ALLOC_FLAG_DEBUG;
+  const { table, heap } = checkedHeap(4, 3);
   const control = new Int32Array(new SharedArrayBuffer(12));
   const seed = Number(process.env['SMMO_SEED'] ?? Date.now() >>> 0);
   t.log(`seed ${seed} (replay: SMMO_SEED=${seed})`);
   // Each thread may hold 16 / 3 objects per block of the heap, half of them Bs (8 slots per
   // block): together more than the heap holds, so creates find it full now and then.
   const hold = Math.ceil((heap.numBlocks * 16) / 3);
-  const base = { memory: heap.memory, heapBytes, control, iterations: 20_000, role: 'mixed' as const, hold };
+  const base = { memory: heap.memory, heapBytes: MIN_HEAP_BYTES, control, iterations: 20_000, role: 'mixed' as const, hold };
   const reports = await Promise.all([0, 1, 2].map((k) => runThread({ ...base, seed: (seed + k * 7919) >>> 0 })));
   for (const r of reports)
     t.log(`thread of seed ${r.seed}: ${r.rounds} rounds, ${r.exhausted} creates found the heap full, ${r.error ?? 'no error'}`);
   for (const r of reports) t.is(r.error, null, `thread of seed ${r.seed} (test seed ${seed}), after ${r.rounds} rounds`);
   heap.validate();
   // Every thread deleted what it held: no live object is left in any block.
-  let live = 0;
-  for (const ty of [table.byClass(A)!, table.byClass(B)!]) {
-    for (let b = 1; b < heap.numBlocks; b++) {
-      if (!heap.allocated[ty.id]!.get(b)) continue;
-      const taken = heap.i32[heap.blockWord(b)]! & ~heap.highMask[ty.id]!;
-      for (let x = taken; x !== 0; x &= x - 1) live++;
-    }
-  }
-  t.is(live, 0, 'objects left in the heap');
+  const counter = new Allocator(heap, 0);
+  t.is(counter.count(table.byClass(A)!) + counter.count(table.byClass(B)!), 0, 'objects left in the heap');
+  counter.dispose();
   t.true(
     reports.some((r) => r.exhausted > 0),
     `no thread ran out of heap (seed ${seed}): the exhaustion paths were not run`,
