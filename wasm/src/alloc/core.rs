@@ -517,7 +517,7 @@ impl<M: Mem> Alloc<M> {
         // the hint for a smaller warp.
         let mut after = 0;
         if bid != 0 && want >= self.type_word(t, T_SLOTS) && !heap_is_atomic() {
-            let free = (!self.load(self.block_word(bid) + BLOCK_ALLOC_WORD)).count_ones();
+            let free = self.free_slots(bid);
             if free < want {
                 let kept = self.pop_kept(t);
                 if kept != 0 {
@@ -530,11 +530,7 @@ impl<M: Mem> Alloc<M> {
         // cannot take a whole block's worth fills a block of its own thread — kept, else
         // from `free` — instead of another thread's open block found in `active`.
         if keeps && heap_is_atomic() {
-            let free = if bid == 0 {
-                0
-            } else {
-                (!self.load(self.block_word(bid) + BLOCK_ALLOC_WORD)).count_ones()
-            };
+            let free = if bid == 0 { 0 } else { self.free_slots(bid) };
             if free < want {
                 after = if free > 0 { bid } else { 0 };
                 let kept = self.pop_kept(t);
@@ -573,6 +569,11 @@ impl<M: Mem> Alloc<M> {
             self.env().pause(attempt).map_err(Self::contention(ALLOC_OP_ALLOCATE, t))?;
             attempt += 1;
         }
+    }
+
+    /// Free slots of used block `bid` now (a plain read: a hint for the block choice).
+    fn free_slots(&self, bid: u32) -> u32 {
+        (!self.load(self.block_word(bid) + BLOCK_ALLOC_WORD)).count_ones()
     }
 
     /// BitmapAlloc: a block of one slot straight from `free`.
