@@ -333,6 +333,24 @@ export class Allocator {
     if (this.x.releaseMany(this.state, bid, mask) !== 0) this.fail();
   }
 
+  /**
+   * @internal A compiled method's deferred deletions in block `bid` (runtime/compiler/emit-js.ts
+   * deferOthers): releaseMany, and (G4) where the core refused the whole mask before writing
+   * anything — a block or slot no object can be in — one release per slot, lowest first, so
+   * that the valid deletions are made and the error thrown is the bad handle's, as
+   * with immediate releases. (A slot already free is reported by release_many itself, after
+   * the others are released.)
+   */
+  releaseDeferred(bid: number, mask: number): void {
+    try {
+      this.releaseMany(bid, mask);
+    } catch (e) {
+      if (!(e instanceof InvalidHandleError) || e.reason === 'deleted') throw e;
+      for (let bits = mask; bits !== 0; bits &= bits - 1) this.release(bid, 31 - Math.clz32(bits & -bits));
+      throw e; // not reached: the bad slot's release throws
+    }
+  }
+
   /** Free slot `slot` of block `bid` (Alg. 2). */
   release(bid: number, slot: number): void {
     this.limits();

@@ -26,7 +26,7 @@
  * get() does. Checked mode adds the checked accessors' tests (live object of the right
  * class, references checked on read and write, destroy's rules).
  */
-import { BLOCK_ITER_WORD, BLOCK_TYPE_WORD, TS_WORDS, type FieldLayout, type TypeLayout } from '../layout.js';
+import { BLOCK_ALLOC_WORD, BLOCK_ITER_WORD, BLOCK_TYPE_WORD, TS_WORDS, type FieldLayout, type TypeLayout } from '../layout.js';
 import { rankTableReads, type RankInfo } from './emit-wgsl.js';
 import type { Expr, FieldRef, MethodIR, Stmt, Ty } from './ir.js';
 
@@ -184,6 +184,41 @@ class Emitter {
    * `released` makes the block's FIRST and EMPTY transitions once each for the mask.
    */
   private readonly deferFree: boolean;
+  /**
+   * Deferred deletion of other objects (G1–G4): the deletions a block's lanes make — of
+   * other objects, and of their own where the method also deletes others — are gathered
+   * while they fall in one block and made together (core.rs release_many), so a lane that
+   * deletes a run of objects it made (linux-scalability; a node deleting its children), or
+   * lanes that each delete a neighbour of one block, pay one release per block, not one per
+   * object. Where no one can tell the difference: unchecked, no deviceDo, no JavaScript (as
+   * deferFree), and
+   *  (G1) Pending: `omask` holds deletions not yet made, all in block `obid` (omask = 0:
+   *       none). A deletion is marked only if its handle lies in the heap and its slot's
+   *       allocation bit is set (a plain read: the object is live until this deletion; another
+   *       thread freeing it meanwhile would be a race in the user's program, which
+   *       release_many reports). Otherwise — a deletion in another block, one already marked
+   *       (deleted twice), a handle the check refuses — the pending ones are released first
+   *       and the deletion is then marked or made at once, so an error comes from the
+   *       deletion that causes it, with the error an immediate release gives, after the
+   *       deletions made before it.
+   *  (G2) The pending ones are released when the block's lanes end (before warpEnd), before
+   *       every call into the core's allocation (take), and before an error leaves the
+   *       runner. Between two lanes of a block nothing reads what a release changes: the
+   *       block's lanes were read from its word before its first lane (an interpreted run,
+   *       too, visits an object of the block that an earlier lane deleted), the warp's cached
+   *       slots are reserved, and nothing else runs (no deviceDo, no JavaScript). So the next
+   *       block finds the deleted objects' iteration bits cleared, as in an interpreted run,
+   *       and so does the core and any code after the pass.
+   *  (G3) The releases are made in the order of the blocks as the lanes deleted in them, one
+   *       release_many per run of deletions in one block: on one thread the block
+   *       transitions (FIRST, EMPTY with K4, the kept stack) happen in the order immediate
+   *       releases make them, so the heap is the interpreted one byte for byte; a slot
+   *       taken from the warp's cache meanwhile reads nothing a release changes.
+   *  (G4) A mask the core refuses before writing (a forged slot: Allocator.releaseDeferred) is
+   *       released slot by slot, so the valid deletions are made and the error is the one
+   *       of the bad handle.
+   */
+  private readonly deferOthers: boolean;
   /** EmittedJs.freesOthers. */
   readonly freesOthers: boolean;
 
@@ -221,6 +256,12 @@ class Emitter {
       if ('op' in n && (n.op === 'setLocal' || n.op === 'updateLocal')) this.assigned.add(n.id);
     });
     this.deferFree = !host.checked && ir.frees && !this.freesOthers && ir.iterates.length === 0 && (ir.portable || this.ranksOnly);
+    this.deferOthers = !host.checked && this.freesOthers && ir.iterates.length === 0 && (ir.portable || this.ranksOnly);
+  }
+
+  /** Whether the runner takes a new object's slot and passes it to alloc_<id> (the deferrals release before the core allocates). */
+  private get callerTakes(): boolean {
+    return this.deferFree || this.deferOthers;
   }
 
   emit(): string {
@@ -312,7 +353,7 @@ return function ${this.name}(ctx, list, from, to, args, lists, word) {
   ${locals.length > 0 ? `let ${locals.join(', ')};` : ''}
   ${rankForms.length > 0 ? `let ${rankForms.join(', ')};` : ''}
   ${memos.length > 0 ? `let ${memos.join(', ')};` : ''}
-  let self = 0;${this.deferFree ? ' let dead = 0, dbid = 0;' : ''}
+  let self = 0;${this.deferFree ? ' let dead = 0, dbid = 0;' : ''}${this.deferOthers ? ' let obid = 0, omask = 0;' : ''}
   try {
     for (let i = from; i < to; i++) {
       const bid = list[i];
@@ -334,10 +375,12 @@ ${body}
         }
       }
       ${this.deferFree ? `${releaseDead('bid')};` : ''}
+      ${this.deferOthers ? `${releasePending()};` : ''}
       ${warpEnd}
     }
   } catch (e) {
     ${this.deferFree ? `${releaseDead('dbid')};` : ''}
+    ${this.deferOthers ? `${releasePending()};` : ''}
     state.handle = self;
     throw e;
   }
@@ -545,8 +588,8 @@ ${body}
       }
       case 'alloc':
         this.allocated.add(e.cls.id);
-        // (deferFree) the slot is taken here, so that a call into the core releases the marked objects first.
-        return `alloc_${e.cls.id}(${[...(this.deferFree ? [this.take(e.cls.id)] : []), ...this.allocArrays(e.cls.id)].join(', ')})`;
+        // (deferFree, deferOthers) the slot is taken here, so that a call into the core releases the deferred deletions first.
+        return `alloc_${e.cls.id}(${[...(this.callerTakes ? [this.take(e.cls.id)] : []), ...this.allocArrays(e.cls.id)].join(', ')})`;
       case 'free': {
         const h = this.expr(e.obj);
         if (this.host.checked) return `$free(ctx, ${h}, self)`;
@@ -555,6 +598,17 @@ ${body}
           this.host.fastRelease === true
             ? `(${this.relTemp()} = F.release(${x})) === 0 || A.releaseRest(${x}, ${this.relTemp()})`
             : `A.releaseHandle(${x})`;
+        if (this.deferOthers) {
+          // (G1) Marked while it falls in the pending block; otherwise the pending released, then marked or made at once.
+          const [t, tb, tm] = [this.temp(), this.temp(), this.temp()];
+          const ok = (b: string, m: string): string => `(I32[BW + ${b} * BWORDS + ${BLOCK_ALLOC_WORD}] & ${m}) !== 0`;
+          const h0 = e.obj.op === 'self' ? 'hb + slot' : h;
+          return (
+            `((${t} = ${h0}) !== 0 || $destroyNull(), ` +
+            `(${tb} = ${t} >>> 5) === obid && (omask & (${tm} = 1 << (${t} & 31))) === 0 && ${ok(tb, tm)} ? (omask |= ${tm}) : ` +
+            `(${releasePending()}, ${t} < LIMIT && ${ok(`(${tb} = ${t} >>> 5)`, `(${tm} = 1 << (${t} & 31))`)} ? (obid = ${tb}, omask = ${tm}) : A.releaseHandle(${t})))`
+          );
+        }
         if (e.obj.op === 'self') {
           // (deferFree) marked for the block's release; a slot marked already: release the marked, then fail as an immediate release does.
           if (this.deferFree) return `((dead & (1 << slot)) === 0 ? (dead |= 1 << slot) : (${releaseDead('bid')}, A.releaseHandle(self)))`;
@@ -783,9 +837,9 @@ ${body}
     // in as arguments, the runner's locals (allocArrays): read from this function's scope
     // instead, they were reloaded from the factory's context at every allocation even where
     // V8 inlined the function into the runner's loop.
-    const params = [...(this.deferFree ? ['h'] : []), ...this.allocArrays(id)];
+    const params = [...(this.callerTakes ? ['h'] : []), ...this.allocArrays(id)];
     return `function alloc_${id}(${params.join(', ')}) {
-  ${this.deferFree ? '' : `const h = ${this.take(id)};`}
+  ${this.callerTakes ? '' : `const h = ${this.take(id)};`}
   const b = BB + (h >>> 5) * BBYTES, s = h & 31;
   ${zero.join(' ')}
   return h;
@@ -795,7 +849,7 @@ ${body}
   /** The typed arrays alloc_<id> reads or writes: those of its zeroing stores, and I32 where it takes a cached slot. */
   private allocArrays(id: number): string[] {
     const used = new Set<string>();
-    if (!this.deferFree && this.host.warpWords.cacheMask0 !== undefined) used.add('I32');
+    if (!this.callerTakes && this.host.warpWords.cacheMask0 !== undefined) used.add('I32');
     for (const f of this.typeById(id).fields) used.add(ARRAYS[f.kind].arr);
     return ARRAY_NAMES.filter((a) => used.has(a));
   }
@@ -803,12 +857,17 @@ ${body}
   /**
    * A new object's handle: (runtime/alloc-fast-path.ts F1) the warp's cached slot without a
    * call into the binding, else the core's allocation. With deferFree the marked objects of
-   * the block are released before that call: every deletion made before it in the pass has
-   * then reached the core, as it had in an interpreted run, so the core allocates from the
-   * same state (a cached slot was reserved by such a call too).
+   * the block (with deferOthers the pending deletions, G2) are released before that
+   * call: every deletion made before it in the pass has then reached the core, as it had in
+   * an interpreted run, so the core allocates from the same state (a cached slot was
+   * reserved by such a call too).
    */
   private take(id: number): string {
-    const core = this.deferFree ? `(${releaseDead('bid')}, A.allocate(TL[${id}]))` : `A.allocate(TL[${id}])`;
+    const core = this.deferFree
+      ? `(${releaseDead('bid')}, A.allocate(TL[${id}]))`
+      : this.deferOthers
+        ? `(${releasePending()}, A.allocate(TL[${id}]))`
+        : `A.allocate(TL[${id}])`;
     const mw = this.host.warpWords.cacheMask0;
     return mw === undefined
       ? core
@@ -991,6 +1050,11 @@ export function walk(body: readonly Stmt[], visit: (node: Expr | Stmt) => void):
 /** (deferFree) Release the objects marked in `dead` in block `b` (an expression), if any. */
 function releaseDead(b: string): string {
   return `dead !== 0 && (A.releaseMany(${b}, dead), dead = 0)`;
+}
+
+/** (deferOthers G2) Make the pending deletions, if any. */
+function releasePending(): string {
+  return `omask !== 0 && (A.releaseDeferred(obid, omask), omask = 0)`;
 }
 
 /** Bytes between two elements of an inline array field in layout `fl` (0 for a scalar). */
