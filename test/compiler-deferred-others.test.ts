@@ -13,6 +13,9 @@
  *  - a second deletion of the same object, and a lane that throws after a deletion, fail
  *    with the interpreted error and leave the interpreted heap;
  *  - the deferral is used exactly where it may be: not with deviceDo, not in checked mode;
+ *  - seeded random creates and deletes: the interpreted heap after every pass on one thread;
+ *    on three threads a valid heap after every pass and the one-thread survivors (the seed
+ *    is in every message);
  *  - on two threads the survivors are the interpreted ones and validateHeap passes;
  *  - Allocator.releaseDeferred (G4): a mask with a slot the class does not have makes the
  *    valid deletions and reports the bad handle, where release_many refuses the mask.
@@ -119,6 +122,57 @@ test('deferred deletion: deleting another object, itself after it, or creating a
   } finally {
     await a.close();
     await b.close();
+  }
+});
+
+test('deferred deletion, seeded random creates and deletes: the interpreted heap after every pass (one thread)', async (t) => {
+  for (const seed of [1, 2, 3, 4, 5, 6]) {
+    const a = await make(false);
+    const b = await make(true);
+    try {
+      for (const n of [3, 20, 40, 7]) {
+        for (const rt of [a, b]) rt.doAll(Twig, 'mix', seed, n);
+        const d = heapDifference(b, a);
+        if (d !== null) t.log(`seed ${seed}, n ${n}: ${d}`);
+        t.is(d, null, `seed ${seed}, n ${n}`);
+        t.is(b.count(Leaf), a.count(Leaf), `seed ${seed}, n ${n}`);
+      }
+      t.regex(sourceOf(b, 'Twig.mix'), DEFERRED);
+      for (const rt of [a, b]) rt.validateHeap();
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  }
+});
+
+test('deferred deletion, seeded random creates and deletes on three threads: a valid heap after every pass, the one-thread survivors', async (t) => {
+  const leaves = (rt: Runtime): number[] => {
+    const xs: number[] = [];
+    rt.deviceDo(Leaf, (x) => void xs.push(x.x));
+    return xs.sort((x, y) => x - y);
+  };
+  for (const seed of [11, 12, 13]) {
+    const one = await make(false);
+    const three = await make(true, { threads: 3 });
+    try {
+      for (const n of [20, 3, 40]) {
+        one.doAll(Twig, 'mix', seed, n);
+        await three.parallelDo(Twig, 'mix', seed, n);
+        try {
+          three.validateHeap();
+        } catch (e) {
+          t.log(`seed ${seed}, n ${n}: ${String(e)}`);
+          throw e;
+        }
+        t.deepEqual(leaves(three), leaves(one), `seed ${seed}, n ${n}`);
+        t.is(three.count(Bud), one.count(Bud), `seed ${seed}, n ${n}`);
+      }
+      t.regex(sourceOf(three, 'Twig.mix'), DEFERRED);
+    } finally {
+      await one.close();
+      await three.close();
+    }
   }
 });
 

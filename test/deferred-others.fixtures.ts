@@ -22,6 +22,32 @@ export class Twig extends object({ v: i32, w: u32, next: u32 }) {
     this.v += 1;
   }
 
+  /**
+   * Seeded random creates and deletes (the stress test): 2n steps, each creating a Leaf
+   * (while fewer than n are held) or deleting a random held one, so deletions come in any
+   * order, across blocks, between creations; at the end, now and then, the Bud goes too.
+   * What a lane does depends on (seed, v) only, not on the handles it gets.
+   */
+  mix(seed: number, n: number): void {
+    const rt = this.runtime;
+    const held = new Uint32Array(n);
+    let count = 0;
+    let h = Math.imul(seed ^ Math.imul(this.v, 0x27d4eb2d), 0x9e3779b1) >>> 0;
+    for (let step = 0; step < 2 * n; step++) {
+      h = Math.imul(h ^ (h >>> 15), 0x85ebca6b) >>> 0;
+      if (count < n && (count === 0 || (h & 3) !== 0)) held[count++] = rt.create(Leaf, { x: h & 0xffff }).handle;
+      else {
+        const i = (h >>> 8) % count;
+        rt.destroy(rt.get(Leaf, held[i]!));
+        held[i] = held[--count]!;
+      }
+    }
+    if (this.w !== 0 && (h & 16) !== 0) {
+      rt.destroy(rt.get(Bud, this.w));
+      this.w = 0;
+    }
+  }
+
   /** Creates n Leaves, deletes every other one (ascending, then descending), keeps the rest. */
   thin(n: number): void {
     const rt = this.runtime;
