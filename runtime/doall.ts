@@ -49,7 +49,7 @@
  * whose blocks did not change costs its passes and little else (test/pass-lists.test.ts).
  */
 import { DEBUG_LEVEL } from './debug.js';
-import { HeapCorruptionError, MethodError, PassTimeoutError, SmmoError } from './errors.js';
+import { HeapCorruptionError, MethodError, PassTimeoutError, SmmoError, WorkerCrashedError } from './errors.js';
 import { KIND_COPY, KIND_DO, KIND_DO_COPY, KIND_NEW, type PassCall, type PassExecutor } from './executor.js';
 import type { Heap } from './heap.js';
 import { BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout, type TypeTable } from './layout.js';
@@ -106,6 +106,7 @@ export class PassRunner {
     const plan = this.plan(t, method);
     const lists = this.listsOf(plan);
     const call = { method, args };
+    let failure: unknown;
     try {
       const fused = this.fusable(plan, method, lists);
       if (fused && this.executor !== null) this.counters.fusedCopies++;
@@ -130,8 +131,11 @@ export class PassRunner {
         await this.executor.run({ kind, typeId: id, from, to: from + blocks, chunk: where.chunk, call, lists, operation }, ctx);
         this.scheduler.ranOnWorkers(key, blocks, (performance.now() - t0) * 1000);
       }
+    } catch (e) {
+      failure = e;
+      throw e;
     } finally {
-      this.afterPass();
+      this.afterPass(failure);
     }
   }
 
@@ -257,6 +261,7 @@ export class PassRunner {
   doAllHere(t: TypeLayout, method: string, args: readonly unknown[]): void {
     const plan = this.plan(t, method);
     const lists = this.listsOf(plan);
+    let failure: unknown;
     try {
       const direct = this.fusable(plan, method, lists);
       if (!direct) this.main.copyIteration(listedFrom(lists), listedTo(lists));
@@ -272,14 +277,18 @@ export class PassRunner {
         this.runInline(lists, id, method, args, from, this.endOf(plan, j, lists), lanes, this.routeOf(plan, i, method), j - i > 1);
         i = j - 1;
       }
+    } catch (e) {
+      failure = e;
+      throw e;
     } finally {
-      this.afterPass();
+      this.afterPass(failure);
     }
   }
 
   /** parallelNew: `n` objects of concrete type `t`, initialised by `init`. */
   async parallelNew(t: TypeLayout, n: number, init: NewInit, operation: string): Promise<void> {
     const ctx = this.main;
+    let failure: unknown;
     try {
       const chunk = typeof init === 'function' ? null : this.scheduler.parallelNew(n);
       if (chunk !== null && this.executor !== null && typeof init !== 'function') {
@@ -297,8 +306,11 @@ export class PassRunner {
           }
         },
       );
+    } catch (e) {
+      failure = e;
+      throw e;
     } finally {
-      this.afterPass();
+      this.afterPass(failure);
     }
   }
 
@@ -376,11 +388,19 @@ export class PassRunner {
    * them back, and a heap that runs out reclaims them (K3). Multi-threaded runs keep the
    * flush: a scratch build without it raised wa-tor's agent fragmentation at 16 threads
    * from 15.5 to 29.9 % (docs/benchmarks.md, "Deferred self-deletion"). Debug tier 2
-   * validates the heap.
+   * validates the heap, except after a stop (`failure`: what the pass threw, if anything).
    */
-  private afterPass(): void {
-    if (this.sharedHeap) this.main.allocator.flushKept();
-    if (DEBUG_LEVEL >= 2) this.heap.validate();
+  private afterPass(failure: unknown): void {
+    // A stop (PassTimeoutError, WorkerCrashedError) carries its own validateHeap() result
+    // (heapCheck): an allocator operation cut in half may have broken the heap, which that
+    // error reports. Nothing here may replace it: a throw from this `finally` would.
+    const stopped = failure instanceof PassTimeoutError || failure instanceof WorkerCrashedError;
+    try {
+      if (this.sharedHeap) this.main.allocator.flushKept();
+      if (DEBUG_LEVEL >= 2 && !stopped) this.heap.validate();
+    } catch (e) {
+      if (!stopped) throw e;
+    }
   }
 
   /** Wrap what an init threw on the calling thread; allocation errors (handle 0) pass through unwrapped. */
