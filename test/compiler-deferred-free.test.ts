@@ -23,7 +23,7 @@ import { createRuntime, type Runtime } from '../index.js';
 import type { ThreadContext } from '../runtime/thread.js';
 import { DEFERRED_FREE_FIXTURES, Mote, Spark } from './deferred-free.fixtures.js';
 import { compiledSource as sourceOf } from './helpers/compiled.js';
-import { heapDifference, persistentHeapBytes } from './helpers/heap-bytes.js';
+import { failsAlike, heapDifference } from './helpers/heap-bytes.js';
 
 const N = 1000;
 
@@ -89,23 +89,13 @@ test('deferred self-deletion: a second destroy and a throwing lane fail as inter
     ['boom', 50],
     ['boom', 63],
   ] as const) {
-    const heaps: Uint8Array[] = [];
-    const messages: string[] = [];
-    for (const compile of [false, true]) {
-      const rt = await make(compile);
-      try {
-        const e = t.throws(() => (arg === undefined ? rt.doAll(Mote, method) : rt.doAll(Mote, method, arg)));
-        const cause = (e as Error).cause as Error | undefined;
-        messages.push(`${(e as Error).message} | ${cause?.name}: ${cause?.message}`);
-        heaps.push(persistentHeapBytes(rt));
-        rt.validateHeap();
-        if (compile) t.regex(sourceOf(rt, `Mote.${method}`), DEFERRED, method);
-      } finally {
-        await rt.close();
-      }
-    }
-    t.is(messages[1], messages[0], `${method} ${arg}: the same error`);
-    t.true(heaps[1]!.length === heaps[0]!.length && heaps[1]!.every((v, i) => v === heaps[0]![i]), `${method} ${arg}: the same heap`);
+    await failsAlike(
+      t,
+      `${method} ${arg}`,
+      (compile) => make(compile),
+      (rt) => (arg === undefined ? rt.doAll(Mote, method) : rt.doAll(Mote, method, arg)),
+      (rt) => t.regex(sourceOf(rt, `Mote.${method}`), DEFERRED, method),
+    );
   }
 });
 

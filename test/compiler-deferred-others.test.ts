@@ -25,7 +25,7 @@ import { createRuntime, InvalidHandleError, type Runtime } from '../index.js';
 import type { ThreadContext } from '../runtime/thread.js';
 import { Bud, DEFERRED_OTHERS_FIXTURES, Leaf, Twig } from './deferred-others.fixtures.js';
 import { compiledSource as sourceOf } from './helpers/compiled.js';
-import { heapDifference, persistentHeapBytes } from './helpers/heap-bytes.js';
+import { failsAlike, heapDifference } from './helpers/heap-bytes.js';
 
 const N = 300;
 
@@ -210,23 +210,13 @@ test('deferred deletion: a second deletion and a throwing lane fail as interpret
     ['killBoom', 48],
     ['killBoom', 50],
   ] as const) {
-    const heaps: Uint8Array[] = [];
-    const messages: string[] = [];
-    for (const compile of [false, true]) {
-      const rt = await make(compile);
-      try {
-        const e = t.throws(() => rt.doAll(Twig, method, arg));
-        const cause = (e as Error).cause as Error | undefined;
-        messages.push(`${(e as Error).message} | ${cause?.name}: ${cause?.message}`);
-        heaps.push(persistentHeapBytes(rt));
-        rt.validateHeap();
-        if (compile) t.regex(sourceOf(rt, `Twig.${method}`), DEFERRED, method);
-      } finally {
-        await rt.close();
-      }
-    }
-    t.is(messages[1], messages[0], `${method} ${arg}: the same error`);
-    t.true(heaps[1]!.length === heaps[0]!.length && heaps[1]!.every((v, i) => v === heaps[0]![i]), `${method} ${arg}: the same heap`);
+    await failsAlike(
+      t,
+      `${method} ${arg}`,
+      (compile) => make(compile),
+      (rt) => rt.doAll(Twig, method, arg),
+      (rt) => t.regex(sourceOf(rt, `Twig.${method}`), DEFERRED, method),
+    );
   }
 });
 

@@ -36,3 +36,35 @@ export function heapDifference(a: Runtime, b: Runtime): string | null {
   }
   return null;
 }
+
+/**
+ * Runs `pass` on a runtime with interpreted methods and on one with compiled methods (each
+ * from `make`, closed afterwards); both must throw, with the same message and cause, and
+ * leave the same heap bytes, which must validate. `compiled` looks at the compiled runtime
+ * before it closes (e.g. at the generated code). `what` names the case in the messages.
+ */
+export async function failsAlike(
+  t: import('ava').ExecutionContext,
+  what: string,
+  make: (compile: boolean) => Promise<Runtime>,
+  pass: (rt: Runtime) => unknown,
+  compiled: (rt: Runtime) => void = () => {},
+): Promise<void> {
+  const heaps: Uint8Array[] = [];
+  const messages: string[] = [];
+  for (const compile of [false, true]) {
+    const rt = await make(compile);
+    try {
+      const e = t.throws(() => pass(rt));
+      const cause = (e as Error).cause as Error | undefined;
+      messages.push(`${(e as Error).message} | ${cause?.name}: ${cause?.message}`);
+      heaps.push(persistentHeapBytes(rt));
+      rt.validateHeap();
+      if (compile) compiled(rt);
+    } finally {
+      await rt.close();
+    }
+  }
+  t.is(messages[1], messages[0], `${what}: the same error`);
+  t.true(heaps[1]!.length === heaps[0]!.length && heaps[1]!.every((v, i) => v === heaps[0]![i]), `${what}: the same heap`);
+}
