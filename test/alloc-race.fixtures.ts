@@ -9,7 +9,10 @@
  * operations from its seed — warps whose lanes create 0–2 objects of A or B or, now and
  * then, a loop of up to 40 (core.rs C2, C6), creates outside a warp, deletions of objects it
  * holds, flushKept, reclaimEmpty — on a heap small enough to run out (HeapExhaustedError is
- * an expected answer there), then deletes everything it holds. Errors are reported with the
+ * an expected answer there); a thread whose creates have not found the heap full by half-way
+ * fills it once (creates of B until it is full, at most `fillBound`, then deletes what it
+ * made), so that every thread meets a full heap whatever its random mix held; at
+ * the end it deletes everything it holds. Errors are reported with the
  * iteration, never thrown past the loop.
  */
 import { parentPort, workerData } from 'node:worker_threads';
@@ -32,8 +35,10 @@ export interface RaceData {
   seed: number;
   iterations: number;
   control: Int32Array;
-  /** Most objects a mixed thread holds at once. */
+  /** Most objects a mixed thread holds at once, outside a fill. */
   hold?: number;
+  /** Most creates of one fill (mixed): more objects than the heap holds. */
+  fillBound?: number;
 }
 
 export interface RaceReport {
@@ -56,7 +61,7 @@ function run(d: RaceData): RaceReport {
   let rounds = 0;
   try {
     if (d.role === 'mixed') {
-      const r = mixed(a, heap.i32, [tA, table.byClass(B)!], d.seed, d.iterations, d.hold ?? 300);
+      const r = mixed(a, heap.i32, [tA, table.byClass(B)!], d.seed, d.iterations, d.hold ?? 300, d.fillBound ?? 0);
       return { role: d.role, seed: d.seed, rounds: r.rounds, exhausted: r.exhausted, error: r.error };
     }
     if (d.role === 'churn') {
@@ -94,6 +99,7 @@ function mixed(
   seed: number,
   iterations: number,
   hold: number,
+  fillBound: number,
 ): { rounds: number; exhausted: number; error: string | null } {
   let s = seed >>> 0 || 1;
   const rand = (): number => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
@@ -115,9 +121,24 @@ function mixed(
       for (let k = 0; k < 20 && held.length > 0; k++) release();
     }
   };
+  // Creates of `t` until the heap is full (at most fillBound), then the deletion of what it made.
+  const fill = (t: TypeLayout): void => {
+    const before = held.length;
+    for (let k = 0; k < fillBound; k++) {
+      try {
+        held.push(a.allocate(t));
+      } catch (e) {
+        if (!(e instanceof HeapExhaustedError)) throw e;
+        exhausted++;
+        break;
+      }
+    }
+    while (held.length > before) a.releaseHandle(held.pop()!); // the fill's own objects: its blocks empty again
+  };
   let rounds = 0;
   try {
     for (; rounds < iterations; rounds++) {
+      if (rounds === iterations >>> 1 && exhausted === 0) fill(types[1]!);
       const r = rand();
       if (r < 0.35) {
         const lanes = 1 + Math.floor(rand() * 32);
