@@ -593,22 +593,21 @@ ${body}
       case 'free': {
         const h = this.expr(e.obj);
         if (this.host.checked) return `$free(ctx, ${h}, self)`;
+        if (this.deferOthers) {
+          // (G1) Marked while it falls in the pending block; otherwise the pending released, then marked or made at once.
+          const [t, tb, tm] = [this.temp(), this.temp(), this.temp()];
+          const live = `(I32[BW + ${tb} * BWORDS + ${BLOCK_ALLOC_WORD}] & ${tm}) !== 0`;
+          return (
+            `((${t} = ${h}) !== 0 || $destroyNull(), ${tb} = ${t} >>> 5, ${tm} = 1 << (${t} & 31), ` +
+            `${tb} === obid && (omask & ${tm}) === 0 && ${live} ? (omask |= ${tm}) : ` +
+            `(${releasePending()}, ${t} < LIMIT && ${live} ? (obid = ${tb}, omask = ${tm}) : A.releaseHandle(${t})))`
+          );
+        }
         // F2 where it applies (a heap of one thread); otherwise every release is the core's, through the binding.
         const rel = (x: string): string =>
           this.host.fastRelease === true
             ? `(${this.relTemp()} = F.release(${x})) === 0 || A.releaseRest(${x}, ${this.relTemp()})`
             : `A.releaseHandle(${x})`;
-        if (this.deferOthers) {
-          // (G1) Marked while it falls in the pending block; otherwise the pending released, then marked or made at once.
-          const [t, tb, tm] = [this.temp(), this.temp(), this.temp()];
-          const ok = (b: string, m: string): string => `(I32[BW + ${b} * BWORDS + ${BLOCK_ALLOC_WORD}] & ${m}) !== 0`;
-          const h0 = e.obj.op === 'self' ? 'hb + slot' : h;
-          return (
-            `((${t} = ${h0}) !== 0 || $destroyNull(), ` +
-            `(${tb} = ${t} >>> 5) === obid && (omask & (${tm} = 1 << (${t} & 31))) === 0 && ${ok(tb, tm)} ? (omask |= ${tm}) : ` +
-            `(${releasePending()}, ${t} < LIMIT && ${ok(`(${tb} = ${t} >>> 5)`, `(${tm} = 1 << (${t} & 31))`)} ? (obid = ${tb}, omask = ${tm}) : A.releaseHandle(${t})))`
-          );
-        }
         if (e.obj.op === 'self') {
           // (deferFree) marked for the block's release; a slot marked already: release the marked, then fail as an immediate release does.
           if (this.deferFree) return `((dead & (1 << slot)) === 0 ? (dead |= 1 << slot) : (${releaseDead('bid')}, A.releaseHandle(self)))`;
