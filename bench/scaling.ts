@@ -50,12 +50,13 @@ import { CLASSES as NBODY_CLASSES, init as nbodyInit, step as nbodyStep, digest 
 import { Body, DT } from '../apps/nbody/body.js';
 import { Empty, SCALING_CLASSES_URL } from './scaling-classes.js';
 import {
-  allocFreePass,
   Allocator8,
   CLASSES as LINUX_CLASSES,
   heapBytes as linuxHeap,
   MODEL_URL as LINUX_URL,
   timeK,
+  sweepKs,
+  warmUp,
 } from '../apps/linux-scalability/linux.js';
 import { CHILD_TIMEOUT_FLAG, childTimeoutMs, lastJsonLine, runNodeChild } from './child.js';
 
@@ -253,12 +254,7 @@ async function linux(threads: number, method: 'allocFree' | 'allocFreeRaw'): Pro
   return withRuntime(options, async (rt) => {
     await rt.parallelNew(Allocator8, LANES);
     for (let i = 0; i < 30; i++) await rt.parallelDo(Allocator8, method, 4, 1); // JIT warm-up on every thread
-    // Then three untimed passes of every k: each worker runs only its share of the passes
-    // above, and on 16 threads (device host) that left the first k of the timed sweep measuring
-    // code still being optimised: k = 1, 2, 4 at 7.3, 4.8, 4.5 ns where the third sweep of the
-    // same runtime gave 2.2, 2.9, 2.3; one pass of every k still left k = 1 at 5.9
-    // (docs/benchmarks.md, "Deferred deletion of other objects").
-    for (let k = 1; k <= KMAX; k *= 2) for (let i = 0; i < 3; i++) await allocFreePass(rt, k, KMAX / k, method);
+    await warmUp(rt, sweepKs(KMAX), KMAX, method); // then three untimed passes of every k
     const rows: Omit<LinuxRow, 'speedup'>[] = [];
     // Every pass makes LANES × KMAX allocations: each lane runs KMAX / k rounds of k.
     const total = LANES * KMAX;

@@ -37,13 +37,13 @@ import { createRuntime, type AllocatorOptions, type Runtime } from '../index.js'
 import { MAX_HEAP_BYTES, planTypes } from '../runtime/layout.js';
 import { barChart, type BarPanel } from './plot.js';
 import {
-  allocFreePass,
   Allocator8,
   CLASSES as LINUX_CLASSES,
   heapBytes as linuxHeap,
   MODEL_URL as LINUX_URL,
   roundsFor,
   timeK,
+  warmUp,
 } from '../apps/linux-scalability/linux.js';
 import { childTimeoutMs, lastJsonLine, runNodeChild } from './child.js';
 
@@ -132,9 +132,7 @@ async function linux(c: Case): Promise<LinuxResult> {
   return withRuntime(rt, async () => {
     await rt.parallelNew(Allocator8, c.lanes);
     for (let i = 0; i < 20; i++) await rt.parallelDo(Allocator8, 'allocFree', 4, 1); // JIT warm-up on every thread
-    // And three untimed passes of every k, as bench/scaling.ts: each worker runs only its share of
-    // the passes above, which on 16 threads left the first k timed measuring code still being optimised.
-    for (const k of c.ks) for (let i = 0; i < 3; i++) await allocFreePass(rt, k, roundsFor(k, kmax));
+    await warmUp(rt, c.ks, kmax); // then three untimed passes of every k
     const ns: Record<string, number> = {};
     for (const k of c.ks) {
       const rounds = roundsFor(k, kmax);

@@ -62,6 +62,21 @@ export async function allocFreePass(
   return performance.now() - t0;
 }
 
+/**
+ * The benchmarks' warm-up of a sweep: three untimed passes of every k in `ks`. Each worker
+ * thread runs only its share of a pass, so without them the first k timed on 16 threads
+ * (device host) measured code still being optimised (docs/benchmarks.md, "Deferred deletion
+ * of other objects": k = 1 at 7.3 ns where a later sweep gave 2.2).
+ */
+export async function warmUp(
+  rt: Runtime,
+  ks: readonly number[],
+  kmax: number,
+  method: 'allocFree' | 'allocFreeRaw' = 'allocFree',
+): Promise<void> {
+  for (const k of ks) for (let i = 0; i < 3; i++) await allocFreePass(rt, k, roundsFor(k, kmax), method);
+}
+
 export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
