@@ -18,9 +18,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Allocator } from '../runtime/allocator.js';
 import { Heap } from '../runtime/heap.js';
-import { planTypes } from '../runtime/layout.js';
+import { planTypes, type TypeLayout } from '../runtime/layout.js';
 import { HeapExhaustedError } from '../runtime/errors.js';
-import type { TypeLayout } from '../runtime/layout.js';
 import { A, B } from './helpers/allocators.js';
 
 /**
@@ -111,28 +110,25 @@ function mixed(
     held[k] = held[held.length - 1]!;
     held.pop();
   };
-  const create = (t: TypeLayout): void => {
-    if (held.length >= hold) release();
+  // One create: true, or false when the heap is full (counted).
+  const allocate = (t: TypeLayout): boolean => {
     try {
       held.push(a.allocate(t));
+      return true;
     } catch (e) {
       if (!(e instanceof HeapExhaustedError)) throw e;
       exhausted++;
-      for (let k = 0; k < 20 && held.length > 0; k++) release();
+      return false;
     }
+  };
+  const create = (t: TypeLayout): void => {
+    if (held.length >= hold) release();
+    if (!allocate(t)) for (let k = 0; k < 20 && held.length > 0; k++) release();
   };
   // Creates of `t` until the heap is full (at most fillBound), then the deletion of what it made.
   const fill = (t: TypeLayout): void => {
     const before = held.length;
-    for (let k = 0; k < fillBound; k++) {
-      try {
-        held.push(a.allocate(t));
-      } catch (e) {
-        if (!(e instanceof HeapExhaustedError)) throw e;
-        exhausted++;
-        break;
-      }
-    }
+    for (let k = 0; k < fillBound && allocate(t); k++);
     while (held.length > before) a.releaseHandle(held.pop()!); // the fill's own objects: its blocks empty again
   };
   let rounds = 0;
