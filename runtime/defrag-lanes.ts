@@ -186,21 +186,26 @@ export class DefragScratch {
 // ------------------------------------------------------------------ copy
 
 /** A copier of one object of a type: slot s of the block at byte `so` to slot d of the block at byte `to`. */
-type Copier = (so: number, s: number, to: number, d: number) => void;
+export type Copier = (so: number, s: number, to: number, d: number) => void;
+
+/** The element views a copier reads or writes (a heap's, or a copy of some of its blocks). */
+export interface ColumnViews {
+  readonly u8: Uint8Array;
+  readonly u16: Uint16Array;
+  readonly i32: Int32Array;
+  readonly f64: Float64Array;
+}
 
 const copiers = new WeakMap<Heap, Map<number, Copier>>();
 
 /**
- * The copier of type `t` on this thread's views of `heap`: one load and store per SOA array
- * (field, or element of an inline array), unrolled with constant offsets (as thread.ts
- * makeZeroer), instead of a loop over a table of columns with a switch on the element size.
- * Not the checked-mode generation word: it belongs to the slot, not the object.
+ * A copier of type `t` from `src` to `dst` (byte offsets `so` in src, `to` in dst): one
+ * load and store per SOA array (field, or element of an inline array), unrolled with
+ * constant offsets (as thread.ts makeZeroer), instead of a loop over a table of columns
+ * with a switch on the element size. Not the checked-mode generation word: it belongs to
+ * the slot, not the object.
  */
-function copierOf(heap: Heap, t: TypeLayout): Copier {
-  let m = copiers.get(heap);
-  if (m === undefined) copiers.set(heap, (m = new Map()));
-  const known = m.get(t.id);
-  if (known !== undefined) return known;
+export function makeCopier(t: TypeLayout, src: ColumnViews, dst: ColumnViews): Copier {
   const array: Record<number, [string, number]> = { 1: ['u8', 0], 2: ['u16', 1], 4: ['i32', 2], 8: ['f64', 3] };
   const lines: string[] = [];
   for (const f of t.fields) {
@@ -208,13 +213,23 @@ function copierOf(heap: Heap, t: TypeLayout): Copier {
       const [arr, shift] = array[f.elemBytes]!;
       lines.push(
         shift === 0
-          ? `  ${arr}[to + ${off} + d] = ${arr}[so + ${off} + s];`
-          : `  ${arr}[((to + ${off}) >>> ${shift}) + d] = ${arr}[((so + ${off}) >>> ${shift}) + s];`,
+          ? `  ${arr}[to + ${off} + d] = s${arr}[so + ${off} + s];`
+          : `  ${arr}[((to + ${off}) >>> ${shift}) + d] = s${arr}[((so + ${off}) >>> ${shift}) + s];`,
       );
     }
   }
-  const src = `'use strict';\nreturn function copy_${t.id}(so, s, to, d) {\n${lines.join('\n')}\n};`;
-  const c = (new Function('u8', 'u16', 'i32', 'f64', src) as (...a: unknown[]) => Copier)(heap.u8, heap.u16, heap.i32, heap.f64);
+  const code = `'use strict';\nreturn function copy_${t.id}(so, s, to, d) {\n${lines.join('\n')}\n};`;
+  const make = new Function('su8', 'su16', 'si32', 'sf64', 'u8', 'u16', 'i32', 'f64', code) as (...a: unknown[]) => Copier;
+  return make(src.u8, src.u16, src.i32, src.f64, dst.u8, dst.u16, dst.i32, dst.f64);
+}
+
+/** makeCopier within this thread's views of `heap`, made once per heap and type. */
+function copierOf(heap: Heap, t: TypeLayout): Copier {
+  let m = copiers.get(heap);
+  if (m === undefined) copiers.set(heap, (m = new Map()));
+  const known = m.get(t.id);
+  if (known !== undefined) return known;
+  const c = makeCopier(t, heap, heap);
   m.set(t.id, c);
   return c;
 }

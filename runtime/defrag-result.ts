@@ -106,3 +106,45 @@ export class ForwardTable {
     return r === undefined || r < 0 ? 0 : this.entries[r * 32 + (h & 31)]!;
   }
 }
+
+/** Per concrete class: what one reorder call did. */
+export interface ReorderClassStats {
+  /** Live objects (all of them are in key order afterwards). */
+  objects: number;
+  /** Objects whose handle changed (remap changes exactly theirs). */
+  objectsMoved: number;
+  blocksBefore: number;
+  blocksAfter: number;
+}
+
+/** What one reorder call did (runtime/reorder.ts); times in milliseconds. */
+export interface ReorderStats {
+  /** The field the objects were ordered by. */
+  field: string;
+  objectsMoved: number;
+  blocksFreed: number;
+  /** Per phase: sort (collect and sort the keys), copy (take slots, copy objects, release), rewrite (references). */
+  ms: { sort: number; copy: number; rewrite: number; total: number };
+  classes: Record<string, ReorderClassStats>;
+}
+
+/** The result of Runtime.reorder: statistics and the handle map (as DefragResult's). */
+export class ReorderResult {
+  /** @internal */
+  constructor(
+    readonly stats: ReorderStats,
+    private readonly table: ForwardTable,
+  ) {}
+  /**
+   * The handle after the reorder of the object that had handle `h` before it: the same
+   * number for an object that did not move, for null (0) and for a handle that named no
+   * live object. Apply it to every handle kept outside the heap (JS variables, arrays).
+   */
+  remap(h: number): number {
+    return this.table.lookup(h) || h;
+  }
+  /** How many objects moved (remap changes exactly their handles). */
+  get moved(): number {
+    return this.stats.objectsMoved;
+  }
+}

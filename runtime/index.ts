@@ -4,8 +4,8 @@
  * worker pool. Modules below workers/ (the runtime itself, apps' classes) import from here.
  */
 export { DEFAULT_INLINE_BLOCKS, DEFAULT_INLINE_MICROS, MAX_THREADS, parseSize, Runtime } from './runtime.js';
-export { DEFAULT_DEFRAG_FACTOR, DefragResult } from './defrag-result.js';
-export type { DefragClassStats, DefragStats } from './defrag-result.js';
+export { DEFAULT_DEFRAG_FACTOR, DefragResult, ReorderResult } from './defrag-result.js';
+export type { DefragClassStats, DefragStats, ReorderClassStats, ReorderStats } from './defrag-result.js';
 export type {
   AllocatorOptions,
   CompiledMethodStats,

@@ -19,7 +19,8 @@
 import type { Init, SmmoContext } from './schema.js';
 import { PassRunner } from './doall.js';
 import { checkDefragFactor, defragment, defragTypes } from './defrag.js';
-import { DEFAULT_DEFRAG_FACTOR, type DefragResult } from './defrag-result.js';
+import { DEFAULT_DEFRAG_FACTOR, type DefragResult, type ReorderResult } from './defrag-result.js';
+import { keyField, reorder } from './reorder.js';
 import { DefragScratch } from './defrag-lanes.js';
 import { parallelDefragment } from './defrag-parallel.js';
 import { defragLanesOption, type DefragLanes } from './defrag-wasm.js';
@@ -144,6 +145,8 @@ export class Runtime {
   private inFlight: string | null = null;
   /** parallelDefrag's scratch buffer, shared with the workers (runtime/defrag-lanes.ts); null with one thread. */
   private readonly defragScratch: DefragScratch | null;
+  /** reorder's scratch buffer on a runtime of one thread (made by the first call, then reused). */
+  private reorderScratch: DefragScratch | null = null;
 
   /**
    * @internal Use createRuntime(). `executors` makes the executor of a runtime with
@@ -595,6 +598,31 @@ export class Runtime {
     const t = cls === undefined ? undefined : (Array.isArray(cls) ? cls : [cls]).map((c: SmmoClass) => ctx.typeOf(c, 'defrag'));
     const lanes = this.defragLanes; // 'wasm': the rewrite on WebAssembly lanes (runtime/defrag-wasm.ts)
     const result = defragment({ heap: this.heap, table: this.table, allocator: ctx.allocator, lanes }, defragTypes(this.table, t), n);
+    this.gpu?.hostWrote(); // objects moved in the host heap
+    return result;
+  }
+
+  /**
+   * Put the objects of `cls` (abstract: each of its concrete subclasses; an array: each of
+   * them) into the order of their field `by` — a reference (objects ordered by the handle
+   * they name, null last) or an integer field — packed into the class's first blocks, on
+   * the calling thread, between do-alls only (runtime/reorder.ts). A do-all then visits them
+   * in that order: reordering agents by their cell makes a pass over them read the cells in
+   * memory order. Equal keys keep their order; field values and references are kept
+   * (every reference to a moved object is rewritten). Objects move: apply the result's
+   * remap() to every handle kept outside the heap; views made before are stale.
+   */
+  reorder(cls: SmmoClass | readonly SmmoClass[], by: string): ReorderResult {
+    const ctx = this.live('reorder');
+    if (ctx.pass) throw new UsageError('reorder cannot be called inside a do-all: call it between do-alls');
+    if (this.inFlight !== null) throw new UsageError(`reorder: ${this.inFlight} is still running; await it first`);
+    if (cls === undefined || cls === null) throw new UsageError('reorder(cls, by): give the class (or classes) to reorder');
+    const named = (Array.isArray(cls) ? cls : [cls]).map((c: SmmoClass) => ctx.typeOf(c, 'reorder'));
+    const types = defragTypes(this.table, named);
+    for (const t of types) keyField(t, by); // every class checked before anything moves
+    // The workers' scratch is idle between do-alls; a runtime of one thread keeps one for reorder.
+    const scratch = this.defragScratch ?? (this.reorderScratch ??= new DefragScratch(this.heap.numBlocks));
+    const result = reorder({ heap: this.heap, table: this.table, allocator: ctx.allocator, scratch }, types, by);
     this.gpu?.hostWrote(); // objects moved in the host heap
     return result;
   }

@@ -1,0 +1,262 @@
+/**
+ * Reordering: put the objects of a class into the order of one of their fields, packed into
+ * the class's first blocks (Runtime.reorder). A do-all visits a class's objects in handle
+ * order (its blocks ascending, then their slots), so after a reorder by a reference to a
+ * grid's cells it visits them in the order of their cells, and the cells it reads for
+ * consecutive objects are next to each other in memory.
+ *
+ * Why: objects created while a model runs go to whatever slot the allocator has free
+ * (DynaSOAr, ECOOP 2019, §4: any active block of the type), not next to their cell; after a
+ * few steps a pass over them reads its cells in no order (wa-tor's fish: a pass over 2.6 M
+ * fish took 330 ms in heap order and 117 ms in cell order; docs/benchmarks.md). A
+ * defragmentation that moves every object of the class (CompactGpu, ISMM 2019, §3: objects
+ * are copied into other slots, §4: every reference to them rewritten through a forwarding
+ * table), here into sorted slots instead of into the fullest blocks.
+ *
+ * reorder(host, t, field), for one concrete type t with S slots per block, on a quiescent
+ * heap (stop-the-world, between do-alls, on the calling thread):
+ *  (1) collect: t's blocks B[0 … m) ascending and their N live objects (handle order), with
+ *      each object's key: the field's value (a reference: its handle, null after every
+ *      handle; a signed integer: in signed order);
+ *  (2) sort: a stable radix sort of the keys (two 16-bit digits), so equal keys keep their
+ *      handle order; the object of rank k gets slot k mod S of block B[⌊k/S⌋];
+ *  (3) take: every block's new slots that were free (the lowest free ones, core.rs
+ *      defrag_take; a block filled moves ACTIVE → FULL);
+ *  (4) copy: t's blocks are copied aside once, then every object whose handle changes is
+ *      copied from there into its new slot (field columns, not the block header or the
+ *      checked-mode generation word), and its forwarding entry written (the defrag scratch's
+ *      slabs, runtime/defrag-lanes.ts: old handle → new handle);
+ *  (5) rewrite: every reference that names an object of t, in every live object of every
+ *      class that may refer to t, gets the new handle (defrag-lanes.ts rewriteLanes);
+ *  (6) release: a block's old slots that are not among its new ones are released
+ *      (release_many: FULL → ACTIVE), a block left with no object is vacated and retired
+ *      (defrag_vacate: ACTIVE → FREE); checked heaps bump the generation of every slot whose
+ *      object changed, released or not.
+ *
+ * Invariants:
+ *  (O1) Every block transition goes through the allocator core (defrag.ts F1); the caller's
+ *       kept blocks are flushed first. A block gains no slot before (3) and loses none
+ *       before (6), and (3) runs before (6), so no block is empty in between.
+ *  (O2) Every live object of t keeps its field values and its identity (defrag.ts F2): a
+ *       reference to it names its new slot afterwards, and the result's remap maps each
+ *       handle of before the call to its object's handle after it.
+ *  (O3) Afterwards t's objects fill the lowest slots of B[0 … ⌈N/S⌉) in key order (ties in
+ *       their old handle order) and B[⌈N/S⌉ …) are free: the heap is the same whatever
+ *       order the objects had before, for the same objects and keys (and the same blocks).
+ *  (O4) Checked mode: views made before of an object that moved are stale (defrag.ts F3).
+ *  (O5) The call allocates, outside the heap, a copy of t's blocks and 5N + 64 K words (N
+ *       objects: positions, keys, two orders and ranks), and the defrag scratch if the host
+ *       has none; nothing inside it. Nothing moves before every class and field is checked.
+ */
+import type { Allocator } from './allocator.js';
+import { popc } from './bits.js';
+import { DEBUG_LEVEL } from './debug.js';
+import { ForwardTable, ReorderResult, type ReorderStats } from './defrag-result.js';
+import { DefragScratch, LANES_TS, makeCopier, planRewrite, referringColumns, rewriteLanes } from './defrag-lanes.js';
+import { UsageError } from './errors.js';
+import type { Heap } from './heap.js';
+import { BLOCK_ALLOC_WORD, SLOT_BITS, type FieldLayout, type TypeLayout, type TypeTable } from './layout.js';
+
+/** What reorder needs of a runtime. */
+export interface ReorderHost {
+  readonly heap: Heap;
+  readonly table: TypeTable;
+  /** The calling thread's allocator (its state does the block transitions). */
+  readonly allocator: Allocator;
+  /** A scratch buffer for the heap's blocks to reuse (runtime/defrag-lanes.ts); made for the call if absent. */
+  readonly scratch?: DefragScratch;
+}
+
+const KEY_KINDS = new Set(['ref', 'i8', 'u8', 'i16', 'u16', 'i32', 'u32', 'bool']);
+
+/**
+ * The field of `t` named `name` that reorder can order by: a reference or an integer
+ * scalar declared on `t` or a superclass; UsageError naming the fields that can otherwise.
+ */
+export function keyField(t: TypeLayout, name: unknown, where = 'reorder'): FieldLayout {
+  const usable = t.fields.filter((f) => f.length === 0 && KEY_KINDS.has(f.kind)).map((f) => f.name);
+  const f = typeof name === 'string' ? t.fields.find((x) => x.name === name) : undefined;
+  if (f === undefined || f.length !== 0 || !KEY_KINDS.has(f.kind)) {
+    const why =
+      f === undefined
+        ? `${t.name} has no field ${JSON.stringify(name)}`
+        : f.length !== 0
+          ? `${t.name}.${f.name} is an inline array`
+          : `${t.name}.${f.name} is a ${f.kind}, not a reference or an integer`;
+    throw new UsageError(
+      `${where}: ${why}; order by a reference or integer field of ${t.name}: ${usable.length > 0 ? usable.join(', ') : '(it has none)'}`,
+    );
+  }
+  return f;
+}
+
+/**
+ * Reorder the concrete types `types` (each on its own blocks) by their field `field`
+ * (checked with keyField for each), on the calling thread. See the module comment.
+ */
+export function reorder(host: ReorderHost, types: readonly TypeLayout[], field: string): ReorderResult {
+  const t0 = performance.now();
+  const { heap, table, allocator } = host;
+  const keys = types.map((t) => keyField(t, field));
+  allocator.flushKept(); // (O1)
+  const sc = host.scratch ?? new DefragScratch(heap.numBlocks);
+  sc.reset();
+  const stats: ReorderStats = { field, objectsMoved: 0, blocksFreed: 0, ms: { sort: 0, copy: 0, rewrite: 0, total: 0 }, classes: {} };
+  const moved: number[] = [];
+  for (let i = 0; i < types.length; i++) {
+    const t = types[i]!;
+    if (t.abstract || t.slots === 0) continue;
+    const cs = reorderType(heap, allocator, sc, t, keys[i]!, stats);
+    stats.classes[t.name] = cs;
+    if (cs.objectsMoved > 0) moved.push(t.id);
+    stats.objectsMoved += cs.objectsMoved;
+    stats.blocksFreed += cs.blocksBefore - cs.blocksAfter;
+  }
+  if (moved.length > 0) {
+    const tr = performance.now();
+    const columns = referringColumns(table, moved); // (5)
+    sc.rewriteLanes = LANES_TS;
+    const lanes = planRewrite(heap, sc, columns);
+    if (lanes > 0) rewriteLanes(heap, sc, columns, 0, lanes);
+    stats.ms.rewrite += performance.now() - tr;
+  }
+  const fwd: ForwardTable = sc.forwardTable();
+  stats.ms.total = performance.now() - t0;
+  if (DEBUG_LEVEL >= 2) heap.validate();
+  return new ReorderResult(stats, fwd);
+}
+
+function reorderType(
+  heap: Heap,
+  allocator: Allocator,
+  sc: DefragScratch,
+  t: TypeLayout,
+  f: FieldLayout,
+  stats: ReorderStats,
+): ReorderStats['classes'][string] {
+  const ts = performance.now();
+  const S = t.slots;
+  const i32 = heap.i32;
+  const hm = t.highMask;
+  // (1) collect
+  const allocated = heap.allocated[t.id]!;
+  const blocks = new Uint32Array(allocated.count());
+  const m = allocated.indices(blocks);
+  let n = 0;
+  for (let j = 0; j < m; j++) n += popc(i32[heap.blockWord(blocks[j]!) + BLOCK_ALLOC_WORD]! & ~hm);
+  const cs = { objects: n, objectsMoved: 0, blocksBefore: m, blocksAfter: Math.ceil(n / S) };
+  if (n === 0) return cs;
+  const from = new Uint32Array(n); // old position: (index in blocks) << SLOT_BITS | slot
+  const key = new Uint32Array(n);
+  const base = heap.blocksWord * 4;
+  const blockBytes = heap.blockWords * 4;
+  const off = f.offsets[0]!;
+  const signed = f.kind === 'i8' || f.kind === 'i16' || f.kind === 'i32';
+  let k = 0;
+  for (let j = 0; j < m; j++) {
+    const b = blocks[j]!;
+    const at = base + b * blockBytes + off;
+    for (let live = i32[heap.blockWord(b) + BLOCK_ALLOC_WORD]! & ~hm; live !== 0; live &= live - 1) {
+      const s = 31 - Math.clz32(live & -live);
+      let v: number;
+      if (f.elemBytes === 4) v = heap.u32[(at >>> 2) + s]!;
+      else if (f.elemBytes === 2) v = signed ? heap.i16[(at >>> 1) + s]! : heap.u16[(at >>> 1) + s]!;
+      else v = signed ? heap.i8[at + s]! : heap.u8[at + s]!;
+      if (f.kind === 'ref')
+        v = v === 0 ? 0xffffffff : v - 1; // null after every handle
+      else if (signed) v = (v ^ 0x80000000) >>> 0;
+      key[k] = v >>> 0;
+      from[k++] = (j << SLOT_BITS) | s;
+    }
+  }
+  // (2) sort: a stable LSD radix sort of the ranks 0 … n−1 by key, two 16-bit digits
+  const order = radixOrder(key);
+  stats.ms.sort += performance.now() - ts;
+  const tc = performance.now();
+  // (3) take: the new masks; slots gained are the lowest free ones
+  const newMask = (j: number): number => {
+    const c = Math.min(S, Math.max(0, n - j * S));
+    return c === 32 ? -1 : (1 << c) - 1;
+  };
+  const oldMask = new Int32Array(m);
+  for (let j = 0; j < m; j++) oldMask[j] = i32[heap.blockWord(blocks[j]!) + BLOCK_ALLOC_WORD]! & ~hm;
+  for (let j = 0; j < cs.blocksAfter; j++) {
+    const add = newMask(j) & ~oldMask[j]!;
+    if (add === 0) continue;
+    const got = allocator.defragTake(blocks[j]!, t.id, popc(add));
+    if (got !== add)
+      throw new UsageError(`reorder: internal error: block ${blocks[j]} (${t.name}) gave slots ${got >>> 0}, not ${add >>> 0}`);
+  }
+  // (4) copy from a copy of t's blocks; forwarding entries for the objects that move
+  const aside = new ArrayBuffer(m * blockBytes);
+  const asideU8 = new Uint8Array(aside);
+  for (let j = 0; j < m;) {
+    let e = j + 1; // a run of consecutive blocks: one copy
+    while (e < m && blocks[e] === blocks[e - 1]! + 1) e++;
+    const at = base + blocks[j]! * blockBytes;
+    asideU8.set(heap.u8.subarray(at, at + (e - j) * blockBytes), j * blockBytes);
+    j = e;
+  }
+  const copy = makeCopier(t, { u8: asideU8, u16: new Uint16Array(aside), i32: new Int32Array(aside), f64: new Float64Array(aside) }, heap);
+  const s32 = sc.beginPass(m);
+  for (let j = 0; j < m; j++) sc.addSource(blocks[j]!);
+  sc.endPass();
+  const changed = new Int32Array(cs.blocksAfter); // per new block: slots kept whose object changed (O4)
+  const to = new Uint32Array(n); // rank of each object in collection order (the inverse of `order`)
+  for (let r = 0; r < n; r++) to[order[r]!] = r;
+  // In collection order: the copy reads t's blocks (aside) in order and writes the new slots.
+  for (let k = 0; k < n; k++) {
+    const p = from[k]!;
+    const j = p >>> SLOT_BITS;
+    const s = p & 31;
+    const r = to[k]!;
+    const nj = (r / S) | 0;
+    const d = r - nj * S;
+    if (nj === j && d === s) continue;
+    const nb = blocks[nj]!;
+    copy(j * blockBytes, s, base + nb * blockBytes, d);
+    s32[sc.slabsWord + 32 * s32[blocks[j]!]! + s] = (nb << SLOT_BITS) + d;
+    if ((oldMask[nj]! & (1 << d)) !== 0) changed[nj]! |= 1 << d;
+    cs.objectsMoved++;
+  }
+  stats.ms.copy += performance.now() - tc;
+  // (6) release; checked heaps: generations of the slots whose object changed
+  const gen = t.genOffset;
+  for (let j = 0; j < m; j++) {
+    const b = blocks[j]!;
+    const nm = j < cs.blocksAfter ? newMask(j) : 0;
+    if (nm === 0) {
+      allocator.defragVacate(b, t.id, oldMask[j]!);
+      continue;
+    }
+    if (gen !== 0 && j < cs.blocksAfter) {
+      const g = (base + b * blockBytes + gen) >>> 2;
+      for (let c = changed[j]!; c !== 0; c &= c - 1) i32[g + 31 - Math.clz32(c & -c)]! += 1; // as the core's release (G1)
+    }
+    const gone = oldMask[j]! & ~nm;
+    if (gone !== 0) allocator.releaseMany(b, gone);
+  }
+  return cs;
+}
+
+/** The ranks 0 … n−1 ordered by `key`, equal keys in rank order (two stable counting passes). */
+function radixOrder(key: Uint32Array): Uint32Array {
+  const n = key.length;
+  let a = new Uint32Array(n);
+  let b = new Uint32Array(n);
+  for (let i = 0; i < n; i++) a[i] = i;
+  const count = new Uint32Array(65537);
+  for (let shift = 0; shift < 32; shift += 16) {
+    count.fill(0);
+    for (let i = 0; i < n; i++) count[((key[a[i]!]! >>> shift) & 0xffff) + 1]!++;
+    for (let d = 0; d < 65536; d++) count[d + 1]! += count[d]!;
+    for (let i = 0; i < n; i++) {
+      const r = a[i]!;
+      b[count[(key[r]! >>> shift) & 0xffff]!++] = r;
+    }
+    const x = a;
+    a = b;
+    b = x;
+  }
+  return a;
+}
