@@ -2,7 +2,7 @@
  * What an application module provides to the CLI, the tests and the benchmarks.
  * Each app lives in apps/<name>/ and its index.ts default-exports an App.
  */
-import type { DefragResult, Runtime, SmmoClass } from '../runtime/index.js';
+import type { DefragResult, ReorderResult, Runtime, SmmoClass } from '../runtime/index.js';
 
 /** A command-line flag an app accepts besides the common ones. */
 export interface AppFlag {
@@ -74,6 +74,12 @@ export interface App {
    */
   defrag?: AppDefrag | string;
   /**
+   * `smmo run --reorder K` (Runtime.reorder): which classes to put into the order of which
+   * field, or, as a string, why this app refuses --reorder. Left out: the app refuses it.
+   * Only for apps whose results do not depend on handles (the digest is the same with it).
+   */
+  reorder?: AppReorder | string;
+  /**
    * How `--check`, `--check-every` and `smmo compare` match the objects of a class whose
    * handles differ between the two runs (runtime/compare.ts): class name → a field that
    * names the object in both (a reference to an object matched by handle or rank, or a
@@ -101,6 +107,16 @@ export interface AppDefrag {
    * order); the CLI prints it as a warning and --json reports it.
    */
   results: 'exact' | string;
+}
+
+/** How an app takes part in `--reorder` (App.reorder). */
+export interface AppReorder {
+  /** The classes to reorder (abstract ones stand for their subclasses), as for App.defrag. */
+  classes: readonly SmmoClass[];
+  /** The field they are ordered by: a reference to the object they belong to (a cell), or an integer id of it. */
+  by: string;
+  /** Called after each reorder when the app keeps handles outside the heap: apply result.remap to them. */
+  remap?(rt: Runtime, result: ReorderResult): void;
 }
 
 /** An app's own figures after a run (App.results). */

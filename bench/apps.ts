@@ -56,6 +56,8 @@ export interface BenchCase {
   iterations: number;
   warmup: number;
   seed: number;
+  /** smmo: rt.reorder(App.reorder) after every `reorder`-th iteration, timed with the iteration (--reorder K). */
+  reorder?: number;
 }
 
 /** What one child measured. */
@@ -186,13 +188,24 @@ export async function measure(c: BenchCase): Promise<ChildResult> {
     await app.init(rt, c.params, c.seed);
     await rt.prepare();
     const initMs = performance.now() - t0;
-    for (let k = 0; k < c.warmup; k++) await app.step(rt, k);
+    // --reorder K: after every K-th iteration, inside its time (the cost of the order is part of its gain).
+    const spec = c.reorder !== undefined && typeof app.reorder === 'object' ? app.reorder : null;
+    const reorder = async (k: number): Promise<void> => {
+      if (spec === null || (k + 1) % c.reorder! !== 0) return;
+      await rt.sync();
+      spec.remap?.(rt, rt.reorder(spec.classes, spec.by));
+    };
+    for (let k = 0; k < c.warmup; k++) {
+      await app.step(rt, k);
+      await reorder(k);
+    }
     await rt.sync();
     const iterationMs: number[] = [];
     const cpu0 = process.cpuUsage();
     for (let k = c.warmup; k < c.warmup + c.iterations; k++) {
       const t = performance.now();
       await app.step(rt, k);
+      await reorder(k);
       // Backend 'webgpu': the last iteration is done when its results are on the host.
       if (k === c.warmup + c.iterations - 1) await rt.sync();
       iterationMs.push(performance.now() - t);
@@ -247,6 +260,8 @@ export interface BenchPlan {
   repeat: number;
   seed: number;
   timeoutMs: number;
+  /** --reorder K: each smmo case also with App.reorder after every K-th iteration (apps that have one). */
+  reorder?: number;
 }
 
 export interface BenchRow {
@@ -254,7 +269,9 @@ export interface BenchRow {
   impl: Impl;
   backend: BenchBackend;
   threads: number;
-  /** E.g. 'smmo wasm ×2', 'baseline AOS'. */
+  /** --reorder K: this smmo row reordered after every K-th iteration. */
+  reorder?: number;
+  /** E.g. 'smmo wasm ×2', 'smmo ts ×1 reorder 5', 'baseline AOS'. */
   label: string;
   params: AppParams;
   iterations: number;
@@ -307,8 +324,9 @@ export function caseName(c: Pick<BenchCase, 'app' | 'impl' | 'backend' | 'thread
   return `${c.app} ${labelOf(c)}`;
 }
 
-function labelOf(c: Pick<BenchCase, 'impl' | 'backend' | 'threads'>): string {
-  return c.impl === 'smmo' ? `smmo ${c.backend} ×${c.threads}` : `baseline ${c.impl.toUpperCase()}`;
+function labelOf(c: Pick<BenchCase, 'impl' | 'backend' | 'threads' | 'reorder'>): string {
+  if (c.impl !== 'smmo') return `baseline ${c.impl.toUpperCase()}`;
+  return `smmo ${c.backend} ×${c.threads}${c.reorder !== undefined ? ` reorder ${c.reorder}` : ''}`;
 }
 
 export function machineInfo(): Machine {
@@ -356,6 +374,10 @@ export async function planCases(plan: BenchPlan): Promise<{ cases: BenchCase[]; 
         if (backend === 'wasm' && !hasWasmKernels(app))
           skipped.push({ c, why: `${name} declares no WASM kernels (every method would run its TypeScript)` });
         else cases.push(c);
+        if (plan.reorder === undefined) continue;
+        const r: BenchCase = { ...c, reorder: plan.reorder };
+        if (typeof app.reorder !== 'object') skipped.push({ c: r, why: `${name} does not take part in --reorder` });
+        else if (!(backend === 'wasm' && !hasWasmKernels(app))) cases.push(r);
       }
     }
     for (const layout of plan.baselines) {
@@ -410,6 +432,7 @@ export async function runBench(plan: BenchPlan, log: (line: string) => void): Pr
       impl: c.impl,
       backend: c.backend,
       threads: c.threads,
+      ...(c.reorder !== undefined ? { reorder: c.reorder } : {}),
       label: labelOf(c),
       params: c.params,
       iterations: c.iterations,
@@ -436,12 +459,13 @@ export async function runBench(plan: BenchPlan, log: (line: string) => void): Pr
     plan.apps.indexOf(r.app) * 1e6 +
     (r.impl === 'smmo' ? 0 : r.impl === 'aos' ? 5e5 : 6e5) +
     plan.backends.indexOf(r.backend) * 1e3 +
-    r.threads;
+    r.threads * 2 +
+    (r.reorder !== undefined ? 1 : 0);
   rows.sort((a, b) => order(a) - order(b));
   for (const name of plan.apps) {
     const mine = rows.filter((r) => r.app === name && r.skipped === undefined);
     const soa = mine.find((r) => r.impl === 'soa');
-    const ref = mine.find((r) => r.impl === 'smmo' && r.backend === 'ts') ?? mine[0];
+    const ref = mine.find((r) => r.impl === 'smmo' && r.backend === 'ts' && r.reorder === undefined) ?? mine[0];
     for (const r of mine) {
       if (soa) r.vsSoa = r.median / soa.median;
       if (ref?.digest !== undefined && r.digest !== undefined) {

@@ -7,7 +7,7 @@
  *
  *   node dist/bench/models.js [--model walkers|epidemic|particles|all] [--size 1024]
  *        [--steps 10] [--threads 1,2,4,8,16] [--runs 3] [--out bench-results/models.json]
- *        [--machine "name"] [--largest] [--passes] [--webgpu [--no-gpu-validation] [--gpu-floats f32]]
+ *        [--machine "name"] [--largest] [--reorder K] [--passes] [--webgpu [--no-gpu-validation] [--gpu-floats f32]]
  *        [--child-timeout S]
  *
  * --webgpu adds the row 'webgpu': the model on backend 'webgpu', one thread, every method
@@ -18,6 +18,9 @@
  * pass scales and which does not.
  * --largest adds the rows 'largest': compiled, with RuntimeOptions.blockSize 'largest'
  * (every class 32 slots per block), on the same thread counts.
+ * --reorder K adds the rows 'reorder': compiled, the model's agents put into the order of
+ * their cell or tile (Runtime.reorder) after every K-th step, the reorder inside the step's
+ * time, on the same thread counts.
  *
  * Each configuration runs in a fresh child process (a class registered with several
  * runtimes in one process makes V8's property accesses polymorphic), `--runs` times, in
@@ -54,6 +57,8 @@ interface Model {
    * a float's last bit, and the hash of the bits, may differ.
    */
   readonly exactOnGpu: boolean;
+  /** --reorder: the agents' class and the reference to their place. */
+  readonly reorder: { cls: SmmoClass; by: string };
   init(rt: Runtime, width: number, height: number): Promise<unknown>;
   step(rt: Runtime, world: unknown): Promise<void>;
   digest(rt: Runtime, world: unknown): number;
@@ -67,6 +72,7 @@ const MODELS: Record<string, Model> = {
     grid: 'tiles',
     counted: Walkers.Walker,
     exactOnGpu: false,
+    reorder: { cls: Walkers.Walker, by: 'tile' },
     init: Walkers.init,
     step: (rt) => Walkers.step(rt),
     digest: (rt, w) => Walkers.digest(rt, w as number[]),
@@ -81,6 +87,7 @@ const MODELS: Record<string, Model> = {
     grid: 'cells',
     counted: Epidemic.Person,
     exactOnGpu: true,
+    reorder: { cls: Epidemic.Person, by: 'cell' },
     init: Epidemic.init,
     step: (rt, w) => Epidemic.step(rt, w as Epidemic.World),
     digest: (rt, w) => Epidemic.digest(rt, w as Epidemic.World),
@@ -92,6 +99,7 @@ const MODELS: Record<string, Model> = {
     grid: 'cells',
     counted: Particles.Particle,
     exactOnGpu: false,
+    reorder: { cls: Particles.Particle, by: 'cell' },
     init: Particles.init,
     step: (rt, w) => Particles.step(rt, w as Particles.World),
     digest: (rt, w) => Particles.digest(rt, w as Particles.World),
@@ -108,6 +116,12 @@ const SIZE = Number(arg('size', '1024'));
 const STEPS = Number(arg('steps', '10'));
 const RUNS = Number(arg('runs', '3'));
 const LARGEST = process.argv.includes('--largest');
+/** --reorder K: rows with the agents reordered after every K-th step (0: none). */
+const REORDER = Number(arg('reorder', '0'));
+if (!(Number.isInteger(REORDER) && REORDER >= 0)) {
+  console.error(`--reorder ${arg('reorder', '')}: expected a whole number of steps ≥ 1`);
+  process.exit(2);
+}
 const PASSES = process.argv.includes('--passes');
 /** --webgpu: also run each model on backend 'webgpu' (its methods as generated WGSL); --no-gpu-validation: Dawn's validation off. */
 const WEBGPU = process.argv.includes('--webgpu');
@@ -173,7 +187,10 @@ async function child(m: Model, kind: string, threads: number): Promise<Sample> {
     const passes: Record<string, number> = {};
     if (PASSES) timePasses(rt, passes);
     const t0 = performance.now();
-    for (let i = 1; i < STEPS; i++) await m.step(rt, world);
+    for (let i = 1; i < STEPS; i++) {
+      await m.step(rt, world);
+      if (kind === 'reorder' && i % REORDER === 0) rt.reorder(m.reorder.cls, m.reorder.by); // the models keep no agent handles outside the heap
+    }
     await rt.sync(); // the GPU's queued passes belong to the timed steps
     const ms = (performance.now() - t0) / (STEPS - 1);
     if (kind === 'webgpu') {
@@ -214,6 +231,7 @@ function bench(name: string, machine: { name: string; cpu: string; cores: number
     { kind: 'interpreted', threads: 1 },
     ...THREADS.map((threads) => ({ kind: 'compiled', threads })),
     ...(LARGEST ? THREADS.map((threads) => ({ kind: 'largest', threads })) : []),
+    ...(REORDER > 0 ? THREADS.map((threads) => ({ kind: 'reorder', threads })) : []),
     ...(WEBGPU ? [{ kind: 'webgpu', threads: 1 }] : []),
   ];
   const samples = new Map<string, Sample[]>();
@@ -235,6 +253,7 @@ function bench(name: string, machine: { name: string; cpu: string; cores: number
           '--steps',
           String(STEPS),
           ...(PASSES ? ['--passes'] : []),
+          ...(REORDER > 0 ? ['--reorder', String(REORDER)] : []),
           ...(GPU_VALIDATION ? [] : ['--no-gpu-validation']),
           ...(GPU_F32 ? ['--gpu-floats', 'f32'] : []),
         ],

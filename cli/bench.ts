@@ -73,6 +73,13 @@ export const BENCH_FLAGS: readonly FlagSpec[] = [
   { name: 'warmup', kind: 'count', value: 'W', description: 'untimed iterations before the timed ones', defaultText: '2' },
   { name: 'repeat', kind: 'positive', value: 'R', description: 'repeats of every case, each a fresh process', defaultText: '3' },
   { name: 'seed', kind: 'u32', value: 'S', description: 'seed of the initial states', defaultText: '42' },
+  {
+    name: 'reorder',
+    kind: 'positive',
+    value: 'K',
+    description:
+      'also run every smmo case of an app that can (wa-tor, game-of-life) with its agents reordered by cell after every K-th iteration (smmo run --reorder), the reorder timed with its iteration',
+  },
   { name: 'timeout', kind: 'positive', value: 'SEC', description: 'limit of one case (one process)', defaultText: '600' },
   { name: 'out', kind: 'path', value: 'FILE', description: 'JSON report', defaultText: 'bench-results/apps.json' },
   { name: 'plot', kind: 'path', value: 'FILE', description: 'SVG bar chart', defaultText: 'bench-results/apps.svg' },
@@ -191,6 +198,7 @@ export function parseBenchFlags(args: readonly string[]): BenchOptions {
     repeat: num('repeat', 3),
     seed: num('seed', 42),
     timeoutMs: num('timeout', 600) * 1000,
+    ...(text('reorder') !== undefined ? { reorder: num('reorder', 0) } : {}),
   };
   if (text('threads') !== undefined) {
     const raw = text('threads')!;

@@ -183,6 +183,15 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
     defaultText: 'smmo-divergence-<app>',
   },
   {
+    name: 'reorder',
+    kind: 'positive',
+    value: 'K',
+    description:
+      "after every K-th iteration, put the app's agents into the order of their cells (rt.reorder, README: Reordering): a pass over them then reads the cells in memory order; the same results",
+    max: 1000000,
+    example: '5',
+  },
+  {
     name: 'defrag',
     kind: 'positive',
     value: 'N',
@@ -311,6 +320,8 @@ export interface RunOptions {
   given?: readonly string[];
   /** --defrag N [--defrag-every K | --defrag-above F] (cli/defrag.ts). */
   defrag?: DefragOptions;
+  /** --reorder K: reorder the app's agents after every K-th iteration (cli/reorder.ts). */
+  reorder?: number;
 }
 
 /** When `smmo run` defragments: factor n, after every `every`-th iteration, or when fragmentation is above `above`. */
@@ -401,6 +412,7 @@ export function parseRunFlags(app: App, args: readonly string[]): RunOptions {
     check: values['check'] === true,
     tolerance: checkTolerance(values, where),
     ...defragFlags(values, where),
+    ...(values['reorder'] !== undefined ? { reorder: validate(spec('reorder'), values['reorder'] as string, where) as number } : {}),
     json: values['json'] === true,
     quiet: values['quiet'] === true,
     help: false,

@@ -32,6 +32,7 @@ import type { CheckTolerance, FieldDiff } from '../runtime/compare.js';
 import { formatCheckTolerance, formatFieldDiff } from '../runtime/compare.js';
 import { MAX_HEAP_BYTES, planTypes } from '../runtime/layout.js';
 import { formatDefrag, RunDefrag, type DefragReport } from './defrag.js';
+import { formatReorder, RunReorder, type ReorderReport } from './reorder.js';
 import { CliUsageError } from './errors.js';
 import type { RunOptions } from './flags.js';
 import { progressBar } from './progress.js';
@@ -110,6 +111,8 @@ export interface RunReport {
   results?: Record<string, unknown>;
   /** With --defrag: calls, passes, objects moved, time per phase, fragmentation before/after (cli/defrag.ts). */
   defrag?: DefragReport;
+  /** With --reorder: calls, objects moved, time per phase (cli/reorder.ts). */
+  reorder?: ReorderReport;
   /** The same figures as rows of the human summary. */
   resultRows?: [string, string][];
   /** Which implementation ran each do-all method ("Body.update": "wasm" | "ts" | "webgpu"). */
@@ -161,7 +164,12 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
     throw new CliUsageError(
       `${where}: --check-every runs its reference without defragmenting it, so their handles would part after the first --defrag; use --check with --defrag`,
     );
+  if (lockstep && opts.reorder !== undefined)
+    throw new CliUsageError(
+      `${where}: --check-every runs its reference without reordering it, so their handles would part after the first --reorder; use --check with --reorder`,
+    );
   const defrag = RunDefrag.forRun(app, opts.defrag, opts.iterations, where);
+  const reorder = RunReorder.forRun(app, opts.reorder, opts.iterations, where);
   const heapBytes = heapFor(app, opts, init, where);
   const rt = await startRuntime(app, opts, heapBytes, where);
   try {
@@ -198,9 +206,10 @@ export async function runApp(app: App, opts: RunOptions, version: string): Promi
       );
       return { ...r, check: lock.check, divergence: lock.divergence };
     }
-    const { frames, t2 } = await iterate(app, rt, opts, first, defrag);
+    const { frames, t2 } = await iterate(app, rt, opts, first, defrag, reorder);
     return await report(app, rt, opts, version, {
       defrag,
+      reorder,
       heapBytes,
       init,
       first,
@@ -292,6 +301,7 @@ async function iterate(
   opts: RunOptions,
   first: number,
   defrag: RunDefrag | null = null,
+  reorder: RunReorder | null = null,
 ): Promise<{ frames: FrameWriter | null; t2: number }> {
   const render = opts.render;
   const frames = render ? new FrameWriter(render.path, render.every, render.scale, first + opts.iterations) : null;
@@ -309,6 +319,7 @@ async function iterate(
     for (let k = 0; k < opts.iterations; k++) {
       await app.step(rt, first + k);
       await defrag?.after(rt, k + 1);
+      await reorder?.after(rt, k + 1);
       bar?.update(k + 1);
       if (every !== undefined && ((k + 1) % every === 0 || k + 1 === opts.iterations)) await draw(first + k + 1);
     }
@@ -335,6 +346,7 @@ async function report(
     initSeconds: number;
     seconds: number;
     defrag?: RunDefrag | null;
+    reorder?: RunReorder | null;
   },
 ): Promise<RunReport> {
   const { heapBytes, init, first, frames, seconds } = run;
@@ -384,6 +396,7 @@ async function report(
     ...(frames ? { frames: frames.written } : {}),
     ...(warnings.length > 0 ? { warnings } : {}),
     ...(run.defrag ? { defrag: run.defrag.result(rt) } : {}),
+    ...(run.reorder ? { reorder: run.reorder.result() } : {}),
     ...(stats.backend.webgpu ? { gpu: gpuOf(stats.backend.webgpu) } : {}),
     kernels: { ...stats.backend.methods },
     compiled: stats.compiled,
@@ -451,10 +464,12 @@ async function checkAgainstReference(
     const first = init?.state.info.iterations ?? 0;
     // --defrag: the reference is defragmented on the same schedule, so that objects compare by handle as without it.
     const refDefrag = RunDefrag.forRun(app, opts.defrag, opts.iterations, `smmo run ${app.name}`);
+    const refReorder = RunReorder.forRun(app, opts.reorder, opts.iterations, `smmo run ${app.name}`); // (cli/reorder.ts Q5)
     const t0 = performance.now();
     for (let k = 0; k < opts.iterations; k++) {
       await app.step(ref, first + k);
       await refDefrag?.after(ref, k + 1);
+      await refReorder?.after(ref, k + 1);
     }
     const referenceSeconds = (performance.now() - t0) / 1000;
     const v = checkRuntimes(ref, rt, { reference: app.digest(ref), run: digest }, opts.tolerance, app.matchKeys);
@@ -516,6 +531,7 @@ export function formatSummary(r: RunReport): string {
   if (r.init !== undefined)
     rows.push(['init', `${r.init} (after ${r.startIteration} iterations; now ${(r.startIteration ?? 0) + r.iterations})`]);
   if (r.defrag) rows.push(['defrag', formatDefrag(r.defrag)]);
+  if (r.reorder) rows.push(['reorder', formatReorder(r.reorder)]);
   if (r.dump) rows.push(['dump', r.dump.join(', ')]);
   for (const [i, w] of (r.warnings ?? []).entries()) rows.push([i === 0 ? 'warnings' : '', w]);
   if (r.frames)

@@ -38,6 +38,7 @@ const app: App = {
   picture,
   // Cells are ranked by handle (apps/grid.ts) and never deleted: only the agents move.
   defrag: { classes: [Agent], results: 'exact' },
+  reorder: { classes: [Agent], by: 'cellId' }, // each Alive and Candidate in the order of its cell
   // Agents created on several threads get handles in any order: --check matches them by their cell.
   matchKeys: { Alive: 'cellId', Candidate: 'cellId' },
 };

@@ -22,6 +22,7 @@ const app: App = {
   picture,
   // Cells are ranked by handle (apps/grid.ts) and never deleted: only the fish and sharks move.
   defrag: { classes: [Agent], results: 'exact' },
+  reorder: { classes: [Agent], by: 'position' }, // each fish and shark after its cell
   // Agents created on several threads get handles in any order: --check matches them by their cell.
   matchKeys: { Fish: 'position', Shark: 'position' },
 };
