@@ -65,16 +65,16 @@ export interface DefragStats {
   transfer?: { downloadBytes: number; uploadBytes: number; fullUploads: number };
 }
 
-/** The result of Runtime.defrag: statistics and the handle map (F2). */
-export class DefragResult {
+/** What a call that moves objects returns (defrag, reorder): its statistics and the handle map (F2). */
+export abstract class MovedObjects<S extends { readonly objectsMoved: number }> {
   /** @internal */
   constructor(
-    readonly stats: DefragStats,
+    readonly stats: S,
     private readonly table: ForwardTable,
   ) {}
 
   /**
-   * The handle after defragmentation of the object that had handle `h` before it: the same
+   * The handle after the call of the object that had handle `h` before it: the same
    * number for an object that did not move, for null (0) and for a handle that named no
    * live object. Apply it to every handle kept outside the heap (JS variables, arrays).
    */
@@ -87,6 +87,9 @@ export class DefragResult {
     return this.stats.objectsMoved;
   }
 }
+
+/** The result of Runtime.defrag: statistics and the handle map (F2). */
+export class DefragResult extends MovedObjects<DefragStats> {}
 
 /**
  * @internal (3) The forwarding table of one call, copied out of the scratch buffer
@@ -129,22 +132,4 @@ export interface ReorderStats {
 }
 
 /** The result of Runtime.reorder: statistics and the handle map (as DefragResult's). */
-export class ReorderResult {
-  /** @internal */
-  constructor(
-    readonly stats: ReorderStats,
-    private readonly table: ForwardTable,
-  ) {}
-  /**
-   * The handle after the reorder of the object that had handle `h` before it: the same
-   * number for an object that did not move, for null (0) and for a handle that named no
-   * live object. Apply it to every handle kept outside the heap (JS variables, arrays).
-   */
-  remap(h: number): number {
-    return this.table.lookup(h) || h;
-  }
-  /** How many objects moved (remap changes exactly their handles). */
-  get moved(): number {
-    return this.stats.objectsMoved;
-  }
-}
+export class ReorderResult extends MovedObjects<ReorderStats> {}

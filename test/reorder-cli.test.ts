@@ -10,17 +10,10 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
+import type { ReorderReport } from '../cli/reorder.js';
 import { describeChild, lastJson, smmo } from './helpers/child.js';
 
-interface ReorderJson {
-  every: number;
-  classes: string[];
-  by: string;
-  calls: number;
-  objectsMoved: number;
-  blocksFreed: number;
-  ms: Record<string, number>;
-}
+type ReorderJson = ReorderReport;
 
 const WATOR = ['run', 'wa-tor', '--width', '120', '--height', '100', '--iterations', '14', '--json'];
 const GOL = ['run', 'game-of-life', '--width', '150', '--height', '130', '--iterations', '21', '--json'];
@@ -52,7 +45,7 @@ test('wa-tor and game-of-life: the digest with --reorder equals the one without;
   t.deepEqual([...w.classes].sort(), ['Fish', 'Shark']);
   t.is(w.calls, 4, 'after iterations 3, 6, 9, 12 (not 14: the last)');
   t.true(w.objectsMoved > 0);
-  for (const k of ['sort', 'copy', 'rewrite', 'total']) t.true(w.ms[k]! >= 0, k);
+  for (const k of ['sort', 'copy', 'rewrite', 'total'] as const) t.true(w.ms[k] >= 0, k);
   const g = lastJson(gSorted.stdout)['reorder'] as ReorderJson;
   t.is(g.by, 'cellId');
   t.deepEqual([...g.classes].sort(), ['Alive', 'Candidate']);
