@@ -371,13 +371,14 @@ export async function planCases(plan: BenchPlan): Promise<{ cases: BenchCase[]; 
     for (const backend of plan.backends) {
       for (const threads of plan.threads) {
         const c: BenchCase = { ...base, impl: 'smmo', backend, threads };
-        if (backend === 'wasm' && !hasWasmKernels(app))
-          skipped.push({ c, why: `${name} declares no WASM kernels (every method would run its TypeScript)` });
+        const r: BenchCase | null = plan.reorder === undefined ? null : { ...c, reorder: plan.reorder };
+        const why =
+          backend === 'wasm' && !hasWasmKernels(app) ? `${name} declares no WASM kernels (every method would run its TypeScript)` : null;
+        if (why !== null) skipped.push({ c, why });
         else cases.push(c);
-        if (plan.reorder === undefined) continue;
-        const r: BenchCase = { ...c, reorder: plan.reorder };
-        if (typeof app.reorder !== 'object') skipped.push({ c: r, why: `${name} does not take part in --reorder` });
-        else if (!(backend === 'wasm' && !hasWasmKernels(app))) cases.push(r);
+        if (r === null) continue;
+        if (why !== null || typeof app.reorder !== 'object') skipped.push({ c: r, why: why ?? `${name} does not take part in --reorder` });
+        else cases.push(r);
       }
     }
     for (const layout of plan.baselines) {
