@@ -144,7 +144,8 @@ function reorderType(
   const m = allocated.indices(blocks);
   let n = 0;
   for (let j = 0; j < m; j++) n += popc(i32[heap.blockWord(blocks[j]!) + BLOCK_ALLOC_WORD]! & ~hm);
-  const cs = { objects: n, objectsMoved: 0, blocksBefore: m, blocksAfter: Math.ceil(n / S) };
+  // With no objects nothing moves (and, the kept blocks flushed, t has no block left either).
+  const cs = { objects: n, objectsMoved: 0, blocksBefore: m, blocksAfter: n === 0 ? m : Math.ceil(n / S) };
   if (n === 0) return cs;
   const from = new Uint32Array(n); // old position: (index in blocks) << SLOT_BITS | slot
   const key = new Uint32Array(n);

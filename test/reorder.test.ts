@@ -281,3 +281,20 @@ test('wa-tor and the epidemic model give the same digests with their agents reor
     await sorted.close();
   }
 });
+
+test('reorder of a class without objects, and of a class whose objects were all deleted, moves nothing', async (t) => {
+  const rt = await createRuntime({ classes: CLASSES, heap: '8MB' });
+  try {
+    const none = rt.reorder(Shark, 'cell');
+    t.deepEqual(none.stats.classes['Shark'], { objects: 0, objectsMoved: 0, blocksBefore: 0, blocksAfter: 0 });
+    const made = Array.from({ length: 100 }, (_, i) => rt.create(Shark, { id: i }));
+    for (const s of made) s.destroy();
+    const gone = rt.reorder(Agent, 'rank');
+    t.is(gone.moved, 0);
+    t.is(gone.stats.blocksFreed, 0);
+    t.is(gone.stats.classes['Shark']!.objects, 0);
+    rt.validateHeap();
+  } finally {
+    await rt.close();
+  }
+});
