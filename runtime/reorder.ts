@@ -44,8 +44,8 @@
  *       their old handle order) and B[⌈N/S⌉ …) are free: the heap is the same whatever
  *       order the objects had before, for the same objects and keys (and the same blocks).
  *  (O4) Checked mode: views made before of an object that moved are stale (defrag.ts F3).
- *  (O5) The call allocates, outside the heap, a copy of t's blocks and 5N + 64 K words (N
- *       objects: positions, keys, two orders and ranks), and the defrag scratch if the host
+ *  (O5) The call allocates, outside the heap, a copy of t's blocks and 5.5N + 64 K words (N
+ *       objects: positions, keys, ranks, the sort's two orders and high halves), and the defrag scratch if the host
  *       has none; nothing inside it. Nothing moves before every class and field is checked.
  */
 import type { Allocator } from './allocator.js';
@@ -240,24 +240,28 @@ function reorderType(
   return cs;
 }
 
-/** The ranks 0 … n−1 ordered by `key`, equal keys in rank order (two stable counting passes). */
+/**
+ * The ranks 0 … n−1 ordered by `key`, equal keys in rank order: two stable counting passes
+ * (16-bit digits, low then high). Both passes read keys in the order they scan: the first
+ * scans the ranks in order, the second the high halves the first moved along with them.
+ */
 function radixOrder(key: Uint32Array): Uint32Array {
   const n = key.length;
-  let a = new Uint32Array(n);
-  let b = new Uint32Array(n);
-  for (let i = 0; i < n; i++) a[i] = i;
+  const mid = new Uint32Array(n); // ranks after the first pass
+  const high = new Uint16Array(n); // their keys' high halves, in the same order
+  const out = new Uint32Array(n);
   const count = new Uint32Array(65537);
-  for (let shift = 0; shift < 32; shift += 16) {
-    count.fill(0);
-    for (let i = 0; i < n; i++) count[((key[a[i]!]! >>> shift) & 0xffff) + 1]!++;
-    for (let d = 0; d < 65536; d++) count[d + 1]! += count[d]!;
-    for (let i = 0; i < n; i++) {
-      const r = a[i]!;
-      b[count[(key[r]! >>> shift) & 0xffff]!++] = r;
-    }
-    const x = a;
-    a = b;
-    b = x;
+  for (let i = 0; i < n; i++) count[(key[i]! & 0xffff) + 1]!++;
+  for (let d = 0; d < 65536; d++) count[d + 1]! += count[d]!;
+  for (let i = 0; i < n; i++) {
+    const k = key[i]!;
+    const at = count[k & 0xffff]!++;
+    mid[at] = i;
+    high[at] = k >>> 16;
   }
-  return a;
+  count.fill(0);
+  for (let i = 0; i < n; i++) count[high[i]! + 1]!++;
+  for (let d = 0; d < 65536; d++) count[d + 1]! += count[d]!;
+  for (let i = 0; i < n; i++) out[count[high[i]!]!++] = mid[i]!;
+  return out;
 }
