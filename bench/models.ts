@@ -116,9 +116,9 @@ const SIZE = Number(arg('size', '1024'));
 const STEPS = Number(arg('steps', '10'));
 const RUNS = Number(arg('runs', '3'));
 const LARGEST = process.argv.includes('--largest');
-/** --reorder K: rows with the agents reordered after every K-th step (0: none). */
-const REORDER = Number(arg('reorder', '0'));
-if (!(Number.isInteger(REORDER) && REORDER >= 0)) {
+/** --reorder K: rows with the agents reordered after every K-th step (0: without --reorder). */
+const REORDER = process.argv.includes('--reorder') ? Number(arg('reorder', '')) : 0;
+if (process.argv.includes('--reorder') && !(Number.isInteger(REORDER) && REORDER >= 1)) {
   console.error(`--reorder ${arg('reorder', '')}: expected a whole number of steps ≥ 1`);
   process.exit(2);
 }

@@ -142,8 +142,9 @@ function reorderType(
   const allocated = heap.allocated[t.id]!;
   const blocks = new Uint32Array(allocated.count());
   const m = allocated.indices(blocks);
+  const oldMask = new Int32Array(m); // each block's live slots before the call
   let n = 0;
-  for (let j = 0; j < m; j++) n += popc(i32[heap.blockWord(blocks[j]!) + BLOCK_ALLOC_WORD]! & ~hm);
+  for (let j = 0; j < m; j++) n += popc((oldMask[j] = i32[heap.blockWord(blocks[j]!) + BLOCK_ALLOC_WORD]! & ~hm));
   // With no objects nothing moves (and, the kept blocks flushed, t has no block left either).
   const cs = { objects: n, objectsMoved: 0, blocksBefore: m, blocksAfter: n === 0 ? m : Math.ceil(n / S) };
   if (n === 0) return cs;
@@ -157,7 +158,7 @@ function reorderType(
   for (let j = 0; j < m; j++) {
     const b = blocks[j]!;
     const at = base + b * blockBytes + off;
-    for (let live = i32[heap.blockWord(b) + BLOCK_ALLOC_WORD]! & ~hm; live !== 0; live &= live - 1) {
+    for (let live = oldMask[j]!; live !== 0; live &= live - 1) {
       const s = 31 - Math.clz32(live & -live);
       let v: number;
       if (f.elemBytes === 4) v = heap.u32[(at >>> 2) + s]!;
@@ -179,8 +180,6 @@ function reorderType(
     const c = Math.min(S, Math.max(0, n - j * S));
     return c === 32 ? -1 : (1 << c) - 1;
   };
-  const oldMask = new Int32Array(m);
-  for (let j = 0; j < m; j++) oldMask[j] = i32[heap.blockWord(blocks[j]!) + BLOCK_ALLOC_WORD]! & ~hm;
   for (let j = 0; j < cs.blocksAfter; j++) {
     const add = newMask(j) & ~oldMask[j]!;
     if (add === 0) continue;
@@ -230,7 +229,7 @@ function reorderType(
       allocator.defragVacate(b, t.id, oldMask[j]!);
       continue;
     }
-    if (gen !== 0 && j < cs.blocksAfter) {
+    if (gen !== 0) {
       const g = (base + b * blockBytes + gen) >>> 2;
       for (let c = changed[j]!; c !== 0; c &= c - 1) i32[g + 31 - Math.clz32(c & -c)]! += 1; // as the core's release (G1)
     }
