@@ -79,12 +79,8 @@ class Harness {
       WG: wg,
       F_tag_A: this.tagField(A),
       F_tag_B: this.tagField(B),
-      // With 64 invocations a workgroup, an invocation may wait (bm_set) on a bit that an
-      // invocation of another workgroup has yet to clear. On SwiftShader workgroups are CPU
-      // threads that the OS may deschedule, and the default bound (65 536 spins, a few ms
-      // there) ran out in one CI run of many on a loaded machine. The bound stays (a real
-      // livelock still ends in STATUS_SPIN_CAP), 64 times higher for this test.
-      ...(wg > 1 ? { SPIN_LIMIT: 1 << 22 } : {}),
+      // SPIN_LIMIT: alloc.wgsl's default, 2^22 (an invocation may wait on one of another
+      // workgroup, which SwiftShader's CPU threads may deschedule).
     });
     runner.dispatch(pipe, runner.bindBuffers(pipe, [runner.gheap.buffer, this.params, this.out, this.status]), Math.ceil(n / wg));
     runner.gpuWrote(true);

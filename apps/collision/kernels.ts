@@ -79,10 +79,9 @@ export function collisionGpuKernels(): readonly GpuKernelSpec[] {
     { method: 'updateMerge', params: { bodies }, wgsl: mergeWgsl('collision_update_merge.wgsl', true) },
     {
       method: 'deleteMerged',
-      // SPIN_LIMIT (alloc.wgsl): as game-of-life's kernels (apps/game-of-life/kernels.ts).
       wgsl: mergeWgsl('collision_delete_merged.wgsl', false, {
         libraries: ['collision_lib.wgsl', 'alloc.wgsl'],
-        tunables: { WG: 64, SPIN_LIMIT: 1 << 22 },
+        tunables: { WG: 64 },
         allocates: true,
         freesOnly: true, // deletes only: Body's block count never grows during a run (runner.ts splitCountsFor S2)
       }),

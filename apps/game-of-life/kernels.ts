@@ -65,11 +65,8 @@ function golWgsl(file: string, own: 'Alive' | 'Candidate', allocates: boolean, r
     gpuLists: true,
     // width, height; the update passes read neither (cells by id through `ranks`), as their WASM kernels.
     ...(readsSize ? { args: ['i32', 'i32'] as const } : { args: [], unusedArgs: 2 }),
-    // SPIN_LIMIT (alloc.wgsl): an invocation may wait on a bit that one of another workgroup
-    // has yet to clear; on SwiftShader workgroups are CPU threads the OS may deschedule
-    // (test/webgpu-alloc.test.ts raises it the same way). A real livelock still ends in
-    // STATUS_SPIN_CAP (GpuHeapError).
-    tunables: { WG: 64, SPIN_LIMIT: 1 << 22 },
+    // SPIN_LIMIT: alloc.wgsl's default (why it is 2^22 is written there).
+    tunables: { WG: 64 },
     dispatch: 'per-object',
     ...(allocates ? { allocates: true } : {}),
   };

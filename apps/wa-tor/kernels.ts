@@ -125,10 +125,7 @@ function watorWgsl(
     typeIds: { T_FISH: 'Fish', ...extra.typeIds },
     gpuLists: true,
     args: [],
-    // SPIN_LIMIT (alloc.wgsl): as game-of-life's kernels (apps/game-of-life/kernels.ts): on
-    // SwiftShader an invocation may wait on a descheduled one; a real livelock still ends in
-    // STATUS_SPIN_CAP (GpuHeapError).
-    tunables: { WG: 64, SPIN_LIMIT: 1 << 22 },
+    tunables: { WG: 64 },
     dispatch: 'per-object',
     ...(allocates ? { allocates: true } : {}),
   };

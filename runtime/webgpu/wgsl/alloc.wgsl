@@ -57,7 +57,12 @@ const STATUS_BAD_FREE: u32 = 4u;
 const STATUS_DOUBLE_FREE: u32 = 8u;
 const STATUS_BAD_BLOCK: u32 = 16u;
 
-override SPIN_LIMIT: u32 = 65536u;
+// 2^22: an invocation may wait (bm_set) on a bit that an invocation of another workgroup
+// has yet to clear. On SwiftShader workgroups are CPU threads the OS may deschedule, and
+// 65 536 spins (a few ms there) ran out on loaded CI machines, in hand-written and in
+// generated kernels alike; on an H100 2^22 spins are still well under a second, so a
+// real livelock ends in STATUS_SPIN_CAP (GpuHeapError) instead of a hang.
+override SPIN_LIMIT: u32 = 4194304u;
 
 var<private> a_status: u32 = 0u;
 /** Rotation seed (§4.2), set per invocation by the kernel, advanced on retries. */
