@@ -6,13 +6,21 @@
  * particles-plain.ts). Every run prints the digest; within a model they must agree.
  *
  *   node dist/bench/models.js [--model walkers|epidemic|particles|all] [--size 1024]
- *        [--steps 10] [--threads 1,2,4,8,16] [--runs 3] [--out bench-results/models.json]
+ *        [--steps 10] [--warmup 0] [--threads 1,2,4,8,16] [--runs 3] [--out bench-results/models.json]
  *        [--machine "name"] [--largest] [--reorder K] [--passes] [--webgpu [--no-gpu-validation] [--gpu-floats f32]]
  *        [--child-timeout S]
  *
  * --webgpu adds the row 'webgpu': the model on backend 'webgpu', one thread, every method
  * as WGSL generated from its compiled form (a pass left in TypeScript is an error here);
  * the timed steps end with `rt.sync()`, so the GPU's queued work is inside the time.
+ * --warmup W runs W more untimed steps after the first, in every configuration (plain
+ * JavaScript too), so the timed steps are the same steps of the model for every row: on
+ * several threads every worker is a V8 isolate of its own that reaches its optimised code
+ * separately, and the models' rare branches (an infection, a death) deoptimise each
+ * worker's compiled loop the first time that worker takes them (--trace-deopt: about a
+ * hundred such deoptimisations over epidemic's first 30 steps on 16 threads), so the first
+ * steps on many threads are slower than the later ones (docs/benchmarks.md, "Warm-up on
+ * many threads").
  * --passes also times every do-all of the timed steps (the `parallelDo` calls of the
  * model's step, per Class.method) and prints ms per step per pass for each smmo row: which
  * pass scales and which does not.
@@ -114,6 +122,16 @@ function arg(name: string, fallback: string): string {
 
 const SIZE = Number(arg('size', '1024'));
 const STEPS = Number(arg('steps', '10'));
+/** --warmup W: untimed steps after the first one, before the timed ones (every configuration). */
+const WARMUP = Number(arg('warmup', '0'));
+if (!(Number.isInteger(STEPS) && STEPS >= 2)) {
+  console.error(`--steps ${arg('steps', '')}: expected a whole number ≥ 2 (the first step is not timed)`);
+  process.exit(2);
+}
+if (!(Number.isInteger(WARMUP) && WARMUP >= 0)) {
+  console.error(`--warmup ${arg('warmup', '')}: expected a whole number of steps ≥ 0`);
+  process.exit(2);
+}
 const RUNS = Number(arg('runs', '3'));
 const LARGEST = process.argv.includes('--largest');
 /** --reorder K: rows with the agents reordered after every K-th step (0: without --reorder). */
@@ -164,7 +182,7 @@ function timePasses(rt: Runtime, into: Record<string, number>): void {
 async function child(m: Model, kind: string, threads: number): Promise<Sample> {
   if (kind === 'plain') {
     const p = m.plain(SIZE, SIZE);
-    p.step();
+    for (let i = 0; i <= WARMUP; i++) p.step();
     const t0 = performance.now();
     for (let i = 1; i < STEPS; i++) p.step();
     return { msPerStep: (performance.now() - t0) / (STEPS - 1), digest: p.digest(), population: p.population() };
@@ -183,14 +201,17 @@ async function child(m: Model, kind: string, threads: number): Promise<Sample> {
   try {
     const world = await m.init(rt, SIZE, SIZE);
     await m.step(rt, world); // compiles the methods (compiled runs; the GPU's kernels) and warms up
+    // Step i (1, 2, …): --warmup untimed steps, then the timed ones; a reorder after every K-th.
+    const run = async (i: number): Promise<void> => {
+      await m.step(rt, world);
+      if (kind === 'reorder' && i % REORDER === 0) rt.reorder(m.reorder.cls, m.reorder.by); // the models keep no agent handles outside the heap
+    };
+    for (let i = 1; i <= WARMUP; i++) await run(i);
     await rt.sync(); // backend 'webgpu': the GPU's work done, the heap on the host (no-op elsewhere)
     const passes: Record<string, number> = {};
     if (PASSES) timePasses(rt, passes);
     const t0 = performance.now();
-    for (let i = 1; i < STEPS; i++) {
-      await m.step(rt, world);
-      if (kind === 'reorder' && i % REORDER === 0) rt.reorder(m.reorder.cls, m.reorder.by); // the models keep no agent handles outside the heap
-    }
+    for (let i = 1; i < STEPS; i++) await run(WARMUP + i);
     await rt.sync(); // the GPU's queued passes belong to the timed steps
     const ms = (performance.now() - t0) / (STEPS - 1);
     if (kind === 'webgpu') {
@@ -252,6 +273,8 @@ function bench(name: string, machine: { name: string; cpu: string; cores: number
           String(SIZE),
           '--steps',
           String(STEPS),
+          '--warmup',
+          String(WARMUP),
           ...(PASSES ? ['--passes'] : []),
           ...(REORDER > 0 ? ['--reorder', String(REORDER)] : []),
           ...(GPU_VALIDATION ? [] : ['--no-gpu-validation']),
@@ -291,7 +314,7 @@ function bench(name: string, machine: { name: string; cpu: string; cores: number
     };
   });
   console.log(
-    `${name} model, ${SIZE}×${SIZE} ${MODELS[name]!.grid}, ${STEPS - 1} timed steps, median of ${RUNS} runs; ${machine.cpu}, ${machine.cores} cores${machine.name ? ` (${machine.name})` : ''}`,
+    `${name} model, ${SIZE}×${SIZE} ${MODELS[name]!.grid}, ${STEPS - 1} timed steps${WARMUP > 0 ? ` after ${WARMUP + 1} untimed` : ''}, median of ${RUNS} runs; ${machine.cpu}, ${machine.cores} cores${machine.name ? ` (${machine.name})` : ''}`,
   );
   console.log('kind          threads   ms/step (min–max)        × plain JS, 1 thread');
   for (const r of rows) {
@@ -340,7 +363,7 @@ async function main(): Promise<void> {
   machine.load = loadavg();
   console.log(`load average after the runs: ${machine.load.map((l) => l.toFixed(2)).join(' ')}`);
   mkdirSync(dirname(OUT), { recursive: true });
-  writeFileSync(OUT, JSON.stringify({ size: SIZE, steps: STEPS, runs: RUNS, machine, models }, null, 2) + '\n');
+  writeFileSync(OUT, JSON.stringify({ size: SIZE, steps: STEPS, warmup: WARMUP, runs: RUNS, machine, models }, null, 2) + '\n');
   if (models.some((m) => !m.digestsEqual)) process.exitCode = 1;
 }
 
