@@ -19,8 +19,8 @@
  * separately, and the models' rare branches (an infection, a death) deoptimise each
  * worker's compiled loop the first time that worker takes them (--trace-deopt: about a
  * hundred such deoptimisations over epidemic's first 30 steps on 16 threads), so the first
- * steps on many threads are slower than the later ones (docs/benchmarks.md, "Warm-up on
- * many threads").
+ * steps on many threads are slower than the later ones (docs/benchmarks.md, "Sixteen
+ * threads after the workers' warm-up").
  * --passes also times every do-all of the timed steps (the `parallelDo` calls of the
  * model's step, per Class.method) and prints ms per step per pass for each smmo row: which
  * pass scales and which does not.
