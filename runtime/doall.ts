@@ -42,7 +42,13 @@
  * On the calling thread such a do-all copies nothing at all: its passes take their lanes
  * from the allocation words (thread.ts runBlocks R1; a runner reads a block's word once,
  * before its lanes run), which F1 keeps equal to what the copy would have written until
- * then; the iteration words keep an earlier snapshot's values, still ⊆
+ * then. There F1 also admits methods that create objects of classes the do-all does not
+ * visit (epidemic's births, a cell that emits particles): such objects go into blocks of
+ * their own class, and the one way a create reaches a listed block — the core's reclaim of
+ * empty blocks when none is free (core.rs K3) — is met by the runner, which skips a block
+ * whose type is no longer its class (emit-js.ts); on the executor, where that reclaim
+ * could run on another thread between a claim's read of a block and its lanes, they keep
+ * the separate copy; the iteration words keep an earlier snapshot's values, still ⊆
  * allocation (thread.ts S2, S3), and no later pass reads them before its own snapshot.
  * Its block lists come from the last walk while no block joined or left a class
  * (thread.ts snapshotLists L1–L3). With both, a do-all of an ECS system over classes
@@ -68,17 +74,23 @@ interface DoAllPlan {
   /** The concrete types visited (t.concrete) and, by index there, their routes (made on first need). */
   readonly ids: readonly number[];
   readonly routes: Route[];
-  /** By index in ids: 1 when the class's pass reads the allocation words (R1), 2 when not, 0 not yet known. */
+  /**
+   * By index in ids: 1 when the class's pass reads the allocation words (R1) wherever it
+   * runs, 3 when only on the calling thread (it creates objects of classes the do-all does
+   * not visit), 2 when not, 0 not yet known.
+   */
   readonly direct: Uint8Array;
   /** The plan's block lists (thread.ts snapshotLists L4: kept while no walk and no block change happened). */
   readonly lists: PassLists;
   readonly memo: ListsMemo;
   /**
-   * For these lists: copyFusable's answer (1 yes, 0 no, -1 not known) and, by index in ids,
-   * spanEnd's (0: not known). Derivable on every do-all, but kept: working the spans out
-   * again each time cost ecs-benchmark's frag_iter about 6 % per op (dev VM).
+   * For these lists: copyFusable's answers (1 yes, 0 no, -1 not known) for passes on the
+   * executor and for passes on the calling thread alone (`fusableHere`), and, by index in
+   * ids, spanEnd's (0: not known). Derivable on every do-all, but kept: working the spans
+   * out again each time cost ecs-benchmark's frag_iter about 6 % per op (dev VM).
    */
   fusable: number;
+  fusableHere: number;
   readonly spans: Int32Array;
 }
 
@@ -108,7 +120,7 @@ export class PassRunner {
     const call = { method, args };
     let failure: unknown;
     try {
-      const fused = this.fusable(plan, method, lists);
+      const fused = this.fusable(plan, method, lists, this.executor === null);
       if (fused && this.executor !== null) this.counters.fusedCopies++;
       else await this.copyIteration(lists, `parallelDo(${t.name}, '${method}')`);
       const ids = plan.ids;
@@ -144,14 +156,19 @@ export class PassRunner {
     const lists = this.main.snapshotLists(plan.reach, plan.lists, plan.memo);
     if (!plan.memo.hit) {
       plan.fusable = -1;
+      plan.fusableHere = -1;
       plan.spans.fill(0);
     }
     return lists;
   }
 
-  /** copyFusable, once per lists (L4). */
-  private fusable(plan: DoAllPlan, method: string, lists: PassLists): boolean {
-    if (plan.fusable < 0) plan.fusable = this.copyFusable(plan, method, lists) ? 1 : 0;
+  /** copyFusable, once per lists (L4); `here`: every pass runs on the calling thread (no executor, or doAll). */
+  private fusable(plan: DoAllPlan, method: string, lists: PassLists, here: boolean): boolean {
+    if (here) {
+      if (plan.fusableHere < 0) plan.fusableHere = this.copyFusable(plan, method, lists, true) ? 1 : 0;
+      return plan.fusableHere === 1;
+    }
+    if (plan.fusable < 0) plan.fusable = this.copyFusable(plan, method, lists, false) ? 1 : 0;
     return plan.fusable === 1;
   }
 
@@ -163,9 +180,10 @@ export class PassRunner {
    * iteration word and changes no allocation word but its own block's, after its lanes
    * were read (F1–F2 in the file header; thread.ts readsAllocation R1): its snapshot's
    * copy may then be fused into its passes, or left out where the passes read the
-   * allocation words (runInline `direct`).
+   * allocation words (runInline `direct`). With `here` (every pass on the calling thread)
+   * a pass may also create objects of classes the do-all does not visit (R1).
    */
-  private copyFusable(plan: DoAllPlan, method: string, lists: Int32Array): boolean {
+  private copyFusable(plan: DoAllPlan, method: string, lists: Int32Array, here: boolean): boolean {
     const ctx = this.main;
     if (ctx.compiler === null) return false;
     const ids = plan.ids;
@@ -176,14 +194,15 @@ export class PassRunner {
       if (known === 0) {
         // Known once per route: its kernel and its compiled method do not change.
         try {
-          known = ctx.readsAllocation(id, method, this.routeOf(plan, i, method)) ? 1 : 2;
+          const route = this.routeOf(plan, i, method);
+          known = ctx.readsAllocation(id, method, null, route) ? 1 : ctx.readsAllocation(id, method, ids, route) ? 3 : 2;
         } catch (e) {
           // Choosing the route (a kernel that does not fit, …) fails as the pass would: runInline.
           throw new MethodError(this.table.types[id]!.name, method, 0, 0, e);
         }
         plan.direct[i] = known;
       }
-      if (known !== 1) return false;
+      if (known !== 1 && !(here && known === 3)) return false;
     }
     return true;
   }
@@ -263,7 +282,7 @@ export class PassRunner {
     const lists = this.listsOf(plan);
     let failure: unknown;
     try {
-      const direct = this.fusable(plan, method, lists);
+      const direct = this.fusable(plan, method, lists, true);
       if (!direct) this.main.copyIteration(listedFrom(lists), listedTo(lists));
       const ids = plan.ids;
       for (let i = 0; i < ids.length; i++) {
@@ -352,6 +371,7 @@ export class PassRunner {
         lists: new Int32Array(2 * this.table.types.length),
         memo: newListsMemo(),
         fusable: -1,
+        fusableHere: -1,
         spans: new Int32Array(ids.length),
       };
       perType.set(method, p);

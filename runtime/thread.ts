@@ -579,8 +579,9 @@ export class ThreadContext implements SmmoContext, AccessorHost {
           if (pass) pass.current = { __h: c.state.handle } as SmmoObject;
           throw e;
         } finally {
-          // As below: a method that threw leaves its warp open (one that allocates nothing, R1, opens none).
-          if (!direct) this.allocator.warpEnd();
+          // As below: a method that threw leaves its warp open (a direct one that creates nothing, R1,
+          // opens none; after a direct pass that creates, every block closed its own: no change).
+          if (!direct || c.allocates) this.allocator.warpEnd();
         }
         return;
       }
@@ -637,8 +638,17 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    * (doall.ts F1–F2): its route on this thread is a compiled method (no kernel, no
    * interpreted method, whose effects are not known) that is portable (calls no
    * JavaScript but rankTable, which reads allocation words only: rank-table.ts R5), creates
-   * no object, deletes none but the lane's own (`this.destroy()`: compiler freesOthers), and
-   * has no deviceDo. Then a block's allocation word changes only while its own lanes run —
+   * no object — or, for lanes taken on the calling thread alone (`visits` given: the
+   * concrete type ids the do-all visits), no object of a class it visits —, deletes none
+   * but the lane's own (`this.destroy()`: compiler freesOthers), and has no deviceDo.
+   * An object of another class goes into a block of that class: the only way a create can
+   * touch a listed block is the core's reclaim of empty blocks when no block is free
+   * (core.rs K3), which may retire an empty listed block and open it for the created class;
+   * the generated runner skips a block whose type is not its own when it reads allocation
+   * words (emit-js.ts), as the snapshot's copy would have left it with no lanes. On the
+   * workers such a create could do that between another thread's read of a block's
+   * allocation word and its lanes, so a fused copy (`visits` null) still needs a method that
+   * creates nothing. Then a block's allocation word changes only while its own lanes run —
    * after a runner has read it (the lanes are taken from a local copy of the word, read once
    * per block) and after a fused copy has copied it — and no lane reads an iteration word:
    * until its lanes run, a block's allocation word without the slots its class lacks is the
@@ -646,10 +656,11 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    * bits in both words (S3). Compiles the method on first need (as the pass itself would,
    * recorded in stats().compiled).
    */
-  readsAllocation(typeId: number, method: string, route: Route = this.route(typeId, method)): boolean {
+  readsAllocation(typeId: number, method: string, visits: readonly number[] | null, route: Route = this.route(typeId, method)): boolean {
     if (route.kernel !== null || this.compiler === null) return false;
     const c = this.compiledOf(route, typeId, method, this.compiler);
-    return c.compiled && (c.portable || c.ranksOnly) && !c.allocates && !c.freesOthers && c.iterates.length === 0;
+    if (!c.compiled || !(c.portable || c.ranksOnly) || c.freesOthers || c.iterates.length > 0) return false;
+    return visits === null ? !c.allocates : c.creates.every((id) => !visits.includes(id));
   }
 
   /** The route's compiled method, compiled on first need and recorded in stats().compiled. */

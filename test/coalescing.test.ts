@@ -17,7 +17,7 @@
  */
 import test from 'ava';
 import { createRuntime, MethodError, type Runtime, type RuntimeOptions } from '../index.js';
-import { MIN_HEAP_BYTES, S_CACHED } from '../runtime/layout.js';
+import { BLOCK_ALLOC_WORD, MIN_HEAP_BYTES, S_CACHED } from '../runtime/layout.js';
 import { Child, COALESCING_FIXTURES, seen, Spawner } from './coalescing.fixtures.js';
 
 const blockOf = (h: number): number => h >>> 5;
@@ -308,13 +308,15 @@ test.serial('the executor contract: a hand-written executor that makes the same 
     // On b, the contract by hand (wasm/src/alloc/core.rs "Executor contract"): for each
     // block of the pass in block-list order, warp begin with its lanes, before each lane
     // (ascending slots) the lanes left, the lane's creates, then warp end; flushKept at the end.
+    // The lanes come from the allocation words, as a's: spawnQuietly creates only Child
+    // objects, so a's do-all on the calling thread copies no iteration word (thread.ts R1).
     const ctx = b.main;
-    const lists = ctx.snapshot();
     const id = b.table.byClass(Spawner)!.id;
+    const lists = ctx.snapshotLists([id]);
     const alloc = ctx.allocator;
     for (let i = lists[2 * id]!; i < lists[2 * id]! + lists[2 * id + 1]!; i++) {
       const bid = ctx.blockList[i]!;
-      let bits = Atomics.load(b.heap.i32, b.heap.blockWord(bid) + 1);
+      let bits = Atomics.load(b.heap.i32, b.heap.blockWord(bid) + BLOCK_ALLOC_WORD);
       let left = 0;
       for (let x = bits; x !== 0; x &= x - 1) left++;
       alloc.warpBegin(left);

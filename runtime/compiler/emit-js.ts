@@ -104,6 +104,8 @@ export interface EmittedJs {
   readonly ranksOnly: boolean;
   /** Whether the method deletes an object other than the lane's own (freesOthers). */
   readonly freesOthers: boolean;
+  /** Concrete type ids of the objects the method creates (createdTypes), ascending. */
+  readonly creates: readonly number[];
   /** The generated function's name (run_Class_method), which appears once in `source`. */
   readonly name: string;
 }
@@ -123,7 +125,7 @@ interface Operand {
 
 export function emitJs(ir: MethodIR, host: EmitHost): EmittedJs {
   const e = new Emitter(ir, host);
-  return { source: e.emit(), name: e.name, ranksOnly: e.ranksOnly, freesOthers: e.freesOthers };
+  return { source: e.emit(), name: e.name, ranksOnly: e.ranksOnly, freesOthers: e.freesOthers, creates: createdTypes(ir) };
 }
 
 class Emitter {
@@ -329,6 +331,16 @@ ${copies.join('\n')}
     // simple_iter's AB.swapAB alone over 1 000 objects: 0.90–0.94 → 0.66–0.69 ns per object.
     const liveMask = ~this.selfT.highMask;
     const live = liveMask === -1 ? `I32[bw + word] | 0` : `I32[bw + word] & ${liveMask}`;
+    // A method that creates objects, run with its lanes from the allocation words (a pass on
+    // the calling thread that creates only objects of classes it does not visit: thread.ts
+    // readsAllocation R1): a create may find no free block and make the core give back the
+    // empty blocks of every class (core.rs K3), a listed block of this class among them,
+    // which may then open for the created class. Its allocation word then holds another
+    // class's objects: the block is skipped, as the snapshot's copy (0 for an empty block)
+    // would have had it skipped.
+    const typeCheck = this.ir.allocates
+      ? `if (word === ${BLOCK_ALLOC_WORD} && I32[bw + ${BLOCK_TYPE_WORD}] !== ${this.selfT.id}) continue;`
+      : '';
     const locals = this.ir.locals.map((l) => `l${l.id}`);
     for (let i = 0; i < this.temps; i++) locals.push(`$t${i}`);
     const initial = (_k: string, _prop: string, init: string): string => init;
@@ -360,6 +372,7 @@ return function ${this.name}(ctx, list, from, to, args, lists, word) {
       const bw = BW + bid * BWORDS;
       let bits = ${live};
       if (bits === 0) continue;
+      ${typeCheck}
       const b1 = BB + bid * BBYTES, b2 = b1 >>> 1, b4 = b1 >>> 2, b8 = b1 >>> 3, hb = bid * 32;
       ${this.deferFree ? 'dbid = bid;' : ''}
       ${warpBegin}
@@ -985,6 +998,15 @@ function freesOthers(ir: MethodIR): boolean {
     if ('op' in n && n.op === 'free' && n.obj.op !== 'self') others = true;
   });
   return others;
+}
+
+/** The concrete type ids of the objects the body creates (its inlined callees' included), ascending. */
+export function createdTypes(ir: MethodIR): number[] {
+  const ids = new Set<number>();
+  walk(ir.body, (n) => {
+    if ('op' in n && n.op === 'alloc') ids.add(n.cls.id);
+  });
+  return [...ids].sort((a, b) => a - b);
 }
 
 /** Visit every statement and expression of a body. */

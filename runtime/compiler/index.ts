@@ -116,6 +116,8 @@ export type CompileOutcome =
       readonly frees: boolean;
       /** Whether it deletes an object other than the lane's own (emit-js.ts freesOthers): false when it deletes none. */
       readonly freesOthers: boolean;
+      /** Concrete type ids of the objects it creates (emit-js.ts createdTypes), ascending; empty when it creates none. */
+      readonly creates: readonly number[];
       readonly source: string;
     }
   | { readonly compiled: false; readonly reason: string };
@@ -294,6 +296,7 @@ export class MethodCompiler {
         allocates: ir.allocates,
         frees: ir.frees,
         freesOthers: emitted.freesOthers,
+        creates: emitted.creates,
         source,
       };
     } catch (e) {
