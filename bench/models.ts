@@ -120,19 +120,21 @@ function arg(name: string, fallback: string): string {
   return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1]! : fallback;
 }
 
-const SIZE = Number(arg('size', '1024'));
-const STEPS = Number(arg('steps', '10'));
+/** A whole-number option ≥ min, or exit 2 with a message naming it. */
+function wholeArg(name: string, fallback: string, min: number, what: string): number {
+  const v = Number(arg(name, fallback));
+  if (!(Number.isInteger(v) && v >= min)) {
+    console.error(`--${name} ${arg(name, fallback)}: expected a whole number ≥ ${min}${what}`);
+    process.exit(2);
+  }
+  return v;
+}
+
+const SIZE = wholeArg('size', '1024', 1, ' (cells per side)');
+const STEPS = wholeArg('steps', '10', 2, ' (the first step is not timed)');
 /** --warmup W: untimed steps after the first one, before the timed ones (every configuration). */
-const WARMUP = Number(arg('warmup', '0'));
-if (!(Number.isInteger(STEPS) && STEPS >= 2)) {
-  console.error(`--steps ${arg('steps', '')}: expected a whole number ≥ 2 (the first step is not timed)`);
-  process.exit(2);
-}
-if (!(Number.isInteger(WARMUP) && WARMUP >= 0)) {
-  console.error(`--warmup ${arg('warmup', '')}: expected a whole number of steps ≥ 0`);
-  process.exit(2);
-}
-const RUNS = Number(arg('runs', '3'));
+const WARMUP = wholeArg('warmup', '0', 0, ' (steps)');
+const RUNS = wholeArg('runs', '3', 1, '');
 const LARGEST = process.argv.includes('--largest');
 /** --reorder K: rows with the agents reordered after every K-th step (0: without --reorder). */
 const REORDER = process.argv.includes('--reorder') ? Number(arg('reorder', '')) : 0;
@@ -146,10 +148,13 @@ const WEBGPU = process.argv.includes('--webgpu');
 const GPU_VALIDATION = !process.argv.includes('--no-gpu-validation');
 /** --gpu-floats f32: the generated kernels' non-integers in f32 (RuntimeOptions.webgpu.floats; default double-single). */
 const GPU_F32 = process.argv.includes('--gpu-floats') && process.argv[process.argv.indexOf('--gpu-floats') + 1] === 'f32';
-const THREADS = arg('threads', '1,2,4,8,16')
-  .split(',')
-  .map(Number)
-  .filter((n) => Number.isInteger(n) && n >= 1 && (process.argv.includes('--child') || n <= availableParallelism()));
+const THREAD_LIST = arg('threads', '1,2,4,8,16').split(',').map(Number);
+if (!THREAD_LIST.every((n) => Number.isInteger(n) && n >= 1)) {
+  console.error(`--threads ${arg('threads', '')}: expected whole numbers ≥ 1, separated by commas (e.g. 1,2,4,8,16)`);
+  process.exit(2);
+}
+/** Thread counts above the machine's cores are left out (a 16-thread row means nothing on 2 cores). */
+const THREADS = THREAD_LIST.filter((n) => process.argv.includes('--child') || n <= availableParallelism());
 const OUT = arg('out', 'bench-results/models.json');
 const MODEL = arg('model', 'all');
 if (MODEL !== 'all' && !(MODEL in MODELS)) {
