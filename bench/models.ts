@@ -137,11 +137,7 @@ const WARMUP = wholeArg('warmup', '0', 0, ' (steps)');
 const RUNS = wholeArg('runs', '3', 1, '');
 const LARGEST = process.argv.includes('--largest');
 /** --reorder K: rows with the agents reordered after every K-th step (0: without --reorder). */
-const REORDER = process.argv.includes('--reorder') ? Number(arg('reorder', '')) : 0;
-if (process.argv.includes('--reorder') && !(Number.isInteger(REORDER) && REORDER >= 1)) {
-  console.error(`--reorder ${arg('reorder', '')}: expected a whole number of steps ≥ 1`);
-  process.exit(2);
-}
+const REORDER = process.argv.includes('--reorder') ? wholeArg('reorder', '', 1, ' (steps)') : 0;
 const PASSES = process.argv.includes('--passes');
 /** --webgpu: also run each model on backend 'webgpu' (its methods as generated WGSL); --no-gpu-validation: Dawn's validation off. */
 const WEBGPU = process.argv.includes('--webgpu');

@@ -1,8 +1,8 @@
 /**
  * bench/models.ts's options: --warmup W runs W more untimed steps in every configuration,
  * so every row times the same steps (the same digests; the recorded warm-up); a bad
- * --steps, --warmup, --size, --runs or --threads is refused with exit 2 and a message
- * naming the option.
+ * --steps, --warmup, --size, --runs, --reorder or --threads is refused with exit 2 and a
+ * message naming the option.
  */
 import test from 'ava';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -50,13 +50,14 @@ test('--warmup: every configuration runs the same steps; the warm-up moves the w
   t.not(rows[0]!.digest, three.models[0]!.rows[0]!.digest);
 });
 
-test('a bad --steps, --warmup, --size, --runs or --threads is refused with exit 2', async (t) => {
+test('a bad --steps, --warmup, --size, --runs, --reorder or --threads is refused with exit 2', async (t) => {
   for (const [flag, value, says] of [
     ['--warmup', '-1', /--warmup -1: expected a whole number ≥ 0 \(steps\)/],
     ['--warmup', '1.5', /--warmup 1\.5: expected a whole number ≥ 0/],
     ['--steps', '1', /--steps 1: expected a whole number ≥ 2 \(the first step is not timed\)/],
     ['--size', 'abc', /--size abc: expected a whole number ≥ 1 \(cells per side\)/],
     ['--runs', '0', /--runs 0: expected a whole number ≥ 1/],
+    ['--reorder', '0', /--reorder 0: expected a whole number ≥ 1 \(steps\)/],
     ['--threads', '1,x', /--threads 1,x: expected whole numbers ≥ 1, separated by commas/],
   ] as const) {
     const r = await runNode([SCRIPT, '--model', 'epidemic', flag, value, ...(flag === '--size' ? [] : ['--size', '24'])]);
