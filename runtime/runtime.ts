@@ -619,7 +619,7 @@ export class Runtime {
     if (cls === undefined || cls === null) throw new UsageError('reorder(cls, by): give the class (or classes) to reorder');
     const named = (Array.isArray(cls) ? cls : [cls]).map((c: SmmoClass) => ctx.typeOf(c, 'reorder'));
     const types = defragTypes(this.table, named);
-    for (const t of types) keyField(t, by); // every class checked before anything moves
+    for (const t of types) keyField(t, by); // every class checked before the scratch is made (reorder() checks again before anything moves)
     // The workers' scratch is idle between do-alls; a runtime of one thread keeps one for reorder.
     const scratch = this.defragScratch ?? (this.reorderScratch ??= new DefragScratch(this.heap.numBlocks));
     const result = reorder({ heap: this.heap, table: this.table, allocator: ctx.allocator, scratch }, types, by);
