@@ -17,9 +17,11 @@
  *                     kernel (kernels.ts) if the backend has one, else the compiled method
  *                     (compiler/), else the interpreted method through views (accessors.ts);
  *   6. doall.ts       afterwards every thread returns its kept blocks (allocator core K2) —
- *                     on a heap of several threads; a runtime of one thread keeps them from
- *                     pass to pass (afterPass) —; a throw becomes a MethodError naming the
- *                     class, method and object.
+ *                     on a heap of several threads, where the calling thread also returns
+ *                     those of creates and deletes outside passes before step 2 (K2',
+ *                     flushBeforeFork); a runtime of one thread keeps them from pass to pass
+ *                     (afterPass) —; a throw becomes a MethodError naming the class, method
+ *                     and object.
  *
  * Debug tier 2 (SMMO_DEBUG=2, debug.ts) validates the heap after every pass.
  *
@@ -115,6 +117,9 @@ export class PassRunner {
   /** parallelDo's passes: one per concrete class of `t`, each where the scheduler says. */
   async parallelDo(t: TypeLayout, method: string, args: readonly unknown[]): Promise<void> {
     const ctx = this.main;
+    // (K2') Blocks the calling thread kept from creates and deletes outside passes go back
+    // before the snapshot, not at the end of its share: see flushBeforeFork.
+    this.flushBeforeFork();
     const plan = this.plan(t, method);
     const lists = this.listsOf(plan);
     const call = { method, args };
@@ -170,6 +175,25 @@ export class PassRunner {
     }
     if (plan.fusable < 0) plan.fusable = this.copyFusable(plan, method, lists, false) ? 1 : 0;
     return plan.fusable === 1;
+  }
+
+  /**
+   * (K2') On a heap of several threads, the calling thread's kept blocks and its empty open
+   * hint blocks (core.rs K1, K4: left by creates and deletes outside passes, which may also
+   * have emptied a worker's hint block) go back to `free` before a do-all lists its blocks.
+   * Every thread gives its kept blocks and its empty hint blocks back at the end of its
+   * share of a pass (core.rs K2, workers/pass.ts), when the cursor is exhausted but other
+   * threads may still be copying the iteration words of their last claim (a KIND_COPY
+   * pass, or a claim's fused copy, F1). Giving a block back locks it first (Alg. 7: every
+   * bit of its allocation word set) while its type is still its class: a copy that read
+   * the word then would give an empty listed block every slot as a lane. A block emptied
+   * during the pass is safe — its claim copied it before its lanes emptied it —; one
+   * emptied before the pass is not, so none may be left kept or open when the pass starts:
+   * the calling thread's are flushed here, and a worker's hint emptied outside passes was
+   * emptied by the calling thread, which then retired it or kept it (flushed here too).
+   */
+  private flushBeforeFork(): void {
+    if (this.sharedHeap && this.executor !== null) this.main.allocator.flushKept();
   }
 
   /** Passes counted for tests: snapshot copies run as passes of their own, and do-alls that fused the copy (F1–F2). */

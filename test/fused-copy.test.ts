@@ -157,3 +157,40 @@ test('passes that delete another object, iterate or run interpreted do not fuse'
     await rt.close();
   }
 });
+
+test("blocks the calling thread kept from deletes outside passes go back before a pass starts (K2')", async (t) => {
+  // Every thread gives its kept blocks back at the end of its share, when other threads may
+  // still be copying iteration words; giving a block back locks it (all allocation bits set).
+  // A block emptied before the pass must therefore be gone before the first copy: checked
+  // at the moment the pass is handed to the executor.
+  const rt = await make(3);
+  try {
+    const main = rt.main;
+    const pool = rt.pool!;
+    const items = [];
+    for (let i = 0; i < 400; i++) items.push(rt.create(Item, { v: i }));
+    await rt.parallelDo(Item, 'bump', 1); // the calling thread's kept blocks are flushed after a pass
+    t.is(main.allocator.keptBlocks(), 0);
+    // Deletes outside passes empty whole blocks: the calling thread keeps them (core.rs K1).
+    const slots = rt.table.byClass(Item)!.slots;
+    for (const o of items.slice(0, 3 * slots)) rt.destroy(o);
+    t.true(main.allocator.keptBlocks() > 0, 'blocks kept between passes');
+    const seen: number[] = [];
+    const run = pool.run.bind(pool);
+    pool.run = (spec, ctx) => {
+      seen.push(main.allocator.keptBlocks());
+      return run(spec, ctx);
+    };
+    await rt.parallelDo(Item, 'bump', 2);
+    t.true(seen.length > 0, 'the pass ran on the executor');
+    t.deepEqual(
+      seen,
+      seen.map(() => 0),
+      'no kept block when a pass is forked',
+    );
+    t.is(rt.count(Item), 400 - 3 * slots);
+    rt.validateHeap();
+  } finally {
+    await rt.close();
+  }
+});
