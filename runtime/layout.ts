@@ -33,7 +33,7 @@
  * tests), claimed through the header's claim bitmap and given back by dispose()/close().
  * A state is S_TYPES words of scalars (S_*: rotation seed, K5 flag, warp state, retry
  * limits, last error, D1 rollback log), TS_WORDS per type (TS_*: hint, kept count, K5
- * fresh flag, warp cache block and mask), then `keepBlocks` kept-block entries per type,
+ * fresh flag, warp cache block and mask, C7 estimate), then `keepBlocks` kept-block entries per type,
  * rounded up to a 64-byte line so that no two threads' states share one. The host writes
  * S_SEED, S_SPIN, S_MAX_ATTEMPTS, and the warp words: S_WARP = 1 and S_LANES_LEFT at a
  * warp's begin, S_LANES_LEFT before each lane, both back to 0 at its end when no warp cache
@@ -178,7 +178,9 @@ export const TS_KEPT = 1;
 export const TS_FRESH = 2;
 export const TS_CACHE_BLOCK = 3;
 export const TS_CACHE_MASK = 4;
-export const TS_WORDS = 5;
+/** (core.rs C7) On a heap of several threads: objects of the type the thread's last warp that created any took. */
+export const TS_WANT = 5;
+export const TS_WORDS = 6;
 
 /** Error codes of the allocator core (S_ERROR) and the operations a ContentionError names. */
 export const ALLOC_ERR_EXHAUSTED = 1;
@@ -298,6 +300,7 @@ export function layoutConstants(): Record<string, number> {
     TS_FRESH,
     TS_CACHE_BLOCK,
     TS_CACHE_MASK,
+    TS_WANT,
     TS_WORDS,
     ALLOC_ERR_EXHAUSTED,
     ALLOC_ERR_FORGED_BLOCK,
@@ -729,7 +732,7 @@ export const DEFAULT_KEEP_BLOCKS = 32;
  * thread for a worker that piscina starts in place of one that died (it may claim its state
  * before the pool has given the dead thread's back: workers/pool.ts), and 6 more for other allocators on the same heap (the tests run
  * several on one thread); at most MAX_ALLOC_STATES. Each costs
- * stateWordsFor(types, keepBlocks) words (640 bytes for 4 types and 32 kept blocks).
+ * stateWordsFor(types, keepBlocks) words (704 bytes for 4 types and 32 kept blocks).
  */
 export function allocatorStates(threads: number): number {
   return Math.min(MAX_ALLOC_STATES, 2 * threads + 6);

@@ -36,6 +36,7 @@ import {
   TS_FRESH,
   TS_HINT,
   TS_KEPT,
+  TS_WANT,
   TS_WORDS,
   type TypeLayout,
   type TypeTable,
@@ -96,6 +97,7 @@ function coreState(a: Allocator, types: number, keep: number): ReturnType<Oracle
     fresh: Array.from({ length: types }, (_, t) => w(t, TS_FRESH)),
     cacheBlock: Array.from({ length: types }, (_, t) => (w(t, TS_CACHE_MASK) !== 0 ? w(t, TS_CACHE_BLOCK) : 0)),
     cacheMask: Array.from({ length: types }, (_, t) => w(t, TS_CACHE_MASK)),
+    want: Array.from({ length: types }, (_, t) => w(t, TS_WANT)),
   };
 }
 

@@ -129,6 +129,8 @@ export class OracleAllocator {
   private mark = '';
   readonly cacheBlock: Int32Array;
   readonly cacheMask: Int32Array;
+  /** (C7) Several threads: per type, the objects the last warp that reserved any took (0: none yet). */
+  readonly want: Int32Array;
 
   constructor(
     readonly heap: Heap,
@@ -143,6 +145,7 @@ export class OracleAllocator {
     this.keptCount = new Int32Array(heap.table.types.length);
     this.fresh = new Uint8Array(heap.table.types.length);
     this.cacheBlock = new Int32Array(heap.table.types.length);
+    this.want = new Int32Array(heap.table.types.length);
     this.cacheMask = new Int32Array(heap.table.types.length);
     const flags = heap.flags;
     this.rotate = flags.rotation;
@@ -160,7 +163,15 @@ export class OracleAllocator {
   }
 
   /** The oracle's per-thread state, for comparison with the core's state words. */
-  snapshotState(): { hint: number[]; keptCount: number[]; kept: number[][]; fresh: number[]; cacheBlock: number[]; cacheMask: number[] } {
+  snapshotState(): {
+    hint: number[];
+    keptCount: number[];
+    kept: number[][];
+    fresh: number[];
+    cacheBlock: number[];
+    cacheMask: number[];
+    want: number[];
+  } {
     const n = this.hint.length;
     return {
       hint: [...this.hint],
@@ -169,6 +180,7 @@ export class OracleAllocator {
       fresh: [...this.fresh],
       cacheBlock: Array.from({ length: n }, (_, t) => (this.cacheMask[t] !== 0 ? this.cacheBlock[t]! : 0)),
       cacheMask: [...this.cacheMask],
+      want: [...this.want],
     };
   }
 
@@ -669,6 +681,10 @@ export class OracleAllocator {
     // but one slot when the objects of its last reservation's block are all gone.
     const me = `${this.lanesLeft}:${id}`;
     const again = this.mark === me;
+    // (C7) Several threads: the warp's first reservation of the type asks for what the last warp took.
+    const learn = this.atomic && !again;
+    const first = this.mark === '' || Number(this.mark.slice(this.mark.indexOf(':') + 1)) !== id;
+    if (learn && first && this.want[id]! !== 0) want = Math.min(want, this.want[id]!);
     let keeps = false;
     if (again) {
       keeps = loadWord(this.mem, this.heap.blockWord(this.cacheBlock[id]!) + BLOCK_ALLOC_WORD) !== this.heap.highMask[id];
@@ -710,6 +726,7 @@ export class OracleAllocator {
           this.hint[id] = !this.full || (again && after === 0) ? bid : after;
           this.mark = me;
           this.cacheBlock[id] = bid;
+          if (this.atomic) this.want[id] = Math.min((learn && first ? 0 : this.want[id]!) + popc(got), 1 << 16);
           const rest = got & (got - 1);
           if (rest !== 0) this.cacheMask[id] = rest;
           return bid * 32 + (31 - Math.clz32(got & -got));
@@ -746,6 +763,7 @@ export class OracleAllocator {
       const mask = this.cacheMask[t]!;
       if (mask === 0) continue;
       this.cacheMask[t] = 0;
+      if (this.atomic) this.want[t] = Math.max(1, this.want[t]! - popc(mask));
       const bid = this.cacheBlock[t]!;
       const w = this.heap.blockWord(bid);
       const gen = loadWord(this.mem, w + BLOCK_GEN_WORD);
