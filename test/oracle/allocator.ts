@@ -6,7 +6,7 @@
  * Rust core, from the same start, must leave byte-identical heaps. Extended with the
  * core's later additions so that the model covers them: the variants (rotation off,
  * coalescing off, BitmapAlloc; read from the heap's flags), the warp cache (core.rs
- * C1–C6: warpBegin / lane / warpEnd) and the stale-handle generation rule (T_GEN_OFFSET).
+ * C1–C7: warpBegin / lane / warpEnd) and the stale-handle generation rule (T_GEN_OFFSET).
  * Everything below is as it was, D1–D3 and K1–K5 included.
  *
  * The DynaSOAr allocator on 32-bit bitmaps (paper §3 Alg. 1, 2; §4.2 Alg. 6; §5.2
@@ -122,7 +122,7 @@ export class OracleAllocator {
   private readonly bitmapAlloc: boolean;
   /** Whether the heap was formatted for several threads (C5 applies to one thread only). */
   private readonly atomic: boolean;
-  /** Warp cache (core.rs C1–C6): whether a warp is open, the lanes left, per type the cached block and slots. */
+  /** Warp cache (core.rs C1–C7): whether a warp is open, the lanes left, per type the cached block and slots. */
   private inWarp = false;
   private lanesLeft = 0;
   /** (C6) The lanes left and type of the warp's last coalesced reservation ('' : none yet). */
