@@ -64,7 +64,17 @@ import { BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout, type TypeTable } from './l
 import type { PassScheduler } from './schedule.js';
 import type { SmmoObject } from './schema.js';
 import type { KernelDispatch } from './kernels.js';
-import { listedFrom, listedTo, newListsMemo, type ListsMemo, type PassLists, type Route, type ThreadContext } from './thread.js';
+import {
+  listedFrom,
+  listedTo,
+  newListsMemo,
+  READS_ALLOCATION,
+  READS_ALLOCATION_HERE,
+  type ListsMemo,
+  type PassLists,
+  type Route,
+  type ThreadContext,
+} from './thread.js';
 import { timed, TimedOut } from './timed.js';
 
 /** PassRunner.plan: what every do-all of one (type, method) needs. */
@@ -76,11 +86,7 @@ interface DoAllPlan {
   /** The concrete types visited (t.concrete) and, by index there, their routes (made on first need). */
   readonly ids: readonly number[];
   readonly routes: Route[];
-  /**
-   * By index in ids: 1 when the class's pass reads the allocation words (R1) wherever it
-   * runs, 3 when only on the calling thread (it creates objects of classes the do-all does
-   * not visit), 2 when not, 0 not yet known.
-   */
+  /** By index in ids: thread.ts readsAllocation's answer for the class's pass (R1), 0 not yet known. */
   readonly direct: Uint8Array;
   /** The plan's block lists (thread.ts snapshotLists L4: kept while no walk and no block change happened). */
   readonly lists: PassLists;
@@ -218,15 +224,14 @@ export class PassRunner {
       if (known === 0) {
         // Known once per route: its kernel and its compiled method do not change.
         try {
-          const route = this.routeOf(plan, i, method);
-          known = ctx.readsAllocation(id, method, null, route) ? 1 : ctx.readsAllocation(id, method, ids, route) ? 3 : 2;
+          known = ctx.readsAllocation(id, method, ids, this.routeOf(plan, i, method));
         } catch (e) {
           // Choosing the route (a kernel that does not fit, …) fails as the pass would: runInline.
           throw new MethodError(this.table.types[id]!.name, method, 0, 0, e);
         }
         plan.direct[i] = known;
       }
-      if (known !== 1 && !(here && known === 3)) return false;
+      if (known !== READS_ALLOCATION && !(here && known === READS_ALLOCATION_HERE)) return false;
     }
     return true;
   }
@@ -260,7 +265,7 @@ export class PassRunner {
     for (; j < ids.length; j++) {
       const id = ids[j]!;
       const blocks = lists[2 * id + 1]!;
-      if (blocks === 0 || plan.direct[j] !== 1 || lists[2 * id] !== end) break;
+      if (blocks === 0 || plan.direct[j] !== READS_ALLOCATION || lists[2 * id] !== end) break;
       const c = plan.routes[j]?.compiled;
       if (c === undefined || !c.compiled || c.run !== first.run) break;
       end += blocks;

@@ -638,7 +638,7 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    * (doall.ts F1–F2): its route on this thread is a compiled method (no kernel, no
    * interpreted method, whose effects are not known) that is portable (calls no
    * JavaScript but rankTable, which reads allocation words only: rank-table.ts R5), creates
-   * no object — or, for lanes taken on the calling thread alone (`visits` given: the
+   * no object — or, for lanes taken on the calling thread alone (`visits`: the
    * concrete type ids the do-all visits), no object of a class it visits —, deletes none
    * but the lane's own (`this.destroy()`: compiler freesOthers), and has no deviceDo.
    * An object of another class goes into a block of that class: the only way a create can
@@ -647,20 +647,23 @@ export class ThreadContext implements SmmoContext, AccessorHost {
    * the generated runner skips a block whose type is not its own when it reads allocation
    * words (emit-js.ts), as the snapshot's copy would have left it with no lanes. On the
    * workers such a create could do that between another thread's read of a block's
-   * allocation word and its lanes, so a fused copy (`visits` null) still needs a method that
+   * allocation word and its lanes, so a fused copy there still needs a method that
    * creates nothing. Then a block's allocation word changes only while its own lanes run —
    * after a runner has read it (the lanes are taken from a local copy of the word, read once
    * per block) and after a fused copy has copied it — and no lane reads an iteration word:
    * until its lanes run, a block's allocation word without the slots its class lacks is the
    * iteration word the snapshot's copy would have written, and its releases clear the same
    * bits in both words (S3). Compiles the method on first need (as the pass itself would,
-   * recorded in stats().compiled).
+   * recorded in stats().compiled). The answer: READS_ALLOCATION wherever the pass runs,
+   * READS_ALLOCATION_HERE only on the calling thread alone (it creates objects of classes
+   * the do-all, which visits `visits`, does not), READS_ITERATION otherwise.
    */
-  readsAllocation(typeId: number, method: string, visits: readonly number[] | null, route: Route = this.route(typeId, method)): boolean {
-    if (route.kernel !== null || this.compiler === null) return false;
+  readsAllocation(typeId: number, method: string, visits: readonly number[], route: Route = this.route(typeId, method)): AllocationReads {
+    if (route.kernel !== null || this.compiler === null) return READS_ITERATION;
     const c = this.compiledOf(route, typeId, method, this.compiler);
-    if (!c.compiled || !(c.portable || c.ranksOnly) || c.freesOthers || c.iterates.length > 0) return false;
-    return visits === null ? !c.allocates : c.creates.every((id) => !visits.includes(id));
+    if (!c.compiled || !(c.portable || c.ranksOnly) || c.freesOthers || c.iterates.length > 0) return READS_ITERATION;
+    if (!c.allocates) return READS_ALLOCATION;
+    return c.creates.every((id) => !visits.includes(id)) ? READS_ALLOCATION_HERE : READS_ITERATION;
   }
 
   /** The route's compiled method, compiled on first need and recorded in stats().compiled. */
@@ -943,6 +946,12 @@ function makeZeroer(t: TypeLayout, heap: Heap): (o: number, s: number) => void {
     heap.f64,
   );
 }
+
+/** ThreadContext.readsAllocation's answers (R1); doall.ts keeps them per class, 0 while not known. */
+export const READS_ALLOCATION = 1;
+export const READS_ITERATION = 2;
+export const READS_ALLOCATION_HERE = 3;
+export type AllocationReads = typeof READS_ALLOCATION | typeof READS_ITERATION | typeof READS_ALLOCATION_HERE;
 
 /**
  * Where a snapshot's copy of iteration words runs in R: from the first listed block of
