@@ -286,11 +286,6 @@ export class Fallbacks extends FallbackBase.extend({
     (Other as unknown as () => void)();
   }
 
-  /** An optional method call on an object (`x?.m()`). */
-  optionalMethodCall(): void {
-    this.v = this.peer?.one() ?? 0;
-  }
-
   /** A getter's value called as a function (`this.adder(1)`). */
   callsGetter(): void {
     this.v = this.adder(1);

@@ -103,7 +103,6 @@ const ROWS: readonly Row[] = [
   [Fallbacks, 'optionalCall', /optional calls \(f\?\.\(\)\) are not supported/],
   [Fallbacks, 'callsNonFunction', /Math is not a function/],
   [Fallbacks, 'callsClass', /class Other is called without new/],
-  [Fallbacks, 'optionalMethodCall', /optional method calls \(x\?\.m\(\)\) are not supported/],
   [Fallbacks, 'callsGetter', /Fallbacks\.adder is a getter, not a method/],
   [Fallbacks, 'methodAsValue', /the method Fallbacks\.one is used as a value/],
   [Fallbacks, 'destroyAsValue', /Fallbacks\.destroy is used as a value/],

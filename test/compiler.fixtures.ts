@@ -54,7 +54,11 @@ export interface PointLike extends SmmoObject {
   x: number;
   y: number;
   mid: number;
+  flag: boolean;
   next: PointLike | null;
+  stream: { get(i: number): number };
+  hops: { get(i: number): PointLike | null };
+  bumpTag(by: number): void;
 }
 
 declare global {
@@ -162,6 +166,24 @@ export class Point extends object({
     this.flag = this.next == null;
     const o = this.other;
     this.y = o === null ? 0 : o.area();
+  }
+
+  /**
+   * Optional chains short-circuit as a whole: `a?.b.get(0).c` is undefined when a is null (not a
+   * TypeError at `.c`), `a?.m(f())` neither calls m nor evaluates f(), `a?.arr.get(i)` reads
+   * an inline array behind a null test.
+   */
+  optionalChains(k: number): void {
+    this.x = this.next?.hops.get(0)!.x ?? -2;
+    this.y = this.next?.next?.x ?? 0.5;
+    this.n = this.other?.area() ?? -1;
+    this.big = this.next?.stream.get(k & 3) ?? 7;
+    this.next?.bumpTag(this.n++);
+    this.flag = this.next?.hops.get(0)?.flag ?? true;
+  }
+
+  bumpTag(by: number): void {
+    this.tag += by;
   }
 
   /** Inline arrays: constant and computed indices, a helper that takes the array, mix(). */

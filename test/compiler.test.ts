@@ -120,6 +120,18 @@ test('references: follow, null tests, optional chaining, is(), handles, a virtua
   );
 });
 
+test('optional chains short-circuit as a whole: a?.b.c, a?.m(args), a?.arr.get(i), nested ?.', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'optionalChains', 1],
+      [Point, 'refs'],
+      [Point, 'optionalChains', 6],
+    ],
+    { expectCompiled: ['Point.optionalChains'] },
+  );
+});
+
 test('inline arrays with constant and computed indices, passed to a helper; module helpers inlined', async (t) => {
   await sameHeaps(
     t,

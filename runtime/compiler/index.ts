@@ -17,7 +17,9 @@
  * Invariants:
  *  (C1) A compiled method does what the interpreted one does to the heap, byte for byte,
  *       with the same calls of the allocator in the same order (test/compiler*.test.ts
- *       compare heaps after every pass).
+ *       compare heaps after every pass; compiler-fuzz.test.ts on random programs). The
+ *       one exception is a NaN's bits, which JavaScript leaves to the engine: V8 may
+ *       store a NaN computed by different code with the other sign bit.
  *  (C2) Compilation is deterministic and per thread: every worker compiles the same
  *       methods from the same classes to the same code (no code crosses threads).
  *  (C3) Compiling never runs user code (scope.ts S1); a compile error of the compiler

@@ -1429,7 +1429,7 @@ class Lowering {
       case 'MemberExpression':
         return this.member(n, env, frame, false);
       case 'ChainExpression':
-        return this.expr(n['expression'] as Node, env, frame);
+        return this.chain(n['expression'] as Node, env, frame);
       case 'CallExpression':
         return this.call(n, env, frame);
       case 'NewExpression': {
@@ -1618,7 +1618,8 @@ class Lowering {
     switch (o.t.k) {
       case 'obj': {
         if (computed) this.fail(n, `a computed member of an object of ${o.t.cls.name}`);
-        if (optional) return this.optionalMember(o, n, asCallee);
+        // chain() takes every optional link on an object out of its chain before lowering it.
+        if (optional) this.fail(n, 'an optional member outside an optional chain');
         return this.objMember(o, o.t.cls, name!, n, asCallee);
       }
       case 'arr': {
@@ -1647,15 +1648,40 @@ class Lowering {
     this.fail(n, 'an unsupported member access');
   }
 
-  /** `o?.name` on an object: undefined (null for a reference) when o is null. */
-  private optionalMember(o: Val, n: Node, asCallee: boolean): R {
-    if (asCallee) this.fail(n, 'optional method calls (x?.m()) are not supported');
-    const s = this.simple(o);
-    const name = (n['property'] as Node)['name'] as string;
-    const inner = this.branch(() => this.asVal(this.objMember(s, (o.t as { cls: TypeLayout }).cls, name, n, false), n));
-    const t = inner.v.t.k === 'obj' ? inner.v.t : this.join(UNDEF, inner.v.t, n, 'an optional chain');
+  /**
+   * An optional chain (the expression of a ChainExpression): when the object of an optional
+   * link `o?.name` is null, the whole chain is undefined (null where the chain's value is a
+   * reference) and nothing after the link is evaluated — `a?.b.c`, `a?.m()`, `a?.arr.get(i)`
+   * (ES2020 short-circuiting). Lowered from the first link evaluated: its object once (a
+   * local), then the rest of the chain, with that link no longer optional, only when the
+   * object is not null; later optional links the same way inside. An optional link on a
+   * JavaScript value stays JavaScript's own `?.` (emitted as one chain).
+   */
+  private chain(top: Node, env: Env, frame: Frame): R {
+    let link: Node | null = null;
+    for (let x = top; x.type === 'MemberExpression' || x.type === 'CallExpression';) {
+      if (x.type === 'MemberExpression' && x['optional'] === true) link = x;
+      x = (x.type === 'MemberExpression' ? x['object'] : x['callee']) as Node;
+    }
+    if (link === null) return this.expr(top, env, frame);
+    const inner = new Env(env);
+    const o = this.expr(link['object'] as Node, env, frame);
+    const isObj = o.k === 'v' && o.t.k === 'obj';
+    const s = isObj ? this.simple(o as Val) : o;
+    const name = this.synthName(s, inner, link['object'] as Node);
+    const at = link;
+    const rebuild = (x: Node): Node => {
+      if (x === at) return synthNode(x, { ...x, object: name, optional: !isObj });
+      if (x.type === 'MemberExpression') return synthNode(x, { ...x, object: rebuild(x['object'] as Node) });
+      return synthNode(x, { ...x, callee: rebuild(x['callee'] as Node) });
+    };
+    const rest = rebuild(top);
+    if (!isObj) return this.expr(rest, inner, frame);
+    const obj = s as Val;
+    const whenSet = this.branch(() => this.asVal(this.chain(rest, inner, frame), top));
+    const t = whenSet.v.t.k === 'obj' ? whenSet.v.t : this.join(UNDEF, whenSet.v.t, top, 'an optional chain');
     const whenNull = { stmts: [], v: t.k === 'obj' ? val(cnst(0), t) : UNDEF_VAL };
-    return this.conditional({ op: 'binary', o: '!==', a: s.e, b: cnst(0) }, inner, whenNull, t, n);
+    return this.conditional({ op: 'binary', o: '!==', a: obj.e, b: cnst(0) }, whenSet, whenNull, t, top);
   }
 
   private objMember(o: Val, cls: TypeLayout, name: string, n: Node, asCallee: boolean): R {

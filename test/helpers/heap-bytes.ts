@@ -8,9 +8,17 @@
  * (The region below RESERVED_BYTES, the WASM module's stack and data, is left out too.)
  */
 import type { Runtime } from '../../index.js';
-import { BLOCK_ITER_WORD, RESERVED_BYTES } from '../../runtime/layout.js';
+import { BLOCK_ITER_WORD, BLOCK_TYPE_WORD, RESERVED_BYTES } from '../../runtime/layout.js';
+import type { ThreadContext } from '../../runtime/thread.js';
 
-export function persistentHeapBytes(rt: Runtime): Uint8Array {
+/**
+ * With `canonicalNaN`, every NaN stored in an f32 or f64 field of a used block is written as
+ * the one canonical NaN first: JavaScript leaves a NaN's bits to the engine (ECMA-262
+ * NumberToRawBytes: "an implementation-distinguishable NaN value"), and V8 gives `x % 0`
+ * a NaN of either sign depending on the tier that computed it, so two runs of the same
+ * program may store different NaN bits where no program can tell them apart by value.
+ */
+export function persistentHeapBytes(rt: Runtime, options: { canonicalNaN?: boolean } = {}): Uint8Array {
   const heap = rt.heap;
   const bytes = new Uint8Array(heap.buffer).slice(RESERVED_BYTES);
   const list = heap.plan.blockListOffset - RESERVED_BYTES;
@@ -19,7 +27,29 @@ export function persistentHeapBytes(rt: Runtime): Uint8Array {
     const at = (heap.blocksWord + b * heap.blockWords + BLOCK_ITER_WORD) * 4 - RESERVED_BYTES;
     bytes.fill(0, at, at + 4);
   }
+  if (options.canonicalNaN === true) canonicalNaNs(rt, bytes);
   return bytes;
+}
+
+function canonicalNaNs(rt: Runtime, bytes: Uint8Array): void {
+  const heap = rt.heap;
+  const types = (rt.main as unknown as ThreadContext).table.types;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let b = 0; b < heap.numBlocks; b++) {
+    const base = (heap.blocksWord + b * heap.blockWords) * 4 - RESERVED_BYTES;
+    const type = types[view.getInt32(base + BLOCK_TYPE_WORD * 4, true)];
+    if (type === undefined || type.abstract) continue;
+    for (const f of type.fields) {
+      if (f.kind !== 'f32' && f.kind !== 'f64') continue;
+      for (const off of f.offsets) {
+        for (let slot = 0; slot < type.slots; slot++) {
+          const at = base + off + slot * f.elemBytes;
+          if (f.kind === 'f64' && Number.isNaN(view.getFloat64(at, true))) view.setFloat64(at, NaN, true);
+          if (f.kind === 'f32' && Number.isNaN(view.getFloat32(at, true))) view.setFloat32(at, NaN, true);
+        }
+      }
+    }
+  }
 }
 
 /**
