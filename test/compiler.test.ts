@@ -5,11 +5,11 @@
  * compiled code are the interpreted ones (TypeError, RangeError, as MethodError causes).
  */
 import test, { type ExecutionContext } from 'ava';
-import { createRuntime, MethodError, type Runtime } from '../index.js';
+import { createRuntime, i32, MethodError, object, ref, type Runtime, type SmmoObject } from '../index.js';
 import { RESERVED_BYTES } from '../runtime/layout.js';
 import { InvalidHandleError } from '../runtime/errors.js';
 import type { ThreadContext } from '../runtime/thread.js';
-import { persistentHeapBytes } from './helpers/heap-bytes.js';
+import { failsAlike, persistentHeapBytes } from './helpers/heap-bytes.js';
 import { CLASSES, CLOSED, KEPT, Odd, Point, Shape, Square, Triangle, Visitor, bumpCounter } from './compiler.fixtures.js';
 
 type Pass = [
@@ -527,6 +527,49 @@ test('checked mode: the same heaps, compiled with the checked accessors rules', 
     ],
     { checked: true, expectCompiled: ['Point.arith', 'Point.refs', 'Square.grow', 'Visitor.visit'] },
   );
+});
+
+/** Objects that delete themselves or their peer and then touch them (checked mode's errors). */
+interface HuskLike extends SmmoObject {
+  n: number;
+}
+class Husk extends object({ n: i32, peer: ref<HuskLike>('Husk') }) {
+  readAfterDestroy(): void {
+    this.destroy();
+    this.n = 1;
+  }
+  peerAfterDestroy(): void {
+    const p = this.peer;
+    if (p !== null) {
+      p.destroy();
+      this.n = p.n;
+    }
+  }
+}
+
+test('checked mode: a field of a deleted object fails compiled with the checked accessors error and message', async (t) => {
+  for (const [method, count] of [
+    ['readAfterDestroy', 1],
+    ['readAfterDestroy', 40],
+    ['peerAfterDestroy', 40],
+  ] as const) {
+    await failsAlike(
+      t,
+      `${method} over ${count}`,
+      async (compile) => {
+        const rt = await createRuntime({ classes: [Husk], heap: '2MB', threads: 1, compile, checked: true });
+        const hs: (Husk & HuskLike)[] = [];
+        for (let i = 0; i < count; i++) hs.push(rt.create(Husk, { n: i }));
+        for (let i = 0; i + 1 < count; i += 2) {
+          hs[i]!.peer = hs[i + 1]!;
+          hs[i + 1]!.peer = hs[i]!;
+        }
+        return rt;
+      },
+      (rt) => rt.doAll(Husk, method),
+      (rt) => t.true(rt.stats().compiled[`Husk.${method}`]?.compiled === true, `${method} compiled`),
+    );
+  }
 });
 
 test('errors in compiled code are the interpreted ones: TypeError on null, RangeError outside an inline array', async (t) => {

@@ -506,7 +506,7 @@ ${body}
    * An object operand as a simple handle (self, a local, or a temporary it is first
    * stored in), with its null check (nonNull) and, in checked mode, its liveness check.
    */
-  private operand(obj: Expr, cls: TypeLayout | null): Operand {
+  private operand(obj: Expr, cls: TypeLayout | null, field = ''): Operand {
     const pre: string[] = [];
     let inner = obj;
     let what: string | null = null;
@@ -524,7 +524,11 @@ ${body}
     // A deviceDo loop's object (E1) is never null.
     const each = inner.op === 'local' ? (this.eachVars.get(inner.id) ?? null) : null;
     if (what !== null && each === null) pre.push(`(${h} !== 0 || $null(${JSON.stringify(what)}))`);
-    if (this.host.checked && cls !== null) pre.push(`$chk(${h}, ${this.typeSet(cls.concrete)})`);
+    if (this.host.checked && cls !== null) {
+      // The checked accessors' message names the object's concrete class: the one of `cls` if it has one.
+      const name = cls.concrete.length === 1 ? this.typeById(cls.concrete[0]!).name : cls.name;
+      pre.push(`$chk(${h}, ${this.typeSet(cls.concrete)}, ${JSON.stringify(field)}, ${JSON.stringify(name)})`);
+    }
     return { h, pre, each };
   }
 
@@ -798,7 +802,7 @@ ${body}
       if (f.kind === 'bool') read = `(${read} !== 0)`;
       return `(${pre.join(', ')}, ${read})`;
     }
-    const o = this.operand(obj, f.cls);
+    const o = this.operand(obj, f.cls, f.name);
     const el = this.element(f, elem, inBounds);
     const pre = [...o.pre, el.check].filter((x) => x !== '');
     const { arr } = ARRAYS[f.kind];
@@ -817,7 +821,7 @@ ${body}
 
   /** A store; `asValue`: the expression's value is the value assigned (JavaScript assignment). */
   private store(f: FieldRef, obj: Expr, elem: Expr | null, value: Expr, asValue: boolean, inBounds: boolean): string {
-    const o = this.operand(obj, f.cls);
+    const o = this.operand(obj, f.cls, f.name);
     const el = this.element(f, elem, inBounds);
     const pre = [...o.pre, el.check].filter((x) => x !== '');
     const { arr } = ARRAYS[f.kind];

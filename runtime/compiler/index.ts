@@ -35,6 +35,7 @@ import type { Heap } from '../heap.js';
 import {
   BLOCK_ALLOC_WORD,
   BLOCK_TYPE_WORD,
+  FREE_TYPE,
   S_CACHED,
   S_TYPES,
   TS_CACHE_MASK,
@@ -214,11 +215,17 @@ export class MethodCompiler {
       destroyNull(): never {
         throw new UsageError('destroy: expected an smmo object, got null');
       },
-      check(h: number, typeSet: Uint8Array): void {
-        // Checked mode: as the checked accessors, the slot must be allocated and the block of the class.
+      check(h: number, typeSet: Uint8Array, field: string, cls: string): void {
+        // Checked mode: as the checked accessors, the slot must be allocated and the block of the
+        // class; the message is theirs (ThreadContext.deadAccess), naming the object's class as
+        // its block still says, else `cls` (the class the access was typed against, concrete
+        // where the compiler knows it).
         const w = blocksWord + (h >>> SLOT_BITS) * blockWords;
-        if ((i32[w + BLOCK_ALLOC_WORD]! & (1 << (h & 31))) === 0 || typeSet[i32[w + BLOCK_TYPE_WORD]! + 1] !== 1) {
-          throw new InvalidHandleError(h, 'deleted', `access to a field of object ${h}, which was deleted`);
+        const t = i32[w + BLOCK_TYPE_WORD]!;
+        if ((i32[w + BLOCK_ALLOC_WORD]! & (1 << (h & 31))) === 0 || typeSet[t + 1] !== 1) {
+          const name = t === FREE_TYPE || typeSet[t + 1] !== 1 ? cls : table.types[t]!.name;
+          const free = t === FREE_TYPE ? ' (its block is free)' : '';
+          throw new InvalidHandleError(h, 'deleted', `access to ${name}.${field} of a deleted object${free}`);
         }
       },
       checkRef(c: CompilerContext, h: number, targetTypeId: number, where: string): boolean {

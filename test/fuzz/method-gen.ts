@@ -62,7 +62,7 @@ const ASSIGN = ['+=', '-=', '*=', '|=', '&=', '^=', '<<=', '>>=', '>>>=', '/=', 
 const MATH1 = ['Math.floor', 'Math.abs', 'Math.trunc', 'Math.round', 'Math.sign', 'Math.fround', 'Math.ceil'];
 const MATH2 = ['Math.imul', 'Math.min', 'Math.max'];
 
-type Where = 'node' | 'leaf';
+type Where = 'node' | 'leaf' | 'twig';
 
 class Gen {
   private readonly r: () => number;
@@ -134,12 +134,14 @@ class Gen {
       return `this.${this.pick(NODE_NUMERIC)}`;
     }
     if (k === 5) return `this.owner.${this.pick(NODE_NUMERIC)}`;
+    if (this.where === 'twig') return this.pick(['this.x', 'this.n', 'this.runtime.count(Twig)']);
     if (k === 6) return 'this.val()';
     return `this.${this.pick(LEAF_NUMERIC)}`;
   }
 
   /** A read through a reference: null-guarded, or not (a null dereference is an error both sides must throw). */
   private refRead(depth: number): string {
+    if (this.where === 'twig') return `this.owner.${this.pick(NODE_NUMERIC)}`;
     if (this.where === 'leaf') {
       return this.pick([
         `this.owner.${this.pick(NODE_NUMERIC)}`,
@@ -195,6 +197,7 @@ class Gen {
           '(this.next !== null && this.next.g)',
         ]);
       }
+      if (this.where === 'twig') return this.pick([`(${this.num(0)} ${this.pick(COMPARE)} ${this.num(0)})`, 'this.owner.g']);
       return this.pick([`(${this.num(0)} ${this.pick(COMPARE)} ${this.num(0)})`, 'this.owner.g', 'this instanceof Sprout']);
     }
     switch (this.int(0, 3)) {
@@ -224,6 +227,7 @@ class Gen {
     const k = this.int(0, depth > 0 ? 19 : 11);
     const e = (): string => this.num(2);
     if (this.where === 'leaf') return this.leafStmt(k, depth, ind);
+    if (this.where === 'twig') return this.twigStmt(k, depth, ind);
     switch (k) {
       case 0: {
         const v = this.fresh('v');
@@ -322,8 +326,35 @@ class Gen {
           `${ind}{ const kk = ${e()}; this.f = WEIGHTS.map((x) => x * kk)[${this.int(0, 2)}]; }`,
           `${ind}if (this.next !== null) this.next.sum += ${e()};`,
           `${ind}{ let t = 0; this.runtime.deviceDo(Node, (n) => { if (n.b > ${this.pick(['7', '100', '200'])}) t += n.a; }); this.f = t; }`,
+          `${ind}for (let j = 0; j < ${this.int(1, 6)}; j++) this.runtime.create(Twig, { owner: this, x: ${e()}, n: j });`,
+          `${ind}if (${this.bool(1)}) this.runtime.create(Twig, { owner: this, n: ${e()} });`,
           `${ind}outer: for (let x = 0; x < 3; x++) { for (let y = 0; y < 3; y++) { if (${this.bool(1)}) continue outer; if (x + y > ${this.int(1, 4)}) break outer; this.h += 1; } }`,
         ]);
+    }
+  }
+
+  /** Twigs: nothing refers to them, so a twig may delete itself any time (G2). */
+  private twigStmt(k: number, depth: number, ind: string): string {
+    const e = (): string => this.num(2);
+    switch (k % 6) {
+      case 0:
+        return `${ind}this.${this.pick(['x', 'n'])} ${this.pick(['=', ...ASSIGN])} ${e()};`;
+      case 1:
+        return `${ind}this.owner.${this.pick(NODE_NUMERIC)} ${this.pick(['=', '+=', '^='])} ${e()};`;
+      case 2:
+        return `${ind}if (${this.bool(1)}) {\n${ind}  this.destroy();\n${ind}  return;\n${ind}}`;
+      case 3:
+        if (depth > 0)
+          return `${ind}if (${this.bool(2)}) {\n${this.block(depth - 1, ind + '  ')}\n${ind}} else {\n${this.block(depth - 1, ind + '  ')}\n${ind}}`;
+        return `${ind}this.n++;`;
+      case 4: {
+        const v = this.fresh('v');
+        const s = `${ind}let ${v} = ${e()};`;
+        this.locals.push(v);
+        return s;
+      }
+      default:
+        return `${ind}if (${this.bool(1)}) this.destroy();\n${ind}else this.x = ${e()};`;
     }
   }
 
@@ -374,6 +405,10 @@ class Gen {
     this.objects = [];
     this.where = 'leaf';
     const leafBody = this.block(2, '    ');
+    this.locals = [];
+    this.objects = [];
+    this.where = 'twig';
+    const twigBody = this.block(2, '    ');
     const k1 = this.pick(['3', '-7', '0.75', '1024', '2654435761']);
     const k2 = this.pick(['5', '-1', '1e-3', '65537']);
     return `import { array, bool, f32, f64, i16, i32, i8, object, ref, u16, u32, u8 } from ${JSON.stringify(runtimeUrl)};
@@ -469,7 +504,13 @@ export class Stem extends Leaf.extend({ t: u32 }) {
   }
 }
 
-export const CLASSES = [Node, Leaf, Sprout, Stem];
+export class Twig extends object({ x: f32, n: i16, owner: ref(() => Node) }) {
+  m(step) {
+${twigBody}
+  }
+}
+
+export const CLASSES = [Node, Leaf, Sprout, Stem, Twig];
 `;
   }
 }
