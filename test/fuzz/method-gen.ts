@@ -328,6 +328,8 @@ class Gen {
           `${ind}{ let t = 0; this.runtime.deviceDo(Node, (n) => { if (n.b > ${this.pick(['7', '100', '200'])}) t += n.a; }); this.f = t; }`,
           `${ind}for (let j = 0; j < ${this.int(1, 6)}; j++) this.runtime.create(Twig, { owner: this, x: ${e()}, n: j });`,
           `${ind}if (${this.bool(1)}) this.runtime.create(Twig, { owner: this, n: ${e()} });`,
+          `${ind}this.runtime.deviceDo(Leaf, (l) => {\n${ind}  if (l.k % ${this.int(2, 5)} === 0) this.runtime.create(Twig, { owner: this, x: l.v });\n${ind}});`,
+          `${ind}this.runtime.deviceDo(Twig, (tw) => {\n${ind}  if (tw.n % ${this.int(2, 9)} === ${this.int(0, 1)}) tw.destroy();\n${ind}  else this.h += 1;\n${ind}});`,
           `${ind}outer: for (let x = 0; x < 3; x++) { for (let y = 0; y < 3; y++) { if (${this.bool(1)}) continue outer; if (x + y > ${this.int(1, 4)}) break outer; this.h += 1; } }`,
         ]);
     }
