@@ -229,12 +229,8 @@ class Gen {
     if (this.where === 'leaf') return this.leafStmt(k, depth, ind);
     if (this.where === 'twig') return this.twigStmt(k, depth, ind);
     switch (k) {
-      case 0: {
-        const v = this.fresh('v');
-        const s = `${ind}let ${v} = ${e()};`;
-        this.locals.push(v);
-        return s;
-      }
+      case 0:
+        return this.declare(ind);
       case 1:
         if (this.locals.length > 0) return `${ind}${this.pick(this.locals)} ${this.pick(['=', ...ASSIGN])} ${e()};`;
         return `${ind}this.a = ${e()};`;
@@ -335,6 +331,14 @@ class Gen {
     }
   }
 
+  /** `let vN = …;` — the new local is readable in the statements after it (not in its own initialiser). */
+  private declare(ind: string): string {
+    const v = this.fresh('v');
+    const s = `${ind}let ${v} = ${this.num(2)};`;
+    this.locals.push(v);
+    return s;
+  }
+
   /** Twigs: nothing refers to them, so a twig may delete itself any time (G2). */
   private twigStmt(k: number, depth: number, ind: string): string {
     const e = (): string => this.num(2);
@@ -349,12 +353,8 @@ class Gen {
         if (depth > 0)
           return `${ind}if (${this.bool(2)}) {\n${this.block(depth - 1, ind + '  ')}\n${ind}} else {\n${this.block(depth - 1, ind + '  ')}\n${ind}}`;
         return `${ind}this.n++;`;
-      case 4: {
-        const v = this.fresh('v');
-        const s = `${ind}let ${v} = ${e()};`;
-        this.locals.push(v);
-        return s;
-      }
+      case 4:
+        return this.declare(ind);
       default:
         return `${ind}if (${this.bool(1)}) this.destroy();\n${ind}else this.x = ${e()};`;
     }
@@ -363,12 +363,8 @@ class Gen {
   private leafStmt(k: number, depth: number, ind: string): string {
     const e = (): string => this.num(2);
     switch (k % 10) {
-      case 0: {
-        const v = this.fresh('v');
-        const s = `${ind}let ${v} = ${e()};`;
-        this.locals.push(v);
-        return s;
-      }
+      case 0:
+        return this.declare(ind);
       case 1:
         return `${ind}this.${this.pick(LEAF_NUMERIC)} ${this.pick(['=', ...ASSIGN])} ${e()};`;
       case 2:
