@@ -493,16 +493,11 @@ export class Fallbacks extends FallbackBase.extend({
     (this as unknown as { peer: number }).peer += 1;
   }
 
-  /** `&&=` on a field. */
-  logicalAssignField(): void {
-    this.v &&= 2;
-  }
-
-  /** `||=` on a local variable. */
-  logicalAssignLocal(): void {
-    let x = this.v;
-    x ||= 1;
-    this.v = x;
+  /** `||=` on a computed member (of a JavaScript array). */
+  logicalAssignComputed(): void {
+    const xs = [this.v];
+    xs[0] ||= 1;
+    this.v = xs[0]!;
   }
 
   /** An smmo object added to a local number with `+=`. */

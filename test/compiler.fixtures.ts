@@ -182,6 +182,20 @@ export class Point extends object({
     this.flag = this.next?.hops.get(0)?.flag ?? true;
   }
 
+  /** Logical assignments: `a ||= b` is `a || (a = b)`, the target's object evaluated once. */
+  logicalAssigns(k: number): void {
+    let x = this.n & 3;
+    x ||= k;
+    this.x &&= x;
+    this.flag ||= this.n > 0;
+    this.next ??= this.hops.get(1);
+    this.tag ||= 9;
+    const o = this.other;
+    if (o !== null) o.span ||= 3;
+    this.hops.get(0)!.mid ??= -1;
+    this.n = x;
+  }
+
   bumpTag(by: number): void {
     this.tag += by;
   }

@@ -132,6 +132,19 @@ test('optional chains short-circuit as a whole: a?.b.c, a?.m(args), a?.arr.get(i
   );
 });
 
+test('logical assignments: ||=, &&=, ??= on locals, fields, references and setters', async (t) => {
+  await sameHeaps(
+    t,
+    [
+      [Point, 'logicalAssigns', 0],
+      [Point, 'logicalAssigns', 5],
+      [Point, 'refs'],
+      [Point, 'logicalAssigns', 2],
+    ],
+    { expectCompiled: ['Point.logicalAssigns'] },
+  );
+});
+
 test('inline arrays with constant and computed indices, passed to a helper; module helpers inlined', async (t) => {
   await sameHeaps(
     t,

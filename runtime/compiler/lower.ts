@@ -2400,10 +2400,30 @@ class Lowering {
     return { k: 'dyn', target: { op: 'dynMember', obj: base.e, name: (target['property'] as Node)['name'] as string, optional: false } };
   }
 
+  /**
+   * `a ||= b`, `a &&= b`, `a ??= b` (ES2021): `a || (a = b)` and so on, with the object of a
+   * member target evaluated once — b is evaluated and stored only when a's value asks for it.
+   */
+  private logicalAssign(n: Node, o: string, target: Node, right: Node, env: Env, frame: Frame): R {
+    let read = target;
+    let inner = env;
+    if (target.type === 'MemberExpression') {
+      if (target['computed'] === true) this.fail(n, `the operator ${o} on a computed member`);
+      if ((target['object'] as Node).type === 'Super') this.fail(n, `the operator ${o} on a super member`);
+      inner = new Env(env);
+      const obj = this.expr(target['object'] as Node, env, frame);
+      const name = this.synthName(obj.k === 'v' ? this.simple(obj) : obj, inner, target['object'] as Node);
+      read = synthNode(target, { ...target, object: name });
+    } else if (target.type !== 'Identifier') this.fail(n, `the operator ${o} with ${describeNode(target.type)}`);
+    const store = synthNode(n, { type: 'AssignmentExpression', operator: '=', left: read, right });
+    return this.expr(synthNode(n, { type: 'LogicalExpression', operator: o.slice(0, -1), left: read, right: store }), inner, frame);
+  }
+
   private assign(n: Node, env: Env, frame: Frame): R {
     const o = n['operator'] as string;
     const target = n['left'] as Node;
     const rightNode = n['right'] as Node;
+    if (o === '&&=' || o === '||=' || o === '??=') return this.logicalAssign(n, o, target, rightNode, env, frame);
     if (target.type === 'Identifier') {
       const name = target['name'] as string;
       const v = env.find(name);
@@ -2413,7 +2433,6 @@ class Lowering {
         const r = this.value(rightNode, env, frame);
         return val(this.assignLocal(v.id, r, n), this.locals[v.id]!.ty ?? UNDEF);
       }
-      if (o === '&&=' || o === '||=' || o === '??=') this.fail(n, `the operator ${o}`);
       const [cur, r] = this.ordered([() => this.readLocal(v.id), () => this.value(rightNode, env, frame)]) as [Val, Val];
       const next = this.compound(o, cur, r, n);
       return val(this.assignLocal(v.id, next, n), this.locals[v.id]!.ty ?? next.t);
@@ -2424,7 +2443,6 @@ class Lowering {
       return this.bindInit(target, rightNode, 'assign', env, frame, true);
     }
     if (target.type !== 'MemberExpression') this.fail(n, `an assignment to ${describeNode(target.type)}`);
-    if (o === '&&=' || o === '||=' || o === '??=') this.fail(n, `the operator ${o}`);
     const place = this.place(target, env, frame);
     if (place.k === 'dyn') {
       const r = this.toDyn(this.value(rightNode, env, frame));

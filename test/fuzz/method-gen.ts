@@ -111,6 +111,17 @@ class Gen {
           `Math.sqrt(Math.abs(${this.num(depth - 1)}))`,
           `(${this.num(depth - 1)} ** ${this.pick(['2', '0.5', '-1', '3'])})`,
           `Math.hypot(${this.num(depth - 1)}, ${this.num(depth - 1)})`,
+          `(+(${this.bool(depth - 1)}))`,
+          `((${this.num(depth - 1)} / 2) | 0)`,
+          `Math.max(${this.num(depth - 1)}, ${this.num(depth - 1)}, ${this.num(depth - 1)})`,
+          `(typeof ${this.num(depth - 1)} === 'number' ? 1 : 0)`,
+          ...(this.where === 'node'
+            ? [
+                `(this.${this.pick(NODE_NUMERIC)} ${this.pick(['++', '--'])})`,
+                `(this.c += ${this.num(depth - 1)})`,
+                `(this.flags.get(${this.int(0, 2)}) ? 3 : 4)`,
+              ]
+            : []),
         ]);
       case 7:
         return `${this.pick(['mix', 'clamp', 'pick3'])}(${this.num(depth - 1)}, ${this.num(depth - 1)})`;
@@ -134,7 +145,7 @@ class Gen {
       return `this.${this.pick(NODE_NUMERIC)}`;
     }
     if (k === 5) return `this.owner.${this.pick(NODE_NUMERIC)}`;
-    if (this.where === 'twig') return this.pick(['this.x', 'this.n', 'this.runtime.count(Twig)']);
+    if (this.where === 'twig') return this.pick(['this.x', 'this.n', 'this.z', 'this.runtime.count(Twig)']);
     if (k === 6) return 'this.val()';
     return `this.${this.pick(LEAF_NUMERIC)}`;
   }
@@ -326,6 +337,15 @@ class Gen {
           `${ind}if (${this.bool(1)}) this.runtime.create(Twig, { owner: this, n: ${e()} });`,
           `${ind}this.runtime.deviceDo(Leaf, (l) => {\n${ind}  if (l.k % ${this.int(2, 5)} === 0) this.runtime.create(Twig, { owner: this, x: l.v });\n${ind}});`,
           `${ind}this.runtime.deviceDo(Twig, (tw) => {\n${ind}  if (tw.n % ${this.int(2, 9)} === ${this.int(0, 1)}) tw.destroy();\n${ind}  else this.h += 1;\n${ind}});`,
+          `${ind}this.a = this.b = ${e()};`,
+          `${ind}this.${this.pick(NODE_NUMERIC)} ${this.pick(['||=', '&&=', '??='])} ${e()};`,
+          `${ind}this.g ${this.pick(['||=', '&&='])} ${this.bool(1)};`,
+          `${ind}this.flags.set(${this.int(0, 2)}, ${this.bool(1)});`,
+          `${ind}this.arr.set(this.b++ % 3, ${e()});`,
+          `${ind}{ const o = ${this.bool(1)} ? this.next : this.refs.get(${this.int(0, 1)}); if (o !== null) o.h -= 1; }`,
+          `${ind}{ const r = this.refs.get(${this.int(0, 1)}); this.e = ${this.chance(0.3) ? 'r.e' : '(r === null ? -1 : r.e)'}; }`,
+          `${ind}this.w = this.other?.size ?? 77;`,
+          `${ind}switch (this.b & 3) {\n${ind}  case 0:\n${ind}    return;\n${ind}  case 1:\n${ind}    this.h = ${e()};\n${ind}    break;\n${ind}  default:\n${ind}    if (${this.bool(1)}) return;\n${ind}}`,
           `${ind}outer: for (let x = 0; x < 3; x++) { for (let y = 0; y < 3; y++) { if (${this.bool(1)}) continue outer; if (x + y > ${this.int(1, 4)}) break outer; this.h += 1; } }`,
         ]);
     }
@@ -344,7 +364,7 @@ class Gen {
     const e = (): string => this.num(2);
     switch (k % 6) {
       case 0:
-        return `${ind}this.${this.pick(['x', 'n'])} ${this.pick(['=', ...ASSIGN])} ${e()};`;
+        return `${ind}this.${this.pick(['x', 'n', 'z'])} ${this.pick(['=', ...ASSIGN])} ${e()};`;
       case 1:
         return `${ind}this.owner.${this.pick(NODE_NUMERIC)} ${this.pick(['=', '+=', '^='])} ${e()};`;
       case 2:
@@ -456,6 +476,7 @@ export class Node extends object({
   arr: array(i32, 3),
   fa: array(f32, 2),
   refs: array(ref(() => Node), 2),
+  flags: array(bool, 3),
 }) {
   count() {
     return this.other === null ? 0 : 1 + this.b;
@@ -485,6 +506,10 @@ export class Leaf extends object({ v: f64, k: u16, owner: ref(() => Node) }, { a
     return this.v;
   }
 
+  get size() {
+    return this.k + 1;
+  }
+
   m(step) {
 ${leafBody}
   }
@@ -500,9 +525,13 @@ export class Stem extends Leaf.extend({ t: u32 }) {
   val() {
     return this.t - this.v;
   }
+
+  get size() {
+    return this.t & 255;
+  }
 }
 
-export class Twig extends object({ x: f32, n: i16, owner: ref(() => Node) }) {
+export class Twig extends object({ x: f32, n: i16, z: f64, owner: ref(() => Node) }) {
   m(step) {
 ${twigBody}
   }
