@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createRuntime, type Runtime } from '../index.js';
-import { persistentHeapBytes } from './helpers/heap-bytes.js';
+import { heapDifference } from './helpers/heap-bytes.js';
 import { programSource, rng } from './fuzz/method-gen.js';
 
 const RUNTIME_URL = new URL('../index.js', import.meta.url).href;
@@ -90,13 +90,8 @@ function describe(e: unknown): string {
   return `${e.name}: ${e.message}${cause}`;
 }
 
-/** The heap's bytes, NaNs written alike (helpers/heap-bytes.ts says why). */
-const bytesOf = (rt: Runtime): Uint8Array => persistentHeapBytes(rt, { canonicalNaN: true });
-
-function firstDifference(a: Uint8Array, b: Uint8Array): number {
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return i;
-  return a.length === b.length ? -1 : a.length;
-}
+/** Where the heaps first differ, NaNs compared by value (helpers/heap-bytes.ts says why); null when equal. */
+const difference = (a: Runtime, b: Runtime): string | null => heapDifference(a, b, { canonicalNaN: true });
 
 interface Outcome {
   /** Empty when the program ran like the interpreter; else what differed. */
@@ -119,8 +114,8 @@ async function runProgram(seed: number, dir: string): Promise<Outcome> {
   const a = await make(false);
   const b = await make(true);
   try {
-    let at = firstDifference(bytesOf(a), bytesOf(b));
-    if (at !== -1) return { problem: `heaps differ before the first pass at byte ${at}`, compiled: none(), threw: false };
+    let at = difference(a, b);
+    if (at !== null) return { problem: `heaps differ before the first pass at ${at}`, compiled: none(), threw: false };
     let threw = false;
     for (let step = 1; step <= STEPS && !threw; step++) {
       for (const [cls, name] of [
@@ -148,10 +143,10 @@ async function runProgram(seed: number, dir: string): Promise<Outcome> {
             threw: true,
           };
         }
-        at = firstDifference(bytesOf(a), bytesOf(b));
-        if (at !== -1)
+        at = difference(a, b);
+        if (at !== null)
           return {
-            problem: `heaps differ after ${pass} at byte ${at}${ea !== null ? ` (both threw ${describe(ea)})` : ''}`,
+            problem: `heaps differ after ${pass} at ${at}${ea !== null ? ` (both threw ${describe(ea)})` : ''}`,
             compiled: summary(b),
             threw,
           };

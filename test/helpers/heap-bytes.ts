@@ -57,9 +57,9 @@ function canonicalNaNs(rt: Runtime, bytes: Uint8Array): void {
  * they are equal: for `t.is(heapDifference(b, a), null)`, which stays fast on heaps of
  * megabytes where a deep comparison of the arrays takes seconds.
  */
-export function heapDifference(a: Runtime, b: Runtime): string | null {
-  const x = persistentHeapBytes(a);
-  const y = persistentHeapBytes(b);
+export function heapDifference(a: Runtime, b: Runtime, options: { canonicalNaN?: boolean } = {}): string | null {
+  const x = persistentHeapBytes(a, options);
+  const y = persistentHeapBytes(b, options);
   if (x.length !== y.length) return `lengths ${x.length} vs ${y.length}`;
   for (let i = 0; i < x.length; i++) {
     if (x[i] !== y[i]) return `byte ${i + RESERVED_BYTES}: ${x[i]} vs ${y[i]}`;
