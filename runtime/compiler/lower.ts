@@ -1649,6 +1649,18 @@ class Lowering {
   }
 
   /**
+   * `node` evaluated now, once, for an expression rebuilt around it (optional chains,
+   * logical assignments): `name` stands for its value `r` (a local unless the value is
+   * stable, or the static value itself) in `inner`, a new child of `env`.
+   */
+  private once(node: Node, env: Env, frame: Frame): { name: Node; r: R; inner: Env } {
+    const inner = new Env(env);
+    const v = this.expr(node, env, frame);
+    const r = v.k === 'v' ? this.simple(v) : v;
+    return { name: this.synthName(r, inner, node), r, inner };
+  }
+
+  /**
    * An optional chain (the expression of a ChainExpression): when the object of an optional
    * link `o?.name` is null, the whole chain is undefined (null where the chain's value is a
    * reference) and nothing after the link is evaluated — `a?.b.c`, `a?.m()`, `a?.arr.get(i)`
@@ -1664,11 +1676,8 @@ class Lowering {
       x = (x.type === 'MemberExpression' ? x['object'] : x['callee']) as Node;
     }
     if (link === null) return this.expr(top, env, frame);
-    const inner = new Env(env);
-    const o = this.expr(link['object'] as Node, env, frame);
-    const isObj = o.k === 'v' && o.t.k === 'obj';
-    const s = isObj ? this.simple(o as Val) : o;
-    const name = this.synthName(s, inner, link['object'] as Node);
+    const { name, r: s, inner } = this.once(link['object'] as Node, env, frame);
+    const isObj = s.k === 'v' && s.t.k === 'obj';
     const at = link;
     const rebuild = (x: Node): Node => {
       if (x === at) return synthNode(x, { ...x, object: name, optional: !isObj });
@@ -2410,10 +2419,9 @@ class Lowering {
     if (target.type === 'MemberExpression') {
       if (target['computed'] === true) this.fail(n, `the operator ${o} on a computed member`);
       if ((target['object'] as Node).type === 'Super') this.fail(n, `the operator ${o} on a super member`);
-      inner = new Env(env);
-      const obj = this.expr(target['object'] as Node, env, frame);
-      const name = this.synthName(obj.k === 'v' ? this.simple(obj) : obj, inner, target['object'] as Node);
-      read = synthNode(target, { ...target, object: name });
+      const obj = this.once(target['object'] as Node, env, frame);
+      inner = obj.inner;
+      read = synthNode(target, { ...target, object: obj.name });
     } else if (target.type !== 'Identifier') this.fail(n, `the operator ${o} with ${describeNode(target.type)}`);
     const store = synthNode(n, { type: 'AssignmentExpression', operator: '=', left: read, right });
     return this.expr(synthNode(n, { type: 'LogicalExpression', operator: o.slice(0, -1), left: read, right: store }), inner, frame);
