@@ -206,6 +206,13 @@ const copiers = new WeakMap<Heap, Map<number, Copier>>();
  * the slot, not the object.
  */
 export function makeCopier(t: TypeLayout, src: ColumnViews, dst: ColumnViews): Copier {
+  const code = `'use strict';\nreturn function copy_${t.id}(so, s, to, d) {\n${copyLines(t)}\n};`;
+  const make = new Function('su8', 'su16', 'si32', 'sf64', 'u8', 'u16', 'i32', 'f64', code) as (...a: unknown[]) => Copier;
+  return make(src.u8, src.u16, src.i32, src.f64, dst.u8, dst.u16, dst.i32, dst.f64);
+}
+
+/** makeCopier's statements: slot s at byte `so` of the s-views to slot d at byte `to` of the others. */
+function copyLines(t: TypeLayout): string {
   const array: Record<number, [string, number]> = { 1: ['u8', 0], 2: ['u16', 1], 4: ['i32', 2], 8: ['f64', 3] };
   const lines: string[] = [];
   for (const f of t.fields) {
@@ -218,9 +225,7 @@ export function makeCopier(t: TypeLayout, src: ColumnViews, dst: ColumnViews): C
       );
     }
   }
-  const code = `'use strict';\nreturn function copy_${t.id}(so, s, to, d) {\n${lines.join('\n')}\n};`;
-  const make = new Function('su8', 'su16', 'si32', 'sf64', 'u8', 'u16', 'i32', 'f64', code) as (...a: unknown[]) => Copier;
-  return make(src.u8, src.u16, src.i32, src.f64, dst.u8, dst.u16, dst.i32, dst.f64);
+  return lines.join('\n');
 }
 
 /** makeCopier within this thread's views of `heap`, made once per heap and type. */
@@ -230,6 +235,37 @@ function copierOf(heap: Heap, t: TypeLayout): Copier {
   const known = m.get(t.id);
   if (known !== undefined) return known;
   const c = makeCopier(t, heap, heap);
+  m.set(t.id, c);
+  return c;
+}
+
+/** A copier into a heap from a source given with each call (its views first, then as Copier's arguments). */
+export type SourceCopier = (
+  su8: Uint8Array,
+  su16: Uint16Array,
+  si32: Int32Array,
+  sf64: Float64Array,
+  so: number,
+  s: number,
+  to: number,
+  d: number,
+) => void;
+
+const sourceCopiers = new WeakMap<Heap, Map<number, SourceCopier>>();
+
+/**
+ * makeCopier into this thread's views of `heap` from views given with each call, made once
+ * per heap and type: reorder copies from a fresh copy of a type's blocks every call, and a
+ * copier made per call would start unoptimised every time (runtime/reorder.ts).
+ */
+export function sourceCopierOf(heap: Heap, t: TypeLayout): SourceCopier {
+  let m = sourceCopiers.get(heap);
+  if (m === undefined) sourceCopiers.set(heap, (m = new Map()));
+  const known = m.get(t.id);
+  if (known !== undefined) return known;
+  const code = `'use strict';\nreturn function copy_from_${t.id}(su8, su16, si32, sf64, so, s, to, d) {\n${copyLines(t)}\n};`;
+  const make = new Function('u8', 'u16', 'i32', 'f64', code) as (...a: unknown[]) => SourceCopier;
+  const c = make(heap.u8, heap.u16, heap.i32, heap.f64);
   m.set(t.id, c);
   return c;
 }

@@ -44,15 +44,16 @@
  *       their old handle order) and B[⌈N/S⌉ …) are free: the heap is the same whatever
  *       order the objects had before, for the same objects and keys (and the same blocks).
  *  (O4) Checked mode: views made before of an object that moved are stale (defrag.ts F3).
- *  (O5) The call allocates, outside the heap, a copy of t's blocks and 5.5N + 64 K words (N
- *       objects: positions, keys, ranks, the sort's two orders and high halves), and the defrag scratch if the host
- *       has none; nothing inside it. Nothing moves before every class and field is checked.
+ *  (O5) The call allocates, outside the heap, a copy of t's blocks and at most 4.5N + m + 64 K
+ *       words (N objects in m blocks: keys, old positions, the sort's two passes and high
+ *       halves, each block's forwarding offset), and the defrag scratch if the host has none;
+ *       nothing inside it. Nothing moves before every class and field is checked.
  */
 import type { Allocator } from './allocator.js';
 import { popc } from './bits.js';
 import { DEBUG_LEVEL } from './debug.js';
 import { ForwardTable, ReorderResult, type ReorderStats } from './defrag-result.js';
-import { DefragScratch, LANES_TS, makeCopier, planRewrite, referringColumns, rewriteLanes } from './defrag-lanes.js';
+import { DefragScratch, LANES_TS, planRewrite, referringColumns, rewriteLanes, sourceCopierOf } from './defrag-lanes.js';
 import { UsageError } from './errors.js';
 import type { Heap } from './heap.js';
 import { BLOCK_ALLOC_WORD, SLOT_BITS, type FieldLayout, type TypeLayout, type TypeTable } from './layout.js';
@@ -148,31 +149,12 @@ function reorderType(
   // With no objects nothing moves (and, the kept blocks flushed, t has no block left either).
   const cs = { objects: n, objectsMoved: 0, blocksBefore: m, blocksAfter: n === 0 ? m : Math.ceil(n / S) };
   if (n === 0) return cs;
-  const from = new Uint32Array(n); // old position: (index in blocks) << SLOT_BITS | slot
-  const key = new Uint32Array(n);
+  const from = new Uint32Array(n); // old position: (index in blocks) << SLOT_BITS | slot, in handle order
+  const key = collectKeys(heap, f, blocks, oldMask, from);
   const base = heap.blocksWord * 4;
   const blockBytes = heap.blockWords * 4;
-  const off = f.offsets[0]!;
-  const signed = f.kind === 'i8' || f.kind === 'i16' || f.kind === 'i32';
-  let k = 0;
-  for (let j = 0; j < m; j++) {
-    const b = blocks[j]!;
-    const at = base + b * blockBytes + off;
-    for (let live = oldMask[j]!; live !== 0; live &= live - 1) {
-      const s = 31 - Math.clz32(live & -live);
-      let v: number;
-      if (f.elemBytes === 4) v = heap.u32[(at >>> 2) + s]!;
-      else if (f.elemBytes === 2) v = signed ? heap.i16[(at >>> 1) + s]! : heap.u16[(at >>> 1) + s]!;
-      else v = signed ? heap.i8[at + s]! : heap.u8[at + s]!;
-      if (f.kind === 'ref')
-        v = v === 0 ? 0xffffffff : v - 1; // null after every handle
-      else if (signed) v = (v ^ 0x80000000) >>> 0;
-      key[k] = v >>> 0;
-      from[k++] = (j << SLOT_BITS) | s;
-    }
-  }
-  // (2) sort: a stable LSD radix sort of the ranks 0 … n−1 by key, two 16-bit digits
-  const order = radixOrder(key);
+  // (2) sort: the old positions in key order (stable)
+  const sorted = sortedBy(key, from);
   stats.ms.sort += performance.now() - ts;
   const tc = performance.now();
   // (3) take: the new masks; slots gained are the lowest free ones
@@ -197,28 +179,35 @@ function reorderType(
     asideU8.set(heap.u8.subarray(at, at + (e - j) * blockBytes), j * blockBytes);
     j = e;
   }
-  const copy = makeCopier(t, { u8: asideU8, u16: new Uint16Array(aside), i32: new Int32Array(aside), f64: new Float64Array(aside) }, heap);
+  const copy = sourceCopierOf(heap, t);
+  const [su16, si32, sf64] = [new Uint16Array(aside), new Int32Array(aside), new Float64Array(aside)];
   const s32 = sc.beginPass(m);
   for (let j = 0; j < m; j++) sc.addSource(blocks[j]!);
   sc.endPass();
+  const slab = new Int32Array(m); // each old block's forwarding entries: a word offset into s32
+  for (let j = 0; j < m; j++) slab[j] = sc.slabsWord + 32 * s32[blocks[j]!]!;
   const changed = new Int32Array(cs.blocksAfter); // per new block: slots kept whose object changed (O4)
-  const to = new Uint32Array(n); // rank of each object in collection order (the inverse of `order`)
-  for (let r = 0; r < n; r++) to[order[r]!] = r;
-  // In collection order: the copy reads t's blocks (aside) in order and writes the new slots.
-  for (let k = 0; k < n; k++) {
-    const p = from[k]!;
-    const j = p >>> SLOT_BITS;
-    const s = p & 31;
-    const r = to[k]!;
-    const nj = (r / S) | 0;
-    const d = r - nj * S;
-    if (nj === j && d === s) continue;
+  // In rank order: each new block's slots are written in turn from wherever their objects were (aside).
+  let moved = 0;
+  for (let nj = 0, r = 0; nj < cs.blocksAfter; nj++) {
     const nb = blocks[nj]!;
-    copy(j * blockBytes, s, base + nb * blockBytes, d);
-    s32[sc.slabsWord + 32 * s32[blocks[j]!]! + s] = (nb << SLOT_BITS) + d;
-    if ((oldMask[nj]! & (1 << d)) !== 0) changed[nj]! |= 1 << d;
-    cs.objectsMoved++;
+    const dst = base + nb * blockBytes;
+    const kept = oldMask[nj]!;
+    const end = Math.min(n, r + S);
+    let c = 0;
+    for (let d = 0; r < end; r++, d++) {
+      const p = sorted[r]!;
+      const j = p >>> SLOT_BITS;
+      const s = p & 31;
+      if (j === nj && s === d) continue;
+      copy(asideU8, su16, si32, sf64, j * blockBytes, s, dst, d);
+      s32[slab[j]! + s] = (nb << SLOT_BITS) + d;
+      if ((kept & (1 << d)) !== 0) c |= 1 << d;
+      moved++;
+    }
+    changed[nj] = c;
   }
+  cs.objectsMoved = moved;
   stats.ms.copy += performance.now() - tc;
   // (6) release; checked heaps: generations of the slots whose object changed
   const gen = t.genOffset;
@@ -240,24 +229,75 @@ function reorderType(
 }
 
 /**
- * The ranks 0 … n−1 ordered by `key`, equal keys in rank order: two stable counting passes
- * (16-bit digits, low then high). Both passes read keys in the order they scan: the first
- * scans the ranks in order, the second the high halves the first moved along with them.
+ * (1) The key of every live object of `blocks` (live slots `masks`), in handle order, and
+ * its old position into `from`: a reference's key is (handle − 1) mod 2³² (null after every
+ * handle), a signed integer's its value + 2³¹, an unsigned one's its value.
  */
-function radixOrder(key: Uint32Array): Uint32Array {
+function collectKeys(heap: Heap, f: FieldLayout, blocks: Uint32Array, masks: Int32Array, from: Uint32Array): Uint32Array {
+  const signed = f.kind === 'i8' || f.kind === 'i16' || f.kind === 'i32';
+  const shift = f.elemBytes === 4 ? 2 : f.elemBytes === 2 ? 1 : 0;
+  const column = shift === 2 ? heap.i32 : shift === 1 ? (signed ? heap.i16 : heap.u16) : signed ? heap.i8 : heap.u8;
+  const add = f.kind === 'ref' ? -1 : 0;
+  const flip = signed ? 0x80000000 : 0;
+  return keysOf(column, shift, heap.blocksWord * 4 + f.offsets[0]!, heap.blockWords * 4, add, flip, blocks, masks, from);
+}
+
+/** collectKeys' loop over the field's column (`shift`: log2 of its element size); no test of the field's kind per object. */
+function keysOf(
+  column: Int32Array | Int16Array | Uint16Array | Int8Array | Uint8Array,
+  shift: number,
+  at0: number,
+  blockBytes: number,
+  add: number,
+  flip: number,
+  blocks: Uint32Array,
+  masks: Int32Array,
+  from: Uint32Array,
+): Uint32Array {
+  const key = new Uint32Array(from.length);
+  let k = 0;
+  for (let j = 0; j < masks.length; j++) {
+    const at = (at0 + blocks[j]! * blockBytes) >>> shift;
+    for (let live = masks[j]!; live !== 0; live &= live - 1) {
+      const s = 31 - Math.clz32(live & -live);
+      key[k] = ((column[at + s]! + add) ^ flip) >>> 0;
+      from[k++] = (j << SLOT_BITS) | s;
+    }
+  }
+  return key;
+}
+
+/**
+ * `value` ordered by `key`, equal keys in their order in `value`: `value` itself when the
+ * keys ascend already (a reorder again before anything changed), else radixSorted.
+ */
+function sortedBy(key: Uint32Array, value: Uint32Array): Uint32Array {
+  for (let i = 1; i < key.length; i++) if (key[i]! < key[i - 1]!) return radixSorted(key, value);
+  return value;
+}
+
+/**
+ * `value` ordered by `key` (stable): two counting passes (16-bit digits, low then high; one
+ * when every key is below 2¹⁶). Both read keys in the order they scan: the first scans them
+ * in order, the second the high halves the first moved along with the values.
+ */
+function radixSorted(key: Uint32Array, value: Uint32Array): Uint32Array {
   const n = key.length;
-  const mid = new Uint32Array(n); // ranks after the first pass
+  let highs = 0;
+  for (let i = 0; i < n; i++) highs |= key[i]! >>> 16;
+  const mid = new Uint32Array(n); // values after the first pass
   const high = new Uint16Array(n); // their keys' high halves, in the same order
-  const out = new Uint32Array(n);
   const count = new Uint32Array(65537);
   for (let i = 0; i < n; i++) count[(key[i]! & 0xffff) + 1]!++;
   for (let d = 0; d < 65536; d++) count[d + 1]! += count[d]!;
   for (let i = 0; i < n; i++) {
     const k = key[i]!;
     const at = count[k & 0xffff]!++;
-    mid[at] = i;
+    mid[at] = value[i]!;
     high[at] = k >>> 16;
   }
+  if (highs === 0) return mid;
+  const out = new Uint32Array(n);
   count.fill(0);
   for (let i = 0; i < n; i++) count[high[i]! + 1]!++;
   for (let d = 0; d < 65536; d++) count[d + 1]! += count[d]!;

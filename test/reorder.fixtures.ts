@@ -2,7 +2,7 @@
  * Classes of test/reorder.test.ts, in a module of their own so that worker threads can
  * import them (RuntimeOptions.modules).
  */
-import { array, f64, i16, i32, object, ref, u8, type Runtime, type SmmoObject } from '../index.js';
+import { array, bool, f64, i16, i32, i8, object, ref, u16, u32, u8, type Runtime, type SmmoObject } from '../index.js';
 
 export const REORDER_FIXTURES = import.meta.url;
 
@@ -28,4 +28,6 @@ export class Fish extends Agent.extend({ w: f64, tags: array(u8, 3) }) {
 }
 export class Shark extends Agent.extend({ prey: array(ref<AgentLike>('Agent'), 2) }) {}
 export class Holder extends object({ id: i32, any: ref(() => Agent) }) {}
-export const CLASSES = [Cell, Agent, Fish, Shark, Holder];
+/** One field of every integer kind reorder orders by (test/reorder.test.ts, "every kind of integer key"). */
+export class Keyed extends object({ id: i32, a: i8, b: u8, c: i16, d: u16, e: i32, f: u32, g: bool }) {}
+export const CLASSES = [Cell, Agent, Fish, Shark, Holder, Keyed];

@@ -9,7 +9,7 @@
  */
 import test from 'ava';
 import { createRuntime, InvalidHandleError, UsageError, type Runtime, type SmmoObject } from '../index.js';
-import { Agent, Cell, CLASSES, Fish, Holder, hooks, REORDER_FIXTURES, Shark } from './reorder.fixtures.js';
+import { Agent, Cell, CLASSES, Fish, Holder, hooks, Keyed, REORDER_FIXTURES, Shark } from './reorder.fixtures.js';
 import { rng } from './defrag.fixtures.js';
 import * as wator from '../apps/wa-tor/wator.js';
 import { Agent as WatorAgent } from '../apps/wa-tor/model.js';
@@ -60,7 +60,11 @@ function snapshot(rt: Runtime): Map<number, { cls: string; h: number; values: st
 }
 
 /** The handles of `cls`'s objects in do-all order and the key of each. */
-function visit(rt: Runtime, cls: typeof Fish | typeof Shark, key: (o: Any) => number): { h: number[]; k: number[]; id: number[] } {
+function visit(
+  rt: Runtime,
+  cls: typeof Fish | typeof Shark | typeof Keyed,
+  key: (o: Any) => number,
+): { h: number[]; k: number[]; id: number[] } {
   const out = { h: [] as number[], k: [] as number[], id: [] as number[] };
   rt.deviceDo(cls, (o) => {
     out.h.push(o.__h);
@@ -160,6 +164,45 @@ test('reorder by a signed integer field; blocks left empty are freed', async (t)
     t.is(res.stats.blocksFreed, c.blocksBefore - c.blocksAfter);
     t.is(rt.stats().heap.usedBlocks, blocksBefore - res.stats.blocksFreed);
     t.deepEqual(Object.keys(res.stats.classes), ['Fish']);
+  } finally {
+    await rt.close();
+  }
+});
+
+test('reorder by every kind of integer key: ascending values (signed as signed, u32 above 2^31, false before true), ties in their old order', async (t) => {
+  const seed = 11;
+  const rt = await createRuntime({ classes: CLASSES, heap: '8MB', seed });
+  try {
+    const r = rng(seed);
+    // Ranges with the extremes of every kind, and few distinct values so that ties are common.
+    const pick = (values: readonly number[]): number => values[Math.floor(r() * values.length)]!;
+    const made: SmmoObject[] = [];
+    for (let i = 0; i < 700; i++) {
+      made.push(
+        rt.create(Keyed, {
+          id: i,
+          a: pick([-128, -1, 0, 1, 127]),
+          b: pick([0, 1, 128, 255]),
+          c: pick([-32768, -300, 0, 300, 32767]),
+          d: pick([0, 1, 32768, 65535]),
+          e: pick([-(2 ** 31), -1, 0, 1, 2 ** 31 - 1]),
+          f: pick([0, 1, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1]),
+          g: r() < 0.5,
+        }),
+      );
+    }
+    for (const o of made) if (r() < 0.3) o.destroy(); // holes, so that objects move
+    for (const field of ['a', 'b', 'c', 'd', 'e', 'f', 'g'] as const) {
+      const before = visit(rt, Keyed, (o) => Number(o[field]));
+      rt.reorder(Keyed, field);
+      rt.validateHeap();
+      const now = visit(rt, Keyed, (o) => Number(o[field]));
+      t.deepEqual(now.id, stableByKey(before), `seed ${seed}: by ${field}`);
+      t.true(
+        now.k.some((k, i) => i > 0 && k !== now.k[i - 1]),
+        `seed ${seed}: ${field} has several values`,
+      );
+    }
   } finally {
     await rt.close();
   }
