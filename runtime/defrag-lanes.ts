@@ -173,6 +173,22 @@ export class DefragScratch {
     if (i32[this.numBlocks + b]! < 0) i32[this.numBlocks + b] = this.slab();
   }
 
+  /**
+   * The forwarding table of this call, its arrays made now (for the slabs handed out so
+   * far) and filled by `fill()` once the call has written the entries: reorder makes them
+   * before anything in the heap changes (runtime/reorder.ts O6).
+   */
+  reserveForwardTable(): { table: ForwardTable; fill: () => void } {
+    const record = new Int32Array(this.numBlocks);
+    const entries = new Uint32Array(32 * this.slabs);
+    const fill = (): void => {
+      const i32 = this.i32;
+      record.set(i32.subarray(0, this.numBlocks));
+      entries.set(i32.subarray(this.slabsWord, this.slabsWord + entries.length));
+    };
+    return { table: new ForwardTable(record, entries), fill };
+  }
+
   /** The forwarding table of this call, copied out (the scratch is reused by the next call). */
   forwardTable(): ForwardTable {
     const i32 = this.i32;

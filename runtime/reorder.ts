@@ -44,15 +44,21 @@
  *       their old handle order) and B[⌈N/S⌉ …) are free: the heap is the same whatever
  *       order the objects had before, for the same objects and keys (and the same blocks).
  *  (O4) Checked mode: views made before of an object that moved are stale (defrag.ts F3).
- *  (O5) The call allocates, outside the heap, a copy of t's blocks and at most 4.5N + m + 64 K
- *       words (N objects in m blocks: keys, old positions, the sort's two passes and high
- *       halves, each block's forwarding offset), and the defrag scratch if the host has none;
- *       nothing inside it. Nothing moves before every class and field is checked.
+ *  (O5) The call allocates, outside the heap, for every type t a copy of t's blocks and at
+ *       most 4.5N + m + 64 K words (N objects in m blocks: keys, old positions, the sort's
+ *       two passes and high halves, each block's forwarding offset), the result's forwarding
+ *       table, and the defrag scratch if the host has none; nothing inside it. Nothing
+ *       moves before every class and field is checked.
+ *  (O6) Everything the call allocates is allocated before anything in the heap changes:
+ *       (1), (2), the copy of the blocks aside and the forwarding slabs of every type are
+ *       planned first, the result's forwarding table made, then (3)–(6) run for every type,
+ *       and the table is filled. A call that runs out of memory throws with the heap as it
+ *       was (and every handle still valid).
  */
 import type { Allocator } from './allocator.js';
 import { popc } from './bits.js';
 import { DEBUG_LEVEL } from './debug.js';
-import { ForwardTable, ReorderResult, type ReorderStats } from './defrag-result.js';
+import { ReorderResult, type ReorderStats } from './defrag-result.js';
 import { DefragScratch, LANES_TS, planRewrite, referringColumns, rewriteLanes, sourceCopierOf } from './defrag-lanes.js';
 import { UsageError } from './errors.js';
 import type { Heap } from './heap.js';
@@ -103,40 +109,59 @@ export function reorder(host: ReorderHost, types: readonly TypeLayout[], field: 
   const sc = host.scratch ?? new DefragScratch(heap.numBlocks);
   sc.reset();
   const stats: ReorderStats = { field, objectsMoved: 0, blocksFreed: 0, ms: { sort: 0, copy: 0, rewrite: 0, total: 0 }, classes: {} };
-  const moved: number[] = [];
+  // (O6) every type planned, and the result's table made, before anything moves
+  const plans: Plan[] = [];
   for (let i = 0; i < types.length; i++) {
     const t = types[i]!;
     if (t.abstract || t.slots === 0) continue;
-    const cs = reorderType(heap, allocator, sc, t, keys[i]!, stats);
-    stats.classes[t.name] = cs;
-    if (cs.objectsMoved > 0) moved.push(t.id);
+    plans.push(planType(heap, sc, t, keys[i]!, stats));
+  }
+  const planned = plans.filter((p) => p.n > 0).map((p) => p.t.id);
+  const columns = planned.length > 0 ? referringColumns(table, planned) : [];
+  const fwd = sc.reserveForwardTable();
+  let moved = false;
+  for (const p of plans) {
+    const cs = applyPlan(heap, allocator, sc, p, stats);
+    stats.classes[p.t.name] = cs;
+    moved ||= cs.objectsMoved > 0;
     stats.objectsMoved += cs.objectsMoved;
     stats.blocksFreed += cs.blocksBefore - cs.blocksAfter;
   }
-  if (moved.length > 0) {
+  if (moved) {
     const tr = performance.now();
-    const columns = referringColumns(table, moved); // (5)
-    sc.rewriteLanes = LANES_TS;
+    sc.rewriteLanes = LANES_TS; // (5)
     const lanes = planRewrite(heap, sc, columns);
     if (lanes > 0) rewriteLanes(heap, sc, columns, 0, lanes);
     stats.ms.rewrite += performance.now() - tr;
   }
-  const fwd: ForwardTable = sc.forwardTable();
+  fwd.fill();
   stats.ms.total = performance.now() - t0;
   if (DEBUG_LEVEL >= 2) heap.validate();
-  return new ReorderResult(stats, fwd);
+  return new ReorderResult(stats, fwd.table);
 }
 
-function reorderType(
-  heap: Heap,
-  allocator: Allocator,
-  sc: DefragScratch,
-  t: TypeLayout,
-  f: FieldLayout,
-  stats: ReorderStats,
-): ReorderStats['classes'][string] {
+/** One type's reorder, planned (O6): its objects' old positions in key order and what the copy needs. */
+interface Plan {
+  readonly t: TypeLayout;
+  /** Live objects, and t's blocks ascending with their live slots before the call. */
+  readonly n: number;
+  readonly blocks: Uint32Array;
+  readonly oldMask: Int32Array;
+  /** Old positions ((index in blocks) << SLOT_BITS | slot) in key order. */
+  readonly sorted: Uint32Array;
+  /** t's blocks copied aside, as the copier reads them. */
+  readonly aside: { u8: Uint8Array; u16: Uint16Array; i32: Int32Array; f64: Float64Array };
+  /** Each old block's forwarding entries: a word offset into the scratch. */
+  readonly slab: Int32Array;
+  /** Per new block: slots kept whose object changed (O4), written by applyPlan. */
+  readonly changed: Int32Array;
+}
+
+const NO_OBJECTS = { u8: new Uint8Array(0), u16: new Uint16Array(0), i32: new Int32Array(0), f64: new Float64Array(0) };
+
+/** (1), (2) and what (4) needs, for type t: reads the heap, changes nothing in it. */
+function planType(heap: Heap, sc: DefragScratch, t: TypeLayout, f: FieldLayout, stats: ReorderStats): Plan {
   const ts = performance.now();
-  const S = t.slots;
   const i32 = heap.i32;
   const hm = t.highMask;
   // (1) collect
@@ -147,16 +172,46 @@ function reorderType(
   let n = 0;
   for (let j = 0; j < m; j++) n += popc((oldMask[j] = i32[heap.blockWord(blocks[j]!) + BLOCK_ALLOC_WORD]! & ~hm));
   // With no objects nothing moves (and, the kept blocks flushed, t has no block left either).
-  const cs = { objects: n, objectsMoved: 0, blocksBefore: m, blocksAfter: n === 0 ? m : Math.ceil(n / S) };
-  if (n === 0) return cs;
+  if (n === 0)
+    return { t, n, blocks, oldMask, sorted: new Uint32Array(0), aside: NO_OBJECTS, slab: new Int32Array(0), changed: new Int32Array(0) };
   const from = new Uint32Array(n); // old position: (index in blocks) << SLOT_BITS | slot, in handle order
   const key = collectKeys(heap, f, blocks, oldMask, from);
-  const base = heap.blocksWord * 4;
-  const blockBytes = heap.blockWords * 4;
   // (2) sort: the old positions in key order (stable)
   const sorted = sortedBy(key, from);
   stats.ms.sort += performance.now() - ts;
   const tc = performance.now();
+  // (4), first half: t's blocks copied aside once, and their forwarding slabs
+  const base = heap.blocksWord * 4;
+  const blockBytes = heap.blockWords * 4;
+  const buffer = new ArrayBuffer(m * blockBytes);
+  const aside = { u8: new Uint8Array(buffer), u16: new Uint16Array(buffer), i32: new Int32Array(buffer), f64: new Float64Array(buffer) };
+  for (let j = 0; j < m;) {
+    let e = j + 1; // a run of consecutive blocks: one copy
+    while (e < m && blocks[e] === blocks[e - 1]! + 1) e++;
+    const at = base + blocks[j]! * blockBytes;
+    aside.u8.set(heap.u8.subarray(at, at + (e - j) * blockBytes), j * blockBytes);
+    j = e;
+  }
+  const s32 = sc.beginPass(m);
+  for (let j = 0; j < m; j++) sc.addSource(blocks[j]!);
+  sc.endPass();
+  const slab = new Int32Array(m);
+  for (let j = 0; j < m; j++) slab[j] = sc.slabsWord + 32 * s32[blocks[j]!]!;
+  const changed = new Int32Array(Math.ceil(n / t.slots));
+  stats.ms.copy += performance.now() - tc;
+  return { t, n, blocks, oldMask, sorted, aside, slab, changed };
+}
+
+/** (3), (4) and (6) for a planned type: the object of rank k gets slot k mod S of block B[⌊k/S⌋]. */
+function applyPlan(heap: Heap, allocator: Allocator, sc: DefragScratch, p: Plan, stats: ReorderStats): ReorderStats['classes'][string] {
+  const { t, n, blocks, oldMask, sorted, aside, slab, changed } = p;
+  const m = blocks.length;
+  const S = t.slots;
+  const cs = { objects: n, objectsMoved: 0, blocksBefore: m, blocksAfter: n === 0 ? m : Math.ceil(n / S) };
+  if (n === 0) return cs;
+  const tc = performance.now();
+  const base = heap.blocksWord * 4;
+  const blockBytes = heap.blockWords * 4;
   // (3) take: the new masks; slots gained are the lowest free ones
   const newMask = (j: number): number => {
     const c = Math.min(S, Math.max(0, n - j * S));
@@ -169,25 +224,11 @@ function reorderType(
     if (got !== add)
       throw new UsageError(`reorder: internal error: block ${blocks[j]} (${t.name}) gave slots ${got >>> 0}, not ${add >>> 0}`);
   }
-  // (4) copy from a copy of t's blocks; forwarding entries for the objects that move
-  const aside = new ArrayBuffer(m * blockBytes);
-  const asideU8 = new Uint8Array(aside);
-  for (let j = 0; j < m;) {
-    let e = j + 1; // a run of consecutive blocks: one copy
-    while (e < m && blocks[e] === blocks[e - 1]! + 1) e++;
-    const at = base + blocks[j]! * blockBytes;
-    asideU8.set(heap.u8.subarray(at, at + (e - j) * blockBytes), j * blockBytes);
-    j = e;
-  }
+  // (4) copy, in rank order: each new block's slots written in turn from wherever their
+  // objects were (aside); forwarding entries for the objects that move
   const copy = sourceCopierOf(heap, t);
-  const [su16, si32, sf64] = [new Uint16Array(aside), new Int32Array(aside), new Float64Array(aside)];
-  const s32 = sc.beginPass(m);
-  for (let j = 0; j < m; j++) sc.addSource(blocks[j]!);
-  sc.endPass();
-  const slab = new Int32Array(m); // each old block's forwarding entries: a word offset into s32
-  for (let j = 0; j < m; j++) slab[j] = sc.slabsWord + 32 * s32[blocks[j]!]!;
-  const changed = new Int32Array(cs.blocksAfter); // per new block: slots kept whose object changed (O4)
-  // In rank order: each new block's slots are written in turn from wherever their objects were (aside).
+  const s32 = sc.i32;
+  const { u8: su8, u16: su16, i32: si32, f64: sf64 } = aside;
   let moved = 0;
   for (let nj = 0, r = 0; nj < cs.blocksAfter; nj++) {
     const nb = blocks[nj]!;
@@ -196,11 +237,11 @@ function reorderType(
     const end = Math.min(n, r + S);
     let c = 0;
     for (let d = 0; r < end; r++, d++) {
-      const p = sorted[r]!;
-      const j = p >>> SLOT_BITS;
-      const s = p & 31;
+      const q = sorted[r]!;
+      const j = q >>> SLOT_BITS;
+      const s = q & 31;
       if (j === nj && s === d) continue;
-      copy(asideU8, su16, si32, sf64, j * blockBytes, s, dst, d);
+      copy(su8, su16, si32, sf64, j * blockBytes, s, dst, d);
       s32[slab[j]! + s] = (nb << SLOT_BITS) + d;
       if ((kept & (1 << d)) !== 0) c |= 1 << d;
       moved++;
@@ -210,6 +251,7 @@ function reorderType(
   cs.objectsMoved = moved;
   stats.ms.copy += performance.now() - tc;
   // (6) release; checked heaps: generations of the slots whose object changed
+  const i32 = heap.i32;
   const gen = t.genOffset;
   for (let j = 0; j < m; j++) {
     const b = blocks[j]!;
