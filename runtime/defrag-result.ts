@@ -10,6 +10,7 @@
  * defrag takes no block from `free`), so each handle of before the call names at most one
  * entry.
  */
+import { SmmoError } from './errors.js';
 import { SLOT_BITS } from './layout.js';
 
 /** The defragmentation factor used when none is given: candidates are blocks at most 2/3 full. */
@@ -90,6 +91,28 @@ export abstract class MovedObjects<S extends { readonly objectsMoved: number }> 
 
 /** The result of Runtime.defrag: statistics and the handle map (F2). */
 export class DefragResult extends MovedObjects<DefragStats> {}
+
+/**
+ * defrag or parallelDefrag could not plan its next pass (out of memory: runtime/defrag.ts
+ * F5). The passes before it are done and every reference to the objects they moved is
+ * rewritten: the heap is consistent. `result` is what a finished call returns, for those
+ * passes: apply its `remap` to the handles kept outside the heap.
+ */
+export class DefragStoppedError extends SmmoError {
+  constructor(
+    readonly result: DefragResult,
+    cause: unknown,
+  ) {
+    const passes = result.stats.passes;
+    super(
+      `defrag stopped after ${passes} pass${passes === 1 ? '' : 'es'}: ` +
+        `${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}. The objects moved so far are in ` +
+        `their new slots and every reference to them is rewritten; apply error.result.remap(h) to handles kept ` +
+        `outside the heap, free memory (or create the runtime with a smaller heap) and call defrag again.`,
+      { cause },
+    );
+  }
+}
 
 /**
  * @internal (3) The forwarding table of one call, copied out of the scratch buffer

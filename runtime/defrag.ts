@@ -66,13 +66,19 @@
  *       under SMMO_DEBUG = 2 defragment ends with validateHeap().
  *  (F4) Only between do-alls: inside a do-all, or while a parallelDo / parallelNew is in
  *       flight, defrag is a UsageError, and so is an n that is not an integer ≥ 1.
+ *  (F5) A pass allocates what it needs (step (1)'s records, the scratch's growth for its
+ *       slabs) before it reserves a slot. When that fails (out of memory), the passes done
+ *       so far stay done: their references are rewritten (4) as at the end of a call, and
+ *       the call throws DefragStoppedError, whose `result` has their statistics and remap;
+ *       the heap is consistent and no handle is lost. A failure anywhere else is a bug of
+ *       smmo, thrown as it is.
  */
 import type { Allocator } from './allocator.js';
 import { popc } from './bits.js';
 import { DEBUG_LEVEL } from './debug.js';
 import { UsageError } from './errors.js';
 import type { Heap } from './heap.js';
-import { DefragResult, type DefragClassStats, type DefragStats } from './defrag-result.js';
+import { DefragResult, DefragStoppedError, type DefragClassStats, type DefragStats } from './defrag-result.js';
 import {
   copyLanes,
   DefragScratch,
@@ -193,6 +199,7 @@ export function* defragSteps(
   const list = new Uint32Array(heap.numBlocks);
   const moved: number[] = [];
   const vacated: VacatedBlock[] = []; // the WASM rewrite: the call's sources, in order (defrag-wasm.ts "mark")
+  let stopped: { error: unknown } | null = null; // (F5) a pass that could not be planned
   for (const t of types) {
     if (t.abstract || t.slots === 0) continue;
     const before = occupancy(heap, t, list);
@@ -210,11 +217,20 @@ export function* defragSteps(
     stats.classes[t.name] = cs;
     for (;;) {
       const ts = now();
-      const records = planPass(heap, t, n, list);
+      let records: Records | null;
+      let slabs: Int32Array | null = null;
+      try {
+        // (F5) everything the pass allocates, before it reserves a slot
+        records = planPass(heap, t, n, list);
+        if (records !== null) slabs = sc.beginPass(records.sources.length + records.targets.reduce((k, tg) => k + tg.length, 0));
+      } catch (e) {
+        stopped = { error: e };
+        break;
+      }
       stats.ms.scan += now() - ts;
-      if (records === null) break;
+      if (records === null || slabs === null) break;
       const tc = now();
-      const counts = reservePass(heap, allocator, sc, t, records);
+      const counts = reservePass(heap, allocator, sc, t, records, slabs);
       cs.copies += counts.copies;
       cs.objectsMoved += counts.firstMoves;
       yield { kind: 'copy', type: t, lanes: records.sources.length };
@@ -227,14 +243,15 @@ export function* defragSteps(
       cs.blocksFreed += records.sources.length;
     }
     if (cs.passes > 0) moved.push(t.id);
-    const after = occupancy(heap, t, list);
-    cs.blocksAfter = after.blocks;
-    cs.fragmentationAfter = after.fragmentation;
-    cs.candidatesLeft = candidates(heap, t, n, list).length;
     stats.passes += cs.passes;
     stats.objectsMoved += cs.objectsMoved;
     stats.copies += cs.copies;
     stats.blocksFreed += cs.blocksFreed;
+    const after = occupancy(heap, t, list); // (F5) allocates nothing but its result
+    cs.blocksAfter = after.blocks;
+    cs.fragmentationAfter = after.fragmentation;
+    cs.candidatesLeft = candidateCount(heap, t, n, list);
+    if (stopped !== null) break; // (F5) the classes after this one are left as they are
   }
   if (moved.length > 0) {
     const tr = now();
@@ -262,7 +279,9 @@ export function* defragSteps(
   const fwd = sc.forwardTable();
   stats.ms.total = now() - t0;
   if (DEBUG_LEVEL >= 2) heap.validate(); // debug tier 2 validates after every pass (doall.ts), and after every defrag
-  return new DefragResult(stats, fwd);
+  const result = new DefragResult(stats, fwd);
+  if (stopped !== null) throw new DefragStoppedError(result, stopped.error); // (F5)
+  return result;
 }
 
 /** Objects, blocks and fragmentation of concrete type `t` (quiescent heap). */
@@ -276,14 +295,25 @@ export function occupancy(heap: Heap, t: TypeLayout, list: Uint32Array): { objec
 
 /** Candidate blocks of `t` (at most n/(n+1) full), in block order. */
 function candidates(heap: Heap, t: TypeLayout, n: number, list: Uint32Array): number[] {
-  const nb = heap.allocated[t.id]!.indices(list);
   const out: number[] = [];
+  forCandidates(heap, t, n, list, (b) => out.push(b));
+  return out;
+}
+
+/** How many blocks of `t` are candidates (allocates nothing: F5). */
+function candidateCount(heap: Heap, t: TypeLayout, n: number, list: Uint32Array): number {
+  let k = 0;
+  forCandidates(heap, t, n, list, () => k++);
+  return k;
+}
+
+function forCandidates(heap: Heap, t: TypeLayout, n: number, list: Uint32Array, each: (b: number) => void): void {
+  const nb = heap.allocated[t.id]!.indices(list);
   const limit = n * t.slots;
   for (let i = 0; i < nb; i++) {
     const b = list[i]!;
-    if (popc(heap.i32[heap.blockWord(b) + BLOCK_ALLOC_WORD]! & ~t.highMask) * (n + 1) <= limit) out.push(b);
+    if (popc(heap.i32[heap.blockWord(b) + BLOCK_ALLOC_WORD]! & ~t.highMask) * (n + 1) <= limit) each(b);
   }
-  return out;
 }
 
 /** One pass's records: sources[j] with live mask masks[j] goes to targets[j] (in order). */
@@ -324,7 +354,8 @@ function planPass(heap: Heap, t: TypeLayout, n: number, list: Uint32Array): Reco
 }
 
 /**
- * Step (2)'s reservations, on the calling thread (F1): for each record in turn, as many of
+ * Step (2)'s reservations, on the calling thread (F1), after sc.beginPass for the record's
+ * sources and targets (`i32`, its view: F5): for each record in turn, as many of
  * each target's lowest free slots as its source still has objects (core.rs defrag_take),
  * written into the scratch's PLAN for the copy lanes (L1). Returns the copies the lanes
  * will make and how many of them move an object for the first time in this call.
@@ -335,10 +366,8 @@ function reservePass(
   sc: DefragScratch,
   t: TypeLayout,
   r: Records,
+  i32: Int32Array,
 ): { copies: number; firstMoves: number } {
-  let most = r.sources.length;
-  for (const tg of r.targets) most += tg.length;
-  const i32 = sc.beginPass(most);
   const nb = sc.numBlocks;
   const hi = heap.i32;
   let pairs = 0;

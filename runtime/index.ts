@@ -4,7 +4,7 @@
  * worker pool. Modules below workers/ (the runtime itself, apps' classes) import from here.
  */
 export { DEFAULT_INLINE_BLOCKS, DEFAULT_INLINE_MICROS, MAX_THREADS, parseSize, Runtime } from './runtime.js';
-export { DEFAULT_DEFRAG_FACTOR, DefragResult, ReorderResult } from './defrag-result.js';
+export { DEFAULT_DEFRAG_FACTOR, DefragResult, DefragStoppedError, ReorderResult } from './defrag-result.js';
 export type { DefragClassStats, DefragStats, ReorderClassStats, ReorderStats } from './defrag-result.js';
 export type {
   AllocatorOptions,

@@ -10,7 +10,8 @@
  * runtimes (the scratch buffer is reused). Also: checked mode, and the refusals (F4, Q3).
  */
 import test, { type ExecutionContext } from 'ava';
-import { createRuntime, UsageError, type DefragResult, type DefragStats, type Runtime } from '../index.js';
+import { createRuntime, DefragStoppedError, UsageError, type DefragResult, type DefragStats, type Runtime } from '../index.js';
+import { DefragScratch } from '../runtime/defrag-lanes.js';
 import {
   build,
   clear,
@@ -100,6 +101,38 @@ test('property: random heaps on 1, 2 and 4 threads, every phase on the executor 
   t.log(`${runs} random heaps, ${moved} objects moved`);
   t.true(moved > 1000);
 });
+
+// Serial: DefragScratch.prototype.beginPass is patched across an await, which a concurrent test of this file would meet.
+test.serial(
+  'a pass that cannot be planned (F5) stops parallelDefrag as it stops defrag: the same heap, stats and remap in the error',
+  async (t) => {
+    const ref = await runtime(2, { inlineBlocks: 0 });
+    const par = await runtime(2, { inlineBlocks: 0 }); // every phase on the executor
+    const proto = DefragScratch.prototype;
+    const { beginPass } = proto;
+    try {
+      build(ref, SHAPE);
+      build(par, SHAPE);
+      t.is(firstDifference(heapBytes(ref), heapBytes(par)), null, 'the same heap before');
+      let calls = 0;
+      proto.beginPass = function (this: DefragScratch, more: number): Int32Array {
+        if (++calls % 3 === 0) throw new RangeError('Array buffer allocation failed'); // the third pass of each call
+        return beginPass.call(this, more);
+      };
+      const r = t.throws(() => ref.defrag(undefined, 1), { instanceOf: DefragStoppedError });
+      const p = await t.throwsAsync(par.parallelDefrag(undefined, 1), { instanceOf: DefragStoppedError });
+      proto.beginPass = beginPass;
+      t.is(r.result.stats.passes, 2);
+      ref.validateHeap();
+      par.validateHeap();
+      t.deepEqual(compare(ref, par, r.result, p.result, 2), []);
+    } finally {
+      proto.beginPass = beginPass;
+      await ref.close();
+      await par.close();
+    }
+  },
+);
 
 test('checked mode on 2 threads: the same bytes (slot generations bumped alike) as defrag', async (t) => {
   const ref = await runtime(2, { checked: true, inlineBlocks: 0 });
