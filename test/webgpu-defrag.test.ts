@@ -17,7 +17,16 @@
  * Apps: `smmo run <app> --backend webgpu --defrag N` gives the digest of the run without
  * --defrag, and --json says `device: 'webgpu'`.
  */
-import { createRuntime, UsageError, type DefragResult, type DefragStats, type Runtime, type SmmoClass } from '../index.js';
+import {
+  createRuntime,
+  DefragStoppedError,
+  UsageError,
+  type DefragResult,
+  type DefragStats,
+  type Runtime,
+  type SmmoClass,
+} from '../index.js';
+import { DefragScratch } from '../runtime/defrag-lanes.js';
 import { build, clear, deleteEverySecondFish, CLASSES, firstDifference, heapBytes, type Shape } from './defrag.fixtures.js';
 import { gpuSuite } from './helpers/gpu-suite.js';
 import { remapAndHeapProblems } from './helpers/defrag-shapes.js';
@@ -119,6 +128,35 @@ const SHAPES: Shape[] = [
   { seed: 29, fish: 700, sharks: 900, holders: 100, kill: 0.85, density: 0.5 },
   { seed: 5, fish: 2000, sharks: 50, holders: 400, kill: 0.3, density: 1 },
 ];
+
+gtest(title('a pass that cannot be planned (F5): the GPU call stops as the CPU one, the copies agree'), async (t) => {
+  const ref = await runtime('ts', false);
+  const g = await runtime('webgpu', false);
+  const proto = DefragScratch.prototype;
+  const { beginPass } = proto;
+  try {
+    build(ref, SHAPES[0]!);
+    build(g, SHAPES[0]!);
+    gpuOnly(g, 1);
+    let calls = 0;
+    proto.beginPass = function (this: DefragScratch, more: number): Int32Array {
+      if (++calls % 2 === 0) throw new RangeError('Array buffer allocation failed'); // the second pass of each call
+      return beginPass.call(this, more);
+    };
+    const r = t.throws(() => ref.defrag(undefined, 1), { instanceOf: DefragStoppedError });
+    const p = await t.throwsAsync(g.parallelDefrag(undefined, 1), { instanceOf: DefragStoppedError });
+    proto.beginPass = beginPass;
+    t.is(p.result.stats.passes, 1);
+    await g.sync();
+    t.deepEqual(compare(ref, g, r.result, p.result), []);
+    ref.validateHeap();
+    g.validateHeap();
+  } finally {
+    proto.beginPass = beginPass;
+    await ref.close();
+    await g.close();
+  }
+});
 
 for (const checked of [false, true]) {
   gtest(

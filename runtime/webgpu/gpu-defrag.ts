@@ -33,7 +33,8 @@
  *       planPass: targets are distinct candidates), so no two invocations write one word,
  *       and a source is no target, so none reads a word another writes.
  *  (G3) Afterwards both copies hold the same metadata and header words (the host's); the
- *       GPU copy holds the data. The runner's coherence (gpu-heap.ts) says the GPU is
+ *       GPU copy holds the data. A call whose steps stop between passes (defrag.ts F5)
+ *       ends the same way for the passes done, then throws their DefragStoppedError. The runner's coherence (gpu-heap.ts) says the GPU is
  *       newer when anything moved, and its pass snapshot and the moved classes' rank
  *       tables are retaken (runner.ts afterDefrag).
  *  (G4) Same results as Runtime.defrag on the same heap: the same steps (so the same
@@ -44,7 +45,7 @@
 import { defragSteps, type DefragHost } from '../defrag.js';
 import { UsageError } from '../errors.js';
 import { DefragScratch, RECORD_WORDS, type ReferringColumns } from '../defrag-lanes.js';
-import type { DefragResult } from '../defrag-result.js';
+import { DefragStoppedError, type DefragResult } from '../defrag-result.js';
 import type { Heap } from '../heap.js';
 import { BLOCK_TYPE_WORD, SLOT_BITS, type TypeLayout } from '../layout.js';
 import { BufferUsage } from './device.js';
@@ -251,6 +252,7 @@ export async function gpuDefragment(runner: GpuRunner, host: DefragHost, types: 
   const wasGpuNewer = gheap.gpuNewer;
   let before: Uint32Array;
   let result: DefragResult | null = null;
+  let stopped: DefragStoppedError | null = null;
   let moved: number[] = [];
   try {
     const gensBuf = call.buffer(gens, 0, 'smmo defrag gens');
@@ -277,8 +279,18 @@ export async function gpuDefragment(runner: GpuRunner, host: DefragHost, types: 
     // The host steps, with the lanes on the GPU (G2, G4).
     const sc = new DefragScratch(nb);
     const steps = defragSteps(host, types, n, sc, 1);
+    // (F5) a call stopped between passes ends as a finished one (G3 below) before it throws
+    const next = (): ReturnType<typeof steps.next> => {
+      try {
+        return steps.next();
+      } catch (e) {
+        if (!(e instanceof DefragStoppedError)) throw e;
+        stopped = e;
+        return { done: true, value: e.result };
+      }
+    };
     let copied = false;
-    for (let r = steps.next(); ; r = steps.next()) {
+    for (let r = next(); ; r = next()) {
       if (r.done === true) {
         result = r.value;
         break;
@@ -332,5 +344,6 @@ export async function gpuDefragment(runner: GpuRunner, host: DefragHost, types: 
   result.stats.device = 'webgpu';
   result.stats.transfer = call.transfer;
   result.stats.ms.total = performance.now() - t0; // (G4) the transfers included
+  if (stopped !== null) throw stopped; // (F5) its result is `result`, the copies agree (G3)
   return result;
 }
