@@ -174,28 +174,11 @@ export class DefragScratch {
   }
 
   /**
-   * The forwarding table of this call, its arrays made now (for the slabs handed out so
-   * far) and filled by `fill()` once the call has written the entries: reorder makes them
-   * before anything in the heap changes (runtime/reorder.ts O6).
+   * The forwarding table of this call, made before anything in the heap changes
+   * (runtime/reorder.ts O6, runtime/defrag.ts F5): see ForwardReservation.
    */
-  reserveForwardTable(): { table: ForwardTable; fill: () => void } {
-    const record = new Int32Array(this.numBlocks);
-    const entries = new Uint32Array(32 * this.slabs);
-    const fill = (): void => {
-      const i32 = this.i32;
-      record.set(i32.subarray(0, this.numBlocks));
-      entries.set(i32.subarray(this.slabsWord, this.slabsWord + entries.length));
-    };
-    return { table: new ForwardTable(record, entries), fill };
-  }
-
-  /** The forwarding table of this call, copied out (the scratch is reused by the next call). */
-  forwardTable(): ForwardTable {
-    const i32 = this.i32;
-    return new ForwardTable(
-      i32.slice(0, this.numBlocks),
-      new Uint32Array(i32.slice(this.slabsWord, this.slabsWord + 32 * this.slabs).buffer),
-    );
+  reserveForwardTable(): ForwardReservation {
+    return new ForwardReservation(this);
   }
 }
 
@@ -210,6 +193,39 @@ export interface ColumnViews {
   readonly u16: Uint16Array;
   readonly i32: Int32Array;
   readonly f64: Float64Array;
+}
+
+/**
+ * The forwarding table a call hands out (the scratch is reused by the next call), its arrays
+ * made before the heap changes: the record at once, the entries grown by cover() for the
+ * slabs a pass may take, before that pass reserves a slot. fill() then copies the call's
+ * record and entries out of the scratch with nothing left to allocate but the table object.
+ */
+export class ForwardReservation {
+  private readonly record: Int32Array;
+  private entries: Uint32Array;
+
+  constructor(private readonly sc: DefragScratch) {
+    this.record = new Int32Array(sc.numBlocks);
+    this.entries = new Uint32Array(32 * sc.slabs);
+  }
+
+  /** Room for the entries of `slabs` slabs (the slabs handed out so far and those of the pass about to begin). */
+  cover(slabs: number): void {
+    if (32 * slabs > this.entries.length) this.entries = new Uint32Array(Math.max(32 * slabs, 2 * this.entries.length));
+  }
+
+  /** The call's table, copied out of the scratch (every slab handed out must be covered). */
+  fill(): ForwardTable {
+    const sc = this.sc;
+    const i32 = sc.i32;
+    const n = 32 * sc.slabs;
+    if (n > this.entries.length)
+      throw new UsageError(`defrag: internal error: ${sc.slabs} slabs handed out, ${this.entries.length / 32} covered`);
+    this.record.set(i32.subarray(0, sc.numBlocks));
+    this.entries.set(i32.subarray(sc.slabsWord, sc.slabsWord + n));
+    return new ForwardTable(this.record, this.entries.subarray(0, n));
+  }
 }
 
 const copiers = new WeakMap<Heap, Map<number, Copier>>();

@@ -67,7 +67,8 @@
  *  (F4) Only between do-alls: inside a do-all, or while a parallelDo / parallelNew is in
  *       flight, defrag is a UsageError, and so is an n that is not an integer ≥ 1.
  *  (F5) A pass allocates what it needs (step (1)'s records, the scratch's growth for its
- *       slabs) before it reserves a slot. When that fails (out of memory), the passes done
+ *       slabs, room in the result's forwarding table) before it reserves a slot, and the
+ *       call allocates nothing large after its last pass. When that fails (out of memory), the passes done
  *       so far stay done: their references are rewritten (4) as at the end of a call, and
  *       the call throws DefragStoppedError, whose `result` has their statistics and remap;
  *       the heap is consistent and no handle is lost. A failure anywhere else is a bug of
@@ -192,6 +193,7 @@ export function* defragSteps(
     classes: {},
   };
   sc.reset();
+  const fwd = sc.reserveForwardTable(); // (F5) the result's table, covered pass by pass before the pass moves anything
   if (publish) {
     clearMasks(heap);
     sc.publish = true;
@@ -222,7 +224,11 @@ export function* defragSteps(
       try {
         // (F5) everything the pass allocates, before it reserves a slot
         records = planPass(heap, t, n, list);
-        if (records !== null) slabs = sc.beginPass(records.sources.length + records.targets.reduce((k, tg) => k + tg.length, 0));
+        if (records !== null) {
+          const most = records.sources.length + records.targets.reduce((k, tg) => k + tg.length, 0);
+          fwd.cover(sc.slabs + most);
+          slabs = sc.beginPass(most);
+        }
       } catch (e) {
         stopped = { error: e };
         break;
@@ -276,10 +282,10 @@ export function* defragSteps(
     }
     stats.ms.rewrite += now() - tr;
   }
-  const fwd = sc.forwardTable();
+  const remapTable = fwd.fill();
   stats.ms.total = now() - t0;
   if (DEBUG_LEVEL >= 2) heap.validate(); // debug tier 2 validates after every pass (doall.ts), and after every defrag
-  const result = new DefragResult(stats, fwd);
+  const result = new DefragResult(stats, remapTable);
   if (stopped !== null) throw new DefragStoppedError(result, stopped.error); // (F5)
   return result;
 }

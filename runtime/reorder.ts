@@ -134,10 +134,9 @@ export function reorder(host: ReorderHost, types: readonly TypeLayout[], field: 
     if (lanes > 0) rewriteLanes(heap, sc, columns, 0, lanes);
     stats.ms.rewrite += performance.now() - tr;
   }
-  fwd.fill();
   stats.ms.total = performance.now() - t0;
   if (DEBUG_LEVEL >= 2) heap.validate();
-  return new ReorderResult(stats, fwd.table);
+  return new ReorderResult(stats, fwd.fill());
 }
 
 /** One type's reorder, planned (O6): its objects' old positions in key order and what the copy needs. */

@@ -27,7 +27,7 @@ import {
 } from '../index.js';
 import { BLOCK_ALLOC_WORD } from '../runtime/layout.js';
 import { popc } from '../runtime/bits.js';
-import { DefragScratch } from '../runtime/defrag-lanes.js';
+import { DefragScratch, ForwardReservation } from '../runtime/defrag-lanes.js';
 // Shared with test/defrag-parallel.test.ts; the classes here stay this file's own (Shark.boom), and so does
 // build: the fixtures' version also leaves dangling references, which snapshot() below would refuse.
 import { rng, type AgentLike, type FishLike, type Shape, type SharkLike } from './defrag.fixtures.js';
@@ -175,48 +175,63 @@ test('defrag: heap valid, fields and references kept (by id), remap exact, block
   }
 });
 
-test('a pass that cannot be planned (out of memory, F5): DefragStoppedError, the passes done kept and rewritten, the remap in the error', async (t) => {
-  const rt = await createRuntime({ classes: CLASSES, heap: '16MB' });
-  const proto = DefragScratch.prototype;
-  const { beginPass } = proto;
-  try {
-    build(rt, SHAPE);
-    const before = snapshot(rt);
-    let calls = 0;
-    proto.beginPass = function (this: DefragScratch, more: number): Int32Array {
-      if (++calls === 2) throw new RangeError('Array buffer allocation failed');
-      return beginPass.call(this, more);
-    };
-    const e = t.throws(() => rt.defrag(undefined, 1), { instanceOf: DefragStoppedError });
-    proto.beginPass = beginPass;
-    t.true(e.cause instanceof RangeError, 'the cause is the failed allocation');
-    t.regex(e.message, /stopped after 1 pass: RangeError: Array buffer allocation failed.*remap/);
-    t.is(e.result.stats.passes, 1);
-    t.true(e.result.stats.objectsMoved > 0, `${e.result.stats.objectsMoved} moved in the pass done`);
-    rt.validateHeap();
-    const after = snapshot(rt); // through rt.get: a reference left at a vacated slot would throw here
-    t.is(after.size, before.size);
-    let moved = 0;
-    for (const [id, b] of before) {
-      const a = after.get(id)!;
-      t.is(a.values, b.values, `object ${id} keeps its fields and references`);
-      t.is(e.result.remap(b.h), a.h, `remap of object ${id}`);
-      if (a.h !== b.h) moved++;
+for (const where of ['the scratch', "the result's table"] as const) {
+  test(`a pass that cannot be planned (out of memory in ${where}, F5): DefragStoppedError, the passes done kept and rewritten, the remap in the error`, async (t) => {
+    const rt = await createRuntime({ classes: CLASSES, heap: '16MB' });
+    const scratch = DefragScratch.prototype;
+    const table = ForwardReservation.prototype;
+    const { beginPass } = scratch;
+    const { cover } = table;
+    try {
+      build(rt, SHAPE);
+      const before = snapshot(rt);
+      let calls = 0;
+      const fail = (): void => {
+        if (++calls === 2) throw new RangeError('Array buffer allocation failed'); // the second pass
+      };
+      if (where === 'the scratch')
+        scratch.beginPass = function (this: DefragScratch, more: number): Int32Array {
+          fail();
+          return beginPass.call(this, more);
+        };
+      else
+        table.cover = function (this: ForwardReservation, slabs: number): void {
+          fail();
+          cover.call(this, slabs);
+        };
+      const e = t.throws(() => rt.defrag(undefined, 1), { instanceOf: DefragStoppedError });
+      scratch.beginPass = beginPass;
+      table.cover = cover;
+      t.true(e.cause instanceof RangeError, 'the cause is the failed allocation');
+      t.regex(e.message, /stopped after 1 pass: RangeError: Array buffer allocation failed.*remap/);
+      t.is(e.result.stats.passes, 1);
+      t.true(e.result.stats.objectsMoved > 0, `${e.result.stats.objectsMoved} moved in the pass done`);
+      rt.validateHeap();
+      const after = snapshot(rt); // through rt.get: a reference left at a vacated slot would throw here
+      t.is(after.size, before.size);
+      let moved = 0;
+      for (const [id, b] of before) {
+        const a = after.get(id)!;
+        t.is(a.values, b.values, `object ${id} keeps its fields and references`);
+        t.is(e.result.remap(b.h), a.h, `remap of object ${id}`);
+        if (a.h !== b.h) moved++;
+      }
+      t.is(moved, e.result.stats.objectsMoved);
+      const fish = e.result.stats.classes['Fish']!; // the class whose second pass failed
+      t.is(fish.passes, 1);
+      t.is(fish.blocksAfter, rt.stats().types['Fish']!.blocks, 'its figures after the pass done');
+      t.is(fish.blocksAfter, fish.blocksBefore - fish.blocksFreed);
+      t.deepEqual(Object.keys(e.result.stats.classes), ['Fish'], 'the classes after it are left as they are');
+      // The next call finishes the work.
+      const moved2 = checkDefrag(rt, 1, (ok, what) => t.true(ok, what));
+      t.true(moved2 > 0, `${moved2} moved by the next call`);
+    } finally {
+      scratch.beginPass = beginPass;
+      table.cover = cover;
+      await rt.close();
     }
-    t.is(moved, e.result.stats.objectsMoved);
-    const fish = e.result.stats.classes['Fish']!; // the class whose second pass failed
-    t.is(fish.passes, 1);
-    t.is(fish.blocksAfter, rt.stats().types['Fish']!.blocks, 'its figures after the pass done');
-    t.is(fish.blocksAfter, fish.blocksBefore - fish.blocksFreed);
-    t.deepEqual(Object.keys(e.result.stats.classes), ['Fish'], 'the classes after it are left as they are');
-    // The next call finishes the work.
-    const moved2 = checkDefrag(rt, 1, (ok, what) => t.true(ok, what));
-    t.true(moved2 > 0, `${moved2} moved by the next call`);
-  } finally {
-    proto.beginPass = beginPass;
-    await rt.close();
-  }
-});
+  });
+}
 
 test('defrag of one class, and of an abstract class (its concrete subclasses)', async (t) => {
   const rt = await createRuntime({ classes: CLASSES, heap: '16MB' });
