@@ -182,19 +182,6 @@ export class DefragScratch {
   }
 }
 
-// ------------------------------------------------------------------ copy
-
-/** A copier of one object of a type: slot s of the block at byte `so` to slot d of the block at byte `to`. */
-export type Copier = (so: number, s: number, to: number, d: number) => void;
-
-/** The element views a copier reads or writes (a heap's, or a copy of some of its blocks). */
-export interface ColumnViews {
-  readonly u8: Uint8Array;
-  readonly u16: Uint16Array;
-  readonly i32: Int32Array;
-  readonly f64: Float64Array;
-}
-
 /**
  * The forwarding table a call hands out (the scratch is reused by the next call), its arrays
  * made before the heap changes: the record at once, the entries grown by cover() for the
@@ -228,23 +215,39 @@ export class ForwardReservation {
   }
 }
 
+// ------------------------------------------------------------------ copy
+
+/**
+ * A copier of one object of a type into a heap: slot s of the block at byte `so` of the
+ * source (its views, given with each call: the heap's own, or a copy of some of its blocks)
+ * to slot d of the block at byte `to` of the heap.
+ */
+export type Copier = (
+  su8: Uint8Array,
+  su16: Uint16Array,
+  si32: Int32Array,
+  sf64: Float64Array,
+  so: number,
+  s: number,
+  to: number,
+  d: number,
+) => void;
+
 const copiers = new WeakMap<Heap, Map<number, Copier>>();
 
 /**
- * A copier of type `t` from `src` to `dst` (byte offsets `so` in src, `to` in dst): one
- * load and store per SOA array (field, or element of an inline array), unrolled with
- * constant offsets (as thread.ts makeZeroer), instead of a loop over a table of columns
- * with a switch on the element size. Not the checked-mode generation word: it belongs to
- * the slot, not the object.
+ * The copier of type `t` into this thread's views of `heap`, made once per heap and type
+ * (a copier made per call would start unoptimised every time: reorder copies from a fresh
+ * copy of a type's blocks each call, runtime/reorder.ts). One load and store per SOA array
+ * (field, or element of an inline array), unrolled with constant offsets (as thread.ts
+ * makeZeroer), instead of a loop over a table of columns with a switch on the element
+ * size. Not the checked-mode generation word: it belongs to the slot, not the object.
  */
-export function makeCopier(t: TypeLayout, src: ColumnViews, dst: ColumnViews): Copier {
-  const code = `'use strict';\nreturn function copy_${t.id}(so, s, to, d) {\n${copyLines(t)}\n};`;
-  const make = new Function('su8', 'su16', 'si32', 'sf64', 'u8', 'u16', 'i32', 'f64', code) as (...a: unknown[]) => Copier;
-  return make(src.u8, src.u16, src.i32, src.f64, dst.u8, dst.u16, dst.i32, dst.f64);
-}
-
-/** makeCopier's statements: slot s at byte `so` of the s-views to slot d at byte `to` of the others. */
-function copyLines(t: TypeLayout): string {
+export function copierOf(heap: Heap, t: TypeLayout): Copier {
+  let m = copiers.get(heap);
+  if (m === undefined) copiers.set(heap, (m = new Map()));
+  const known = m.get(t.id);
+  if (known !== undefined) return known;
   const array: Record<number, [string, number]> = { 1: ['u8', 0], 2: ['u16', 1], 4: ['i32', 2], 8: ['f64', 3] };
   const lines: string[] = [];
   for (const f of t.fields) {
@@ -257,46 +260,8 @@ function copyLines(t: TypeLayout): string {
       );
     }
   }
-  return lines.join('\n');
-}
-
-/** makeCopier within this thread's views of `heap`, made once per heap and type. */
-function copierOf(heap: Heap, t: TypeLayout): Copier {
-  let m = copiers.get(heap);
-  if (m === undefined) copiers.set(heap, (m = new Map()));
-  const known = m.get(t.id);
-  if (known !== undefined) return known;
-  const c = makeCopier(t, heap, heap);
-  m.set(t.id, c);
-  return c;
-}
-
-/** A copier into a heap from a source given with each call (its views first, then as Copier's arguments). */
-export type SourceCopier = (
-  su8: Uint8Array,
-  su16: Uint16Array,
-  si32: Int32Array,
-  sf64: Float64Array,
-  so: number,
-  s: number,
-  to: number,
-  d: number,
-) => void;
-
-const sourceCopiers = new WeakMap<Heap, Map<number, SourceCopier>>();
-
-/**
- * makeCopier into this thread's views of `heap` from views given with each call, made once
- * per heap and type: reorder copies from a fresh copy of a type's blocks every call, and a
- * copier made per call would start unoptimised every time (runtime/reorder.ts).
- */
-export function sourceCopierOf(heap: Heap, t: TypeLayout): SourceCopier {
-  let m = sourceCopiers.get(heap);
-  if (m === undefined) sourceCopiers.set(heap, (m = new Map()));
-  const known = m.get(t.id);
-  if (known !== undefined) return known;
-  const code = `'use strict';\nreturn function copy_from_${t.id}(su8, su16, si32, sf64, so, s, to, d) {\n${copyLines(t)}\n};`;
-  const make = new Function('u8', 'u16', 'i32', 'f64', code) as (...a: unknown[]) => SourceCopier;
+  const code = `'use strict';\nreturn function copy_${t.id}(su8, su16, si32, sf64, so, s, to, d) {\n${lines.join('\n')}\n};`;
+  const make = new Function('u8', 'u16', 'i32', 'f64', code) as (...a: unknown[]) => Copier;
   const c = make(heap.u8, heap.u16, heap.i32, heap.f64);
   m.set(t.id, c);
   return c;
@@ -309,6 +274,7 @@ export function sourceCopierOf(heap: Heap, t: TypeLayout): SourceCopier {
  */
 export function copyLanes(heap: Heap, sc: DefragScratch, t: TypeLayout, from: number, to: number): void {
   const copy = copierOf(heap, t);
+  const { u8: hu8, u16: hu16, i32: hi32, f64: hf64 } = heap;
   const i32 = sc.i32;
   const fwd = sc.publish ? forwardingColumn(t) : null; // (defrag-wasm.ts V3) publish into the heap too
   const hu32 = heap.u32;
@@ -338,7 +304,7 @@ export function copyLanes(heap: Heap, sc: DefragScratch, t: TypeLayout, from: nu
         got &= got - 1;
         const s = 31 - Math.clz32(left & -left);
         left &= left - 1;
-        copy(so, s, tBase, d);
+        copy(hu8, hu16, hi32, hf64, so, s, tBase, d);
         const o = srcOrigin < 0 ? 0 : i32[slabs + 32 * srcOrigin + s]!;
         const first = o !== 0 ? o : (sb << SLOT_BITS) + s;
         i32[slabs + 32 * i32[first >>> SLOT_BITS]! + (first & 31)] = (tb << SLOT_BITS) + d;

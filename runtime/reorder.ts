@@ -59,7 +59,7 @@ import type { Allocator } from './allocator.js';
 import { popc } from './bits.js';
 import { DEBUG_LEVEL } from './debug.js';
 import { ReorderResult, type ReorderStats } from './defrag-result.js';
-import { DefragScratch, LANES_TS, planRewrite, referringColumns, rewriteLanes, sourceCopierOf } from './defrag-lanes.js';
+import { DefragScratch, LANES_TS, planRewrite, referringColumns, rewriteLanes, copierOf } from './defrag-lanes.js';
 import { UsageError } from './errors.js';
 import type { Heap } from './heap.js';
 import { BLOCK_ALLOC_WORD, SLOT_BITS, type FieldLayout, type TypeLayout, type TypeTable } from './layout.js';
@@ -142,8 +142,9 @@ export function reorder(host: ReorderHost, types: readonly TypeLayout[], field: 
 /** One type's reorder, planned (O6): its objects' old positions in key order and what the copy needs. */
 interface Plan {
   readonly t: TypeLayout;
-  /** Live objects, and t's blocks ascending with their live slots before the call. */
+  /** Live objects. */
   readonly n: number;
+  /** t's blocks ascending, and each one's live slots before the call. */
   readonly blocks: Uint32Array;
   readonly oldMask: Int32Array;
   /** Old positions ((index in blocks) << SLOT_BITS | slot) in key order. */
@@ -225,7 +226,7 @@ function applyPlan(heap: Heap, allocator: Allocator, sc: DefragScratch, p: Plan,
   }
   // (4) copy, in rank order: each new block's slots written in turn from wherever their
   // objects were (aside); forwarding entries for the objects that move
-  const copy = sourceCopierOf(heap, t);
+  const copy = copierOf(heap, t);
   const s32 = sc.i32;
   const { u8: su8, u16: su16, i32: si32, f64: sf64 } = aside;
   let moved = 0;
