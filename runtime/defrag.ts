@@ -68,11 +68,11 @@
  *       flight, defrag is a UsageError, and so is an n that is not an integer ≥ 1.
  *  (F5) A pass allocates what it needs (step (1)'s records, the scratch's growth for its
  *       slabs, room in the result's forwarding table) before it reserves a slot, and the
- *       call allocates nothing large after its last pass. When that fails (out of memory), the passes done
- *       so far stay done: their references are rewritten (4) as at the end of a call, and
- *       the call throws DefragStoppedError, whose `result` has their statistics and remap;
- *       the heap is consistent and no handle is lost. A failure anywhere else is a bug of
- *       smmo, thrown as it is.
+ *       call allocates nothing large after its last pass. When that fails (out of memory),
+ *       the passes done so far stay done: their references are rewritten (4) as at the end
+ *       of a call, and the call throws DefragStoppedError, whose `result` has their
+ *       statistics and remap; the heap is consistent and no handle is lost. A failure
+ *       anywhere else is a bug of smmo, thrown as it is.
  */
 import type { Allocator } from './allocator.js';
 import { popc } from './bits.js';

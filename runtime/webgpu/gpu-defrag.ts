@@ -34,9 +34,10 @@
  *       and a source is no target, so none reads a word another writes.
  *  (G3) Afterwards both copies hold the same metadata and header words (the host's); the
  *       GPU copy holds the data. A call whose steps stop between passes (defrag.ts F5)
- *       ends the same way for the passes done, then throws their DefragStoppedError. The runner's coherence (gpu-heap.ts) says the GPU is
- *       newer when anything moved, and its pass snapshot and the moved classes' rank
- *       tables are retaken (runner.ts afterDefrag).
+ *       ends the same way for the passes done, then throws their DefragStoppedError. The
+ *       runner's coherence (gpu-heap.ts) says the GPU is newer when anything moved, and
+ *       its pass snapshot and the moved classes' rank tables are retaken (runner.ts
+ *       afterDefrag).
  *  (G4) Same results as Runtime.defrag on the same heap: the same steps (so the same
  *       reservations, stats and remap), and the copy and rewrite kernels compute what
  *       copyLanes and rewriteLanes do (same slot pairing, same lookups). The stats add
