@@ -12,6 +12,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { createRuntime, DefragStoppedError, UsageError, type DefragResult, type DefragStats, type Runtime } from '../index.js';
 import { DefragScratch } from '../runtime/defrag-lanes.js';
+import { failAllocation } from './helpers/fail-allocation.js';
 import {
   build,
   clear,
@@ -108,26 +109,21 @@ test.serial(
   async (t) => {
     const ref = await runtime(2, { inlineBlocks: 0 });
     const par = await runtime(2, { inlineBlocks: 0 }); // every phase on the executor
-    const proto = DefragScratch.prototype;
-    const { beginPass } = proto;
+    let oom: ReturnType<typeof failAllocation> | null = null;
     try {
       build(ref, SHAPE);
       build(par, SHAPE);
       t.is(firstDifference(heapBytes(ref), heapBytes(par)), null, 'the same heap before');
-      let calls = 0;
-      proto.beginPass = function (this: DefragScratch, more: number): Int32Array {
-        if (++calls % 3 === 0) throw new RangeError('Array buffer allocation failed'); // the third pass of each call
-        return beginPass.call(this, more);
-      };
+      oom = failAllocation(DefragScratch.prototype, 'beginPass', (call) => call % 3 === 0); // the third pass of each call
       const r = t.throws(() => ref.defrag(undefined, 1), { instanceOf: DefragStoppedError });
       const p = await t.throwsAsync(par.parallelDefrag(undefined, 1), { instanceOf: DefragStoppedError });
-      proto.beginPass = beginPass;
+      oom.restore();
       t.is(r.result.stats.passes, 2);
       ref.validateHeap();
       par.validateHeap();
       t.deepEqual(compare(ref, par, r.result, p.result, 2), []);
     } finally {
-      proto.beginPass = beginPass;
+      oom?.restore();
       await ref.close();
       await par.close();
     }

@@ -28,6 +28,7 @@ import {
 import { BLOCK_ALLOC_WORD } from '../runtime/layout.js';
 import { popc } from '../runtime/bits.js';
 import { DefragScratch, ForwardReservation } from '../runtime/defrag-lanes.js';
+import { failAllocation } from './helpers/fail-allocation.js';
 // Shared with test/defrag-parallel.test.ts; the classes here stay this file's own (Shark.boom), and so does
 // build: the fixtures' version also leaves dangling references, which snapshot() below would refuse.
 import { rng, type AgentLike, type FishLike, type Shape, type SharkLike } from './defrag.fixtures.js';
@@ -178,30 +179,20 @@ test('defrag: heap valid, fields and references kept (by id), remap exact, block
 for (const where of ['the scratch', "the result's table"] as const) {
   test(`a pass that cannot be planned (out of memory in ${where}, F5): DefragStoppedError, the passes done kept and rewritten, the remap in the error`, async (t) => {
     const rt = await createRuntime({ classes: CLASSES, heap: '16MB' });
-    const scratch = DefragScratch.prototype;
-    const table = ForwardReservation.prototype;
-    const { beginPass } = scratch;
-    const { cover } = table;
     try {
       build(rt, SHAPE);
       const before = snapshot(rt);
-      let calls = 0;
-      const fail = (): void => {
-        if (++calls === 2) throw new RangeError('Array buffer allocation failed'); // the second pass
-      };
-      if (where === 'the scratch')
-        scratch.beginPass = function (this: DefragScratch, more: number): Int32Array {
-          fail();
-          return beginPass.call(this, more);
-        };
-      else
-        table.cover = function (this: ForwardReservation, slabs: number): void {
-          fail();
-          cover.call(this, slabs);
-        };
-      const e = t.throws(() => rt.defrag(undefined, 1), { instanceOf: DefragStoppedError });
-      scratch.beginPass = beginPass;
-      table.cover = cover;
+      const second = (call: number): boolean => call === 2; // the second pass
+      const oom =
+        where === 'the scratch'
+          ? failAllocation(DefragScratch.prototype, 'beginPass', second)
+          : failAllocation(ForwardReservation.prototype, 'cover', second);
+      let e: DefragStoppedError;
+      try {
+        e = t.throws(() => rt.defrag(undefined, 1), { instanceOf: DefragStoppedError });
+      } finally {
+        oom.restore();
+      }
       t.true(e.cause instanceof RangeError, 'the cause is the failed allocation');
       t.regex(e.message, /stopped after 1 pass: RangeError: Array buffer allocation failed.*remap/);
       t.is(e.result.stats.passes, 1);
@@ -226,8 +217,6 @@ for (const where of ['the scratch', "the result's table"] as const) {
       const moved2 = checkDefrag(rt, 1, (ok, what) => t.true(ok, what));
       t.true(moved2 > 0, `${moved2} moved by the next call`);
     } finally {
-      scratch.beginPass = beginPass;
-      table.cover = cover;
       await rt.close();
     }
   });

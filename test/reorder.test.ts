@@ -12,6 +12,7 @@ import { createRuntime, InvalidHandleError, UsageError, type Runtime, type SmmoO
 import { Agent, Cell, CLASSES, Fish, Holder, hooks, Keyed, REORDER_FIXTURES, Shark } from './reorder.fixtures.js';
 import { rng } from './defrag.fixtures.js';
 import { DefragScratch } from '../runtime/defrag-lanes.js';
+import { failAllocation } from './helpers/fail-allocation.js';
 import * as wator from '../apps/wa-tor/wator.js';
 import { Agent as WatorAgent } from '../apps/wa-tor/model.js';
 import * as epidemic from '../bench/models/epidemic.js';
@@ -212,35 +213,30 @@ test('reorder by every kind of integer key: ascending values (signed as signed, 
 test('a reorder that runs out of memory before anything moves (O6) throws with the heap and every handle as before', async (t) => {
   const seed = 21;
   const rt = await createRuntime({ classes: CLASSES, heap: '8MB', seed });
-  const proto = DefragScratch.prototype;
-  const { beginPass, reserveForwardTable } = proto;
   try {
     build(rt, seed);
     const before = snapshot(rt);
-    const oom = (): never => {
-      throw new RangeError('Array buffer allocation failed');
-    };
     // The last allocation of the call (the result's table), after every type is planned.
-    proto.reserveForwardTable = oom;
-    t.throws(() => rt.reorder(Agent, 'cell'), { instanceOf: RangeError }, 'the table');
-    proto.reserveForwardTable = reserveForwardTable;
+    const table = failAllocation(DefragScratch.prototype, 'reserveForwardTable', () => true);
+    try {
+      t.throws(() => rt.reorder(Agent, 'cell'), { instanceOf: RangeError }, 'the table');
+    } finally {
+      table.restore();
+    }
     // An allocation while planning the second class (Shark), after the first (Fish) is planned.
-    let calls = 0;
-    proto.beginPass = function (this: DefragScratch, more: number): Int32Array {
-      if (++calls === 2) oom();
-      return beginPass.call(this, more);
-    };
-    t.throws(() => rt.reorder(Agent, 'cell'), { instanceOf: RangeError }, 'the second class');
-    t.is(calls, 2);
-    proto.beginPass = beginPass;
+    const second = failAllocation(DefragScratch.prototype, 'beginPass', (call) => call === 2);
+    try {
+      t.throws(() => rt.reorder(Agent, 'cell'), { instanceOf: RangeError }, 'the second class');
+    } finally {
+      second.restore();
+    }
+    t.is(second.calls(), 2);
     rt.validateHeap();
     t.deepEqual(snapshot(rt), before, `seed ${seed}: every object where it was, with its fields`);
     const res = rt.reorder(Agent, 'cell'); // and the next call works
     rt.validateHeap();
     t.true(res.moved > 100, `seed ${seed}: ${res.moved} moved afterwards`);
   } finally {
-    proto.beginPass = beginPass;
-    proto.reserveForwardTable = reserveForwardTable;
     await rt.close();
   }
 });

@@ -27,6 +27,7 @@ import {
   type SmmoClass,
 } from '../index.js';
 import { DefragScratch } from '../runtime/defrag-lanes.js';
+import { failAllocation } from './helpers/fail-allocation.js';
 import { build, clear, deleteEverySecondFish, CLASSES, firstDifference, heapBytes, type Shape } from './defrag.fixtures.js';
 import { gpuSuite } from './helpers/gpu-suite.js';
 import { remapAndHeapProblems } from './helpers/defrag-shapes.js';
@@ -132,27 +133,22 @@ const SHAPES: Shape[] = [
 gtest(title('a pass that cannot be planned (F5): the GPU call stops as the CPU one, the copies agree'), async (t) => {
   const ref = await runtime('ts', false);
   const g = await runtime('webgpu', false);
-  const proto = DefragScratch.prototype;
-  const { beginPass } = proto;
+  let oom: ReturnType<typeof failAllocation> | null = null;
   try {
     build(ref, SHAPES[0]!);
     build(g, SHAPES[0]!);
     gpuOnly(g, 1);
-    let calls = 0;
-    proto.beginPass = function (this: DefragScratch, more: number): Int32Array {
-      if (++calls % 2 === 0) throw new RangeError('Array buffer allocation failed'); // the second pass of each call
-      return beginPass.call(this, more);
-    };
+    oom = failAllocation(DefragScratch.prototype, 'beginPass', (call) => call % 2 === 0); // the second pass of each call
     const r = t.throws(() => ref.defrag(undefined, 1), { instanceOf: DefragStoppedError });
     const p = await t.throwsAsync(g.parallelDefrag(undefined, 1), { instanceOf: DefragStoppedError });
-    proto.beginPass = beginPass;
+    oom.restore();
     t.is(p.result.stats.passes, 1);
     await g.sync();
     t.deepEqual(compare(ref, g, r.result, p.result), []);
     ref.validateHeap();
     g.validateHeap();
   } finally {
-    proto.beginPass = beginPass;
+    oom?.restore();
     await ref.close();
     await g.close();
   }
